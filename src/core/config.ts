@@ -1,0 +1,112 @@
+import { z } from "zod";
+
+// Each key is validated on its own so one bad value costs only that key: it falls back to its default
+// and produces a warning that names it.
+
+const prob = z.number().min(0).max(1);
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+
+export const CONFIG_SCHEMA = {
+  enabled: z.boolean(),
+  model: z.string().regex(/^[^/\s]+\/\S+$/, "expected provider/id"),
+  minResultChars: int(1, 10_000_000),
+  minRunChars: int(0, 100_000_000),
+  keepWholeThreshold: prob,
+  focusWholeThreshold: prob,
+  chunkKeepThreshold: prob,
+  noneThreshold: prob,
+  maxKeepRatio: prob,
+  keepCitedFiles: z.boolean(),
+  timeoutMs: int(100, 600_000),
+  concurrency: int(1, 64),
+  maxSegmentChars: int(1_000, 1_000_000),
+  maxChunksPerSegment: int(1, 200),
+  excludeTools: z.array(z.string()),
+  distillErrors: z.boolean(),
+  historyExchanges: int(0, 10),
+  recallTimeoutMs: int(50, 60_000),
+} as const;
+
+export type GuardConfig = { [K in keyof typeof CONFIG_SCHEMA]: z.infer<(typeof CONFIG_SCHEMA)[K]> };
+
+export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
+  enabled: true,
+  model: "openrouter/~typesafe/jev-latest",
+  minResultChars: 4000,
+  minRunChars: 8000,
+  keepWholeThreshold: 0.7,
+  focusWholeThreshold: 0.6,
+  chunkKeepThreshold: 0.6,
+  noneThreshold: 0.5,
+  maxKeepRatio: 0.6,
+  keepCitedFiles: false,
+  timeoutMs: 8000,
+  concurrency: 6,
+  maxSegmentChars: 32_000,
+  maxChunksPerSegment: 40,
+  excludeTools: ["edit", "write"],
+  distillErrors: true,
+  historyExchanges: 3,
+  recallTimeoutMs: 1000,
+});
+
+export const CONFIG_KEYS = Object.keys(CONFIG_SCHEMA) as Array<keyof GuardConfig>;
+
+export interface NormalizedConfig {
+  config: GuardConfig;
+  warnings: string[];
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === "object") return "an object";
+  return String(value);
+}
+
+/**
+ * Validate a parsed settings object. Missing keys take their default silently; a wrong-typed or
+ * out-of-range value takes its default with a warning; unknown keys are ignored with a warning.
+ */
+export function normalizeConfig(raw: unknown): NormalizedConfig {
+  const warnings: string[] = [];
+  const config: GuardConfig = { ...DEFAULT_CONFIG, excludeTools: [...DEFAULT_CONFIG.excludeTools] };
+  if (raw === undefined || raw === null) return { config, warnings };
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    warnings.push(`settings must be a JSON object, got ${describe(raw)}; using the defaults`);
+    return { config, warnings };
+  }
+  const input = raw as Record<string, unknown>;
+  for (const key of CONFIG_KEYS) {
+    if (!(key in input) || input[key] === undefined) continue;
+    const parsed = CONFIG_SCHEMA[key].safeParse(input[key]);
+    if (parsed.success) {
+      (config as Record<string, unknown>)[key] = parsed.data;
+    } else {
+      const issue = parsed.error.issues[0]?.message ?? "invalid";
+      warnings.push(
+        `${key}: ${describe(input[key])} is not valid (${issue}); using the default ${JSON.stringify(DEFAULT_CONFIG[key])}`,
+      );
+    }
+  }
+  for (const key of Object.keys(input)) {
+    if (!(key in CONFIG_SCHEMA)) warnings.push(`${key}: unknown setting, ignored`);
+  }
+  return { config, warnings };
+}
+
+export interface ModelRef {
+  provider: string;
+  id: string;
+}
+
+/** Split `provider/id` at the first slash: `openrouter/~typesafe/jev-latest` → openrouter + ~typesafe/jev-latest. */
+export function parseModelRef(ref: string): ModelRef | undefined {
+  const slash = ref.indexOf("/");
+  if (slash <= 0 || slash === ref.length - 1) return undefined;
+  const provider = ref.slice(0, slash).trim();
+  const id = ref.slice(slash + 1).trim();
+  if (!provider || !id) return undefined;
+  return { provider, id };
+}

@@ -1,0 +1,42 @@
+// Small text helpers shared by the pure modules.
+
+/**
+ * Clip text to at most `max` characters, keeping the head (70%) and the tail with a `[…]` line between.
+ * Text within the limit is returned unchanged.
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= 8) return text.slice(0, max);
+  const marker = "\n[…]\n";
+  const room = max - marker.length;
+  const head = Math.ceil(room * 0.7);
+  const tail = room - head;
+  return `${text.slice(0, head)}${marker}${tail > 0 ? text.slice(text.length - tail) : ""}`;
+}
+
+/** Keep the end of the text (for notes that matter most when recent). */
+export function clipStart(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const marker = "[…]\n";
+  return `${marker}${text.slice(text.length - Math.max(0, max - marker.length))}`;
+}
+
+/** `1234` → `1.2k`, `950` → `950`, `36100` → `36.1k`, `1500000` → `1.5M`. */
+export function formatCount(n: number): string {
+  const abs = Math.abs(n);
+  if (abs < 1000) return String(Math.round(n));
+  if (abs < 1_000_000) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
+  return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
+}
+
+/** Number of lines in a text (a trailing newline does not start a new line). */
+export function countLines(text: string): number {
+  if (text.length === 0) return 0;
+  let n = 1;
+  let i = text.indexOf("\n");
+  while (i !== -1) {
+    if (i < text.length - 1) n++;
+    i = text.indexOf("\n", i + 1);
+  }
+  return n;
+}
