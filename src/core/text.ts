@@ -40,3 +40,13 @@ export function countLines(text: string): number {
   }
   return n;
 }
+
+/**
+ * One-line form for labels and traces: whitespace runs become one space, and text longer than `max`
+ * is cut with a trailing `…` (so the result never exceeds `max` characters).
+ */
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (flat.length <= max) return flat;
+  return `${flat.slice(0, Math.max(0, max - 1))}…`;
+}

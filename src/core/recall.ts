@@ -1,0 +1,114 @@
+// What the recall tool returns: a line window over a raw output, or the lines a pattern matched,
+// capped like Pi's own read tool so a recall never floods the context again.
+
+export const RECALL_MAX_LINES = 2000;
+export const RECALL_MAX_BYTES = 50 * 1024;
+/** Only this much of each line is matched against a pattern, which bounds the regex work per line. */
+export const RECALL_MATCH_CHARS = 4000;
+export const RECALL_MAX_PATTERN = 500;
+
+export interface RecallQuery {
+  pattern?: string;
+  /** 1-based first line (or first match, with a pattern). */
+  offset?: number;
+  limit?: number;
+}
+
+export interface ParsedPattern {
+  source: string;
+  flags: string;
+}
+
+/** Accept a plain source (`foo.*bar`) or a literal (`/foo/i`). Stateful flags are dropped: each line is tested alone. */
+export function parsePattern(pattern: string): ParsedPattern {
+  const literal = /^\/(.+)\/([a-z]*)$/s.exec(pattern);
+  if (literal?.[1] !== undefined) {
+    const flags = [...new Set((literal[2] ?? "").replace(/[gy]/g, ""))].join("");
+    return { source: literal[1], flags };
+  }
+  return { source: pattern, flags: "" };
+}
+
+/** Lines of a text; a final newline does not add an empty line. */
+export function splitLines(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (line.endsWith("\r")) lines[i] = line.slice(0, -1);
+  }
+  return lines;
+}
+
+export interface WindowInput {
+  /** The candidate lines, with their 1-based line numbers in the output. */
+  lines: string[];
+  numbers?: number[];
+  query: RecallQuery;
+  /** Prefix each line with its line number (pattern results). */
+  numbered: boolean;
+}
+
+export interface WindowOutput {
+  text: string;
+  shown: number;
+  truncated: boolean;
+}
+
+const byteLength = (s: string): number => Buffer.byteLength(s, "utf8");
+
+function cutLine(line: string, lineNo: number): string {
+  if (byteLength(line) <= RECALL_MAX_BYTES) return line;
+  // Cut by characters first (cheap), then trim to the byte limit.
+  let cut = line.slice(0, RECALL_MAX_BYTES);
+  while (byteLength(cut) > RECALL_MAX_BYTES - 64) cut = cut.slice(0, Math.floor(cut.length * 0.9));
+  return `${cut} [line ${lineNo} cut at 50KB]`;
+}
+
+/** Apply offset/limit and the 2,000-line / 50 KB cap, with a note that says how to continue. */
+export function renderWindow(input: WindowInput): WindowOutput {
+  const { lines, numbers, query, numbered } = input;
+  const total = lines.length;
+  const first = Math.max(1, query.offset ?? 1);
+  const limit = query.limit ?? Number.POSITIVE_INFINITY;
+  const out: string[] = [];
+  let bytes = 0;
+  let index = first - 1;
+  const end = Math.min(total, index + limit);
+  let capped = false;
+  for (; index < end; index++) {
+    if (out.length >= RECALL_MAX_LINES) {
+      capped = true;
+      break;
+    }
+    const lineNo = numbers?.[index] ?? index + 1;
+    const line = cutLine(lines[index] as string, lineNo);
+    const rendered = numbered ? `${lineNo}: ${line}` : line;
+    const size = byteLength(rendered) + 1;
+    if (bytes + size > RECALL_MAX_BYTES && out.length > 0) {
+      capped = true;
+      break;
+    }
+    out.push(rendered);
+    bytes += size;
+  }
+  const shown = out.length;
+  const noun = input.query.pattern !== undefined ? "matches" : "lines";
+  if (total === 0) {
+    return {
+      text: input.query.pattern !== undefined ? "[no lines match the pattern]" : "[the output is empty]",
+      shown: 0,
+      truncated: false,
+    };
+  }
+  if (first > total) {
+    return { text: `[offset ${first} is past the end: there are ${total} ${noun}]`, shown: 0, truncated: false };
+  }
+  const last = first + shown - 1;
+  const more = last < total;
+  if (more) {
+    const why = capped ? " (output capped at 2,000 lines / 50 KB)" : "";
+    out.push(`[Showing ${noun} ${first}–${last} of ${total}${why}. Use offset=${last + 1} to continue.]`);
+  }
+  return { text: out.join("\n"), shown, truncated: more };
+}

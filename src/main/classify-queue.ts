@@ -1,0 +1,95 @@
+// Sends a pass's classifier requests through one limiter under one deadline. Every request is raced
+// against the deadline, so a classifier that hangs or ignores the abort cannot hold up settling; an
+// answer that arrives late is dropped. Whatever did not answer comes back as `timeout` or `error`,
+// which the pass treats as "keep".
+import PQueue from "p-queue";
+import type { ClassifierOutcome, ClassifierRequest } from "../core/types.ts";
+
+export interface ClassifyOptions {
+  signal: AbortSignal;
+  /** Time left until the pass's deadline. */
+  timeoutMs: number;
+}
+
+export type ClassifyFn = (request: ClassifierRequest, options: ClassifyOptions) => Promise<ClassifierOutcome>;
+
+export interface QueueOptions {
+  concurrency: number;
+  timeoutMs: number;
+  /** Aborts the whole batch (e.g. the agent's signal). */
+  signal?: AbortSignal;
+  /** Attempts per request; the classifier client itself must not retry. */
+  attempts?: number;
+}
+
+export interface QueueResult {
+  outcomes: ClassifierOutcome[];
+  timedOut: boolean;
+  /** Classifier calls started, retries included. */
+  sent: number;
+  ms: number;
+}
+
+const DEADLINE = Symbol("deadline");
+
+export async function classifyAll(
+  requests: ClassifierRequest[],
+  classify: ClassifyFn,
+  options: QueueOptions,
+): Promise<QueueResult> {
+  const started = performance.now();
+  const outcomes: ClassifierOutcome[] = requests.map(() => ({ status: "timeout" }));
+  if (requests.length === 0) return { outcomes, timedOut: false, sent: 0, ms: 0 };
+  const deadlineAt = started + options.timeoutMs;
+  const attempts = Math.max(1, options.attempts ?? 2);
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<typeof DEADLINE>((resolve) => {
+    timer = setTimeout(() => resolve(DEADLINE), options.timeoutMs);
+  });
+  const onParentAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener("abort", onParentAbort, { once: true });
+  const stopped = new Promise<typeof DEADLINE>((resolve) => {
+    controller.signal.addEventListener("abort", () => resolve(DEADLINE), { once: true });
+  });
+  let closed = false;
+  let sent = 0;
+  const queue = new PQueue({ concurrency: options.concurrency });
+
+  const runOne = async (index: number) => {
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const left = deadlineAt - performance.now();
+      if (closed || left <= 0 || controller.signal.aborted) return;
+      const began = performance.now();
+      sent++;
+      let outcome: ClassifierOutcome | typeof DEADLINE;
+      try {
+        outcome = await Promise.race([
+          classify(requests[index] as ClassifierRequest, { signal: controller.signal, timeoutMs: Math.ceil(left) }),
+          deadline,
+          stopped,
+        ]);
+      } catch (error) {
+        outcome = { status: "error", error: error instanceof Error ? error.message : String(error) };
+      }
+      if (outcome === DEADLINE || closed) return;
+      outcomes[index] = { ...outcome, ms: outcome.ms ?? Math.round(performance.now() - began) };
+      if (outcome.status === "stop") return;
+    }
+  };
+
+  try {
+    options.signal?.throwIfAborted();
+    const all = queue.addAll(requests.map((_, i) => () => runOne(i)));
+    const winner = await Promise.race([all.then(() => "done" as const), deadline, stopped]);
+    return { outcomes, timedOut: winner === DEADLINE, sent, ms: Math.round(performance.now() - started) };
+  } catch {
+    return { outcomes, timedOut: false, sent, ms: Math.round(performance.now() - started) };
+  } finally {
+    closed = true;
+    queue.clear();
+    if (timer) clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onParentAbort);
+    controller.abort(new Error("classifier deadline passed"));
+  }
+}

@@ -1,0 +1,226 @@
+// The Pi extension: wires hooks, the recall tool, /guard and the footer to the pool, the classifier
+// queue and the pure core. Nothing is started in the factory: Pi also runs it for commands that never
+// open a session (e.g. `pi --list-models`).
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { DEFAULT_CONFIG, type GuardConfig } from "../core/config.ts";
+import { summarizeRecord } from "../core/record.ts";
+import { currentSavings } from "../core/stats.ts";
+import { formatCount } from "../core/text.ts";
+import { type GuardRecord, RECORD_TYPE } from "../core/types.ts";
+import { type ClassifierLookup, findClassifier, piClassify } from "./classifier.ts";
+import { createTaskRunner, type TaskRunner } from "./pool.ts";
+import { executeRecall, RECALL_PARAMETERS } from "./recall-tool.ts";
+import { distillRunEnd } from "./run-end.ts";
+import { loadSettings, saveSetting } from "./settings.ts";
+import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
+import { type GuardState, statusText } from "./status.ts";
+import { validateEdits } from "./validate.ts";
+
+const STATUS_KEY = "context-guard";
+
+interface Session {
+  config: GuardConfig;
+  settingsPath: string;
+  passRunner?: TaskRunner;
+  recallRunner?: TaskRunner;
+  snapshots: SnapshotBuilder;
+  busy: boolean;
+  closed: boolean;
+}
+
+function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
+  return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
+}
+
+function recordsOnBranch(ctx: ExtensionContext): GuardRecord[] {
+  const out: GuardRecord[] = [];
+  for (const entry of ctx.sessionManager.getBranch()) {
+    if (entry.type === "custom" && entry.customType === RECORD_TYPE && entry.data && typeof entry.data === "object") {
+      out.push(entry.data as GuardRecord);
+    }
+  }
+  return out;
+}
+
+export default function contextGuard(pi: ExtensionAPI): void {
+  let session: Session | undefined;
+
+  const lookup = (ctx: ExtensionContext): ClassifierLookup =>
+    findClassifier(ctx.modelRegistry, session?.config.model ?? DEFAULT_CONFIG.model);
+
+  const state = (ctx: ExtensionContext): GuardState => {
+    if (!session?.config.enabled) return { kind: "off" };
+    const found = lookup(ctx);
+    if (!found.ok) return { kind: "unavailable", lookup: found };
+    if (session.busy) return { kind: "busy" };
+    return { kind: "ready", savings: currentSavings(session.snapshots.entries(projectedEntries(ctx))) };
+  };
+
+  const draw = (ctx: ExtensionContext) => {
+    if (!ctx.hasUI || !session) return;
+    const s = state(ctx);
+    const text = statusText(s);
+    const theme = ctx.ui.theme;
+    const styled =
+      s.kind === "ready" && s.savings.items > 0
+        ? text.replace(
+            /^(🛡 −\S+)(.*)$/u,
+            (_m, head: string, rest: string) => theme.fg("success", head) + theme.fg("dim", rest),
+          )
+        : s.kind === "ready" || s.kind === "busy"
+          ? theme.fg("dim", text)
+          : theme.fg("warning", text);
+    ctx.ui.setStatus(STATUS_KEY, styled);
+  };
+
+  const notifyWarnings = (ctx: ExtensionContext, warnings: string[]) => {
+    for (const w of warnings) ctx.ui.notify(`context-guard: ${w}`, "warning");
+  };
+
+  pi.on("session_start", async (_event, ctx) => {
+    const loaded = await loadSettings();
+    const passRunner = await createTaskRunner({ minThreads: 1, maxThreads: 1 });
+    const recallRunner = await createTaskRunner({ minThreads: 0, maxThreads: 1, idleTimeoutMs: 10_000 });
+    session = {
+      config: loaded.config,
+      settingsPath: loaded.path,
+      passRunner,
+      recallRunner,
+      snapshots: new SnapshotBuilder(),
+      busy: false,
+      closed: false,
+    };
+    notifyWarnings(ctx, loaded.warnings);
+    draw(ctx);
+  });
+
+  pi.on("session_shutdown", async () => {
+    const s = session;
+    session = undefined;
+    if (!s) return;
+    s.closed = true;
+    await Promise.allSettled([s.passRunner?.destroy(), s.recallRunner?.destroy()]);
+  });
+
+  pi.on("agent_before_settle", async (event, ctx) => {
+    const s = session;
+    if (!s || s.closed || event.outcome !== "completed" || !s.config.enabled || !s.passRunner) return;
+    const found = lookup(ctx);
+    if (!found.ok) return;
+    const context = event.context.contextEntries as unknown as ProjectedLike[];
+    try {
+      const entries = s.snapshots.entries(context);
+      const result = await distillRunEnd(entries, {
+        runner: s.passRunner,
+        classify: piClassify(ctx.modelRegistry, found.model),
+        config: s.config,
+        modelRef: found.ref,
+        validate: (edits) => validateEdits(edits, context),
+        onJudging: () => {
+          s.busy = true;
+          draw(ctx);
+          if (ctx.hasUI) ctx.ui.setWorkingMessage("context-guard: judging the run's outputs…");
+        },
+      });
+      if (result.status === "skipped" || s.closed) return;
+      return { entries: [...event.entries, ...result.edits, result.recordDraft] };
+    } catch (error) {
+      if (!s.closed)
+        ctx.ui.notify(`context-guard: the pass failed, nothing was changed (${(error as Error).message})`, "warning");
+      return;
+    } finally {
+      if (s.busy) {
+        s.busy = false;
+        if (ctx.hasUI) ctx.ui.setWorkingMessage();
+      }
+    }
+  });
+
+  pi.on("agent_settled", (_event, ctx) => draw(ctx));
+  pi.on("session_tree", (_event, ctx) => draw(ctx));
+  pi.on("session_compact", (_event, ctx) => draw(ctx));
+
+  pi.registerTool({
+    name: "recall",
+    label: "Recall",
+    description:
+      "Return the full original of a tool output that context-guard shortened or removed. Give the entryId from the [context-guard] note; optionally a regex pattern (matching lines only, with line numbers) or offset/limit for a line window. Output is capped at 2,000 lines / 50 KB.",
+    parameters: RECALL_PARAMETERS,
+    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+      return executeRecall(
+        params,
+        ctx,
+        {
+          runner: () => session?.recallRunner,
+          timeoutMs: () => session?.config.recallTimeoutMs ?? DEFAULT_CONFIG.recallTimeoutMs,
+        },
+        signal,
+      );
+    },
+  });
+
+  pi.registerCommand("guard", {
+    description: "context-guard: status, on, off, reload",
+    getArgumentCompletions: (prefix) =>
+      ["status", "on", "off", "reload"].filter((c) => c.startsWith(prefix.trim())).map((c) => ({ value: c, label: c })),
+    handler: async (args, ctx) => {
+      const command = args.trim().toLowerCase() || "status";
+      if (!session) {
+        ctx.ui.notify("context-guard: no active session", "warning");
+        return;
+      }
+      if (command === "on" || command === "off") {
+        const enabled = command === "on";
+        try {
+          await saveSetting("enabled", enabled, session.settingsPath);
+        } catch (error) {
+          ctx.ui.notify(`context-guard: could not save ${session.settingsPath}: ${(error as Error).message}`, "error");
+        }
+        session.config = { ...session.config, enabled };
+        ctx.ui.notify(`context-guard is ${command} (saved to ${session.settingsPath})`, "info");
+        draw(ctx);
+        return;
+      }
+      if (command === "reload") {
+        const loaded = await loadSettings(session.settingsPath);
+        session.config = loaded.config;
+        notifyWarnings(ctx, loaded.warnings);
+        ctx.ui.notify(
+          `context-guard: settings reloaded from ${loaded.path}${loaded.warnings.length ? "" : " (no warnings)"}`,
+          "info",
+        );
+        draw(ctx);
+        return;
+      }
+      if (command !== "status") {
+        ctx.ui.notify(
+          `context-guard: unknown argument "${command}"; use /guard, /guard on, /guard off or /guard reload`,
+          "warning",
+        );
+        return;
+      }
+      ctx.ui.notify(statusReport(ctx), "info");
+    },
+  });
+
+  const statusReport = (ctx: ExtensionContext): string => {
+    const s = session as Session;
+    const found = lookup(ctx);
+    const savings = currentSavings(s.snapshots.entries(projectedEntries(ctx)));
+    const records = recordsOnBranch(ctx);
+    const runs = records.filter((r) => r.phase !== "mid-run").length;
+    const requests = records.reduce((n, r) => n + (r.requests ?? 0), 0);
+    const cost = records.reduce((n, r) => n + (r.costUsd ?? 0), 0);
+    const lines = [
+      `context-guard ${s.config.enabled ? "on" : "off"} · model ${s.config.model}${found.ok ? "" : ` (${statusText({ kind: "unavailable", lookup: found }).slice(3)})`}`,
+      `saved on this branch: ${formatCount(savings.chars)} chars (≈${formatCount(savings.chars / 4)} tokens) in ${savings.items} item(s)`,
+      `classifier: ${runs} run(s), ${requests} request(s), $${cost.toFixed(4)}`,
+    ];
+    const last = records.at(-1);
+    if (last) {
+      lines.push(`last pass (${last.phase}, ${last.ms} ms${last.timedOut ? ", timed out" : ""}):`);
+      lines.push(...summarizeRecord(last).map((l) => `  ${l}`));
+    }
+    return lines.join("\n");
+  };
+}

@@ -1,0 +1,96 @@
+// The worker pool behind every CPU-heavy step. One switch (`backend`) runs the same task functions in a
+// Piscina pool (the product), a Tinypool pool (the benchmark's comparison) or inline on the calling
+// thread (library use and the benchmark's baseline).
+import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
+import type * as Tasks from "../workers/tasks.ts";
+
+export type TaskName = "plan" | "finish" | "recall" | "ping";
+type TaskFn<K extends TaskName> = (typeof Tasks)[K];
+export type TaskInput<K extends TaskName> = Parameters<TaskFn<K>>[0];
+export type TaskOutput<K extends TaskName> = ReturnType<TaskFn<K>>;
+
+export type PoolBackend = "piscina" | "tinypool" | "inline";
+
+export interface RunOptions {
+  signal?: AbortSignal;
+}
+
+export interface TaskRunner {
+  readonly backend: PoolBackend;
+  run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>>;
+  destroy(): Promise<void>;
+}
+
+export interface PoolOptions {
+  backend?: PoolBackend;
+  /** Threads kept alive while idle. The pass pool keeps one warm so a pass never pays a cold start. */
+  minThreads?: number;
+  maxThreads?: number;
+  idleTimeoutMs?: number;
+}
+
+/** The task module next to this one: `.ts` when running from a checkout, `.js` from the built package. */
+export function taskModulePath(): string {
+  const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+  return fileURLToPath(new URL(`../workers/tasks${ext}`, import.meta.url));
+}
+
+// Node prints an ExperimentalWarning when it strips types from a checkout's .ts worker; Pi's TUI owns
+// the terminal, so keep the worker quiet.
+const WORKER_EXEC_ARGV = [...process.execArgv, "--disable-warning=ExperimentalWarning"];
+
+class InlineRunner implements TaskRunner {
+  readonly backend = "inline" as const;
+  #tasks: Promise<typeof Tasks> | undefined;
+  async run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>> {
+    options?.signal?.throwIfAborted();
+    this.#tasks ??= import("../workers/tasks.ts");
+    const tasks = await this.#tasks;
+    const fn = tasks[name] as (input: TaskInput<K>) => TaskOutput<K>;
+    return fn(input);
+  }
+  async destroy() {}
+}
+
+interface PoolLike {
+  run(task: unknown, options: { name: string; signal?: AbortSignal }): Promise<unknown>;
+  destroy(): Promise<void>;
+}
+
+class ThreadRunner implements TaskRunner {
+  readonly backend: PoolBackend;
+  #pool: PoolLike;
+  #destroyed = false;
+  constructor(backend: PoolBackend, pool: PoolLike) {
+    this.backend = backend;
+    this.#pool = pool;
+  }
+  async run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>> {
+    if (this.#destroyed) throw new Error("the worker pool is shut down");
+    const out = await this.#pool.run(input, { name, ...(options?.signal ? { signal: options.signal } : {}) });
+    return out as TaskOutput<K>;
+  }
+  async destroy() {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    await this.#pool.destroy();
+  }
+}
+
+export async function createTaskRunner(options: PoolOptions = {}): Promise<TaskRunner> {
+  const backend = options.backend ?? "piscina";
+  if (backend === "inline") return new InlineRunner();
+  const filename = taskModulePath();
+  const maxThreads = options.maxThreads ?? Math.max(1, Math.min(2, availableParallelism() - 1));
+  const minThreads = Math.min(options.minThreads ?? 0, maxThreads);
+  const idleTimeout = options.idleTimeoutMs ?? 30_000;
+  if (backend === "tinypool") {
+    const { Tinypool } = await import("tinypool");
+    const pool = new Tinypool({ filename, minThreads, maxThreads, idleTimeout, execArgv: WORKER_EXEC_ARGV });
+    return new ThreadRunner("tinypool", pool as unknown as PoolLike);
+  }
+  const { Piscina } = await import("piscina");
+  const pool = new Piscina({ filename, minThreads, maxThreads, idleTimeout, execArgv: WORKER_EXEC_ARGV });
+  return new ThreadRunner("piscina", pool as unknown as PoolLike);
+}

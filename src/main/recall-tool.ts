@@ -1,0 +1,108 @@
+// The `recall` tool: returns the raw text of an output the guard replaced, whole, by line window, or
+// the lines a regex matches. The regex runs in a worker under a hard time limit.
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import { z } from "zod";
+import { RECALL_MAX_PATTERN } from "../core/recall.ts";
+import type { TaskRunner } from "./pool.ts";
+import { readContent } from "./snapshot.ts";
+
+export const RECALL_PARAMETERS = Type.Object({
+  entryId: Type.String({ description: "The entry id from a [context-guard] note, e.g. 3f9c2a1b" }),
+  pattern: Type.Optional(
+    Type.String({ description: "JavaScript regex (≤ 500 chars, /src/i form allowed); returns only matching lines" }),
+  ),
+  offset: Type.Optional(Type.Integer({ description: "First line to return, 1-based (counts matches with pattern)" })),
+  limit: Type.Optional(Type.Integer({ description: "Most lines to return" })),
+});
+
+const argsSchema = z.object({
+  entryId: z.string().trim().min(1, "entryId is empty").max(200, "entryId is too long"),
+  pattern: z
+    .string()
+    .min(1, "pattern is empty")
+    .max(RECALL_MAX_PATTERN, `pattern is longer than ${RECALL_MAX_PATTERN} characters`)
+    .optional(),
+  offset: z.number().int("offset must be a whole number").min(1, "offset starts at 1").optional(),
+  limit: z.number().int("limit must be a whole number").min(1, "limit must be at least 1").optional(),
+});
+
+export type RecallArgs = z.infer<typeof argsSchema>;
+
+export class RecallError extends Error {}
+
+export function parseRecallArgs(raw: unknown): RecallArgs {
+  const parsed = argsSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new RecallError(`recall: ${issue?.path.join(".") || "arguments"}: ${issue?.message ?? "invalid"}`);
+  }
+  return parsed.data;
+}
+
+interface ImageBlock {
+  type: "image";
+  data: string;
+  mimeType: string;
+}
+
+const MAX_IMAGES = 6;
+
+export interface RecallDeps {
+  runner: () => TaskRunner | undefined;
+  timeoutMs: () => number;
+}
+
+export async function executeRecall(
+  raw: unknown,
+  ctx: Pick<ExtensionContext, "sessionManager">,
+  deps: RecallDeps,
+  signal?: AbortSignal,
+): Promise<{ content: Array<{ type: "text"; text: string } | ImageBlock>; details: Record<string, unknown> }> {
+  const args = parseRecallArgs(raw);
+  const hint = 'Use the entryId from a [context-guard] note, e.g. recall({"entryId":"3f9c2a1b"}).';
+  const entry = ctx.sessionManager.getEntry(args.entryId);
+  const onBranch = entry && ctx.sessionManager.getBranch().some((e) => e.id === args.entryId);
+  if (!entry || !onBranch) throw new RecallError(`recall: no entry "${args.entryId}" on this branch. ${hint}`);
+  const message =
+    entry.type === "message" ? (entry.message as { role?: string; content?: unknown; toolName?: string }) : undefined;
+  if (message?.role !== "toolResult") {
+    throw new RecallError(`recall: entry "${args.entryId}" is not a tool output. ${hint}`);
+  }
+  const runner = deps.runner();
+  if (!runner) throw new RecallError("recall: context-guard is not running in this session");
+  const { text } = readContent(message.content);
+  const images = Array.isArray(message.content)
+    ? (message.content as Array<{ type?: string }>).filter((b): b is ImageBlock => b?.type === "image")
+    : [];
+  const timeoutMs = deps.timeoutMs();
+  // The sandbox stops the regex itself; the abort is the backstop that kills the worker if it does not.
+  const hardStop = AbortSignal.timeout(timeoutMs + 2000);
+  const out = await runner
+    .run(
+      "recall",
+      { text, pattern: args.pattern, offset: args.offset, limit: args.limit, timeoutMs },
+      { signal: signal ? AbortSignal.any([signal, hardStop]) : hardStop },
+    )
+    .catch((error: unknown) => {
+      if (hardStop.aborted)
+        return { ok: false as const, error: "the search ran past its time limit; use a simpler pattern" };
+      throw error;
+    });
+  if (!out.ok) throw new RecallError(`recall: ${out.error}`);
+  const content: Array<{ type: "text"; text: string } | ImageBlock> = [{ type: "text", text: out.text }];
+  const plain = args.pattern === undefined && args.offset === undefined && args.limit === undefined;
+  if (images.length > 0) {
+    if (plain) content.push(...images.slice(0, MAX_IMAGES));
+    const note = plain
+      ? images.length > MAX_IMAGES
+        ? `[${images.length} images; the first ${MAX_IMAGES} are attached]`
+        : undefined
+      : `[this output has ${images.length} image(s); recall without pattern/offset/limit to see them]`;
+    if (note) content.push({ type: "text", text: note });
+  }
+  return {
+    content,
+    details: { entryId: args.entryId, tool: message.toolName, shown: out.shown, truncated: out.truncated },
+  };
+}

@@ -1,0 +1,132 @@
+// Turns Pi's projected entries into the plain SnapEntry shape the workers read. Unedited entries are
+// cached by their raw entry object (Pi's entries are immutable), so a pass only walks what is new.
+import type { SnapEntry, SnapRole, SnapToolCall } from "../core/types.ts";
+
+/** The parts of Pi's ProjectedSessionEntry this module reads. */
+export interface ProjectedLike {
+  sourceEntry: { id: string; type: string; [key: string]: unknown };
+  messages: readonly unknown[];
+}
+
+interface MessageLike {
+  role?: string;
+  content?: unknown;
+  toolCallId?: string;
+  toolName?: string;
+  isError?: boolean;
+  stopReason?: string;
+  summary?: string;
+  customType?: string;
+}
+
+interface Block {
+  type?: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  arguments?: unknown;
+}
+
+export interface ContentStats {
+  text: string;
+  images: number;
+  toolCalls: SnapToolCall[];
+}
+
+/** Text blocks joined with newlines, image count and tool calls of a message content. */
+export function readContent(content: unknown): ContentStats {
+  if (typeof content === "string") return { text: content, images: 0, toolCalls: [] };
+  const texts: string[] = [];
+  const toolCalls: SnapToolCall[] = [];
+  let images = 0;
+  if (Array.isArray(content)) {
+    for (const raw of content as Block[]) {
+      if (!raw || typeof raw !== "object") continue;
+      if (raw.type === "text" && typeof raw.text === "string") texts.push(raw.text);
+      else if (raw.type === "image") images++;
+      else if (raw.type === "toolCall" && typeof raw.id === "string") {
+        const args =
+          raw.arguments && typeof raw.arguments === "object" ? (raw.arguments as Record<string, unknown>) : {};
+        toolCalls.push({ id: raw.id, name: String(raw.name ?? ""), args });
+      }
+    }
+  }
+  return { text: texts.join("\n"), images, toolCalls };
+}
+
+function rawMessage(source: ProjectedLike["sourceEntry"]): MessageLike | undefined {
+  if (source.type === "message") return source.message as MessageLike | undefined;
+  if (source.type === "custom_message")
+    return { role: "custom", content: source.content, customType: String(source.customType ?? "") };
+  if (source.type === "compaction") return { role: "compactionSummary", summary: String(source.summary ?? "") };
+  if (source.type === "branch_summary") return { role: "branchSummary", summary: String(source.summary ?? "") };
+  return undefined;
+}
+
+const EDITABLE = new Set(["message", "custom_message"]);
+
+function build(entry: ProjectedLike, first: MessageLike | undefined): SnapEntry {
+  const source = entry.sourceEntry;
+  const raw = rawMessage(source);
+  // Summaries project to a system checkpoint plus the summary message; the summary is what counts.
+  const visibleMessage = EDITABLE.has(source.type) ? first : entry.messages.length > 0 ? raw : undefined;
+  const shown = visibleMessage ?? raw;
+  const role = shown?.role as SnapRole | undefined;
+  const visible = entry.messages.length > 0;
+  const content = visible ? readContent(visibleMessage?.content) : { text: "", images: 0, toolCalls: [] };
+  const snap: SnapEntry = { id: source.id, type: source.type, visible, text: content.text, images: content.images };
+  if (role) snap.role = role;
+  if (role === "assistant") {
+    // Tool calls are read from the raw message: the guard never edits assistant content, and an
+    // omitted assistant message still tells which calls its results answer.
+    const calls = visible ? content.toolCalls : readContent(raw?.content).toolCalls;
+    if (calls.length) snap.toolCalls = calls;
+    if (raw?.stopReason) snap.stopReason = raw.stopReason;
+  }
+  if (role === "toolResult" && raw) {
+    snap.toolCallId = raw.toolCallId;
+    snap.toolName = raw.toolName;
+    snap.isError = raw.isError === true;
+  }
+  if (raw?.summary !== undefined) snap.summary = raw.summary;
+  if (raw?.customType) snap.customType = raw.customType;
+  else if (source.type === "custom" && typeof source.customType === "string") snap.customType = source.customType;
+  const edited =
+    raw !== undefined &&
+    EDITABLE.has(source.type) &&
+    (visibleMessage === undefined || visibleMessage.content !== raw.content);
+  if (edited) {
+    const rawContent = readContent(raw.content);
+    snap.edited = true;
+    snap.rawText = rawContent.text;
+    snap.rawImages = rawContent.images;
+  }
+  return snap;
+}
+
+/**
+ * Builds snapshots with a cache keyed by the raw entry: an entry whose projected message is the raw
+ * message itself (no edit applies) maps to the same SnapEntry every time.
+ */
+export class SnapshotBuilder {
+  #cache = new WeakMap<object, SnapEntry>();
+
+  entry(entry: ProjectedLike): SnapEntry {
+    const source = entry.sourceEntry;
+    const first = entry.messages[0] as MessageLike | undefined;
+    const unedited =
+      source.type === "message" ? first !== undefined && first === source.message : source.type !== "custom_message";
+    if (unedited) {
+      const hit = this.#cache.get(source);
+      if (hit) return hit;
+      const snap = build(entry, first);
+      this.#cache.set(source, snap);
+      return snap;
+    }
+    return build(entry, first);
+  }
+
+  entries(entries: readonly ProjectedLike[]): SnapEntry[] {
+    return entries.map((e) => this.entry(e));
+  }
+}

@@ -1,0 +1,24 @@
+// Footer texts. Kept apart from the hooks so every state has one place that names it.
+import type { Savings } from "../core/stats.ts";
+import { savingsText } from "../core/stats.ts";
+import type { ClassifierLookup } from "./classifier.ts";
+
+export type GuardState =
+  | { kind: "off" }
+  | { kind: "unavailable"; lookup: Extract<ClassifierLookup, { ok: false }> }
+  | { kind: "busy" }
+  | { kind: "ready"; savings: Savings };
+
+export function statusText(state: GuardState): string {
+  switch (state.kind) {
+    case "off":
+      return "🛡 guard off";
+    case "busy":
+      return "🛡 distilling…";
+    case "unavailable":
+      if (state.lookup.problem === "no-key") return `🛡 no ${state.lookup.provider} key`;
+      return "🛡 Jev model not found";
+    case "ready":
+      return savingsText(state.savings);
+  }
+}

@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import type { ClassifierOutcome, ClassifierRequest } from "../src/core/types.ts";
+import { type ClassifyFn, classifyAll } from "../src/main/classify-queue.ts";
+
+const req = (n: number): ClassifierRequest => ({ state: { n }, questions: {} });
+const answered: ClassifierOutcome = { status: "stop", answers: {}, inputTokens: 10 };
+
+describe("classifyAll", () => {
+  it("never has more than `concurrency` requests in flight", async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const classify: ClassifyFn = async () => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      inFlight--;
+      return answered;
+    };
+    const out = await classifyAll(
+      Array.from({ length: 20 }, (_, i) => req(i)),
+      classify,
+      { concurrency: 3, timeoutMs: 5000 },
+    );
+    expect(peak).toBe(3);
+    expect(out.outcomes.every((o) => o.status === "stop")).toBe(true);
+    expect(out.sent).toBe(20);
+    expect(out.timedOut).toBe(false);
+  });
+
+  it("settles at the deadline when the classifier hangs and ignores the abort", async () => {
+    const classify: ClassifyFn = () => new Promise(() => {});
+    const started = Date.now();
+    const out = await classifyAll([req(1), req(2)], classify, { concurrency: 2, timeoutMs: 150 });
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(140);
+    expect(out.timedOut).toBe(true);
+    expect(out.outcomes.map((o) => o.status)).toEqual(["timeout", "timeout"]);
+  });
+
+  it("passes the abort signal and the time left to each call", async () => {
+    const seen: Array<{ aborted: boolean; timeoutMs: number }> = [];
+    let signal: AbortSignal | undefined;
+    const classify: ClassifyFn = (_r, o) => {
+      signal = o.signal;
+      seen.push({ aborted: o.signal.aborted, timeoutMs: o.timeoutMs });
+      return new Promise(() => {});
+    };
+    await classifyAll([req(1)], classify, { concurrency: 1, timeoutMs: 100 });
+    expect(seen[0]?.aborted).toBe(false);
+    expect(seen[0]?.timeoutMs).toBeLessThanOrEqual(100);
+    expect(signal?.aborted).toBe(true);
+  });
+
+  it("retries a failed request once, and keeps the error when the retry fails too", async () => {
+    const calls = new Map<number, number>();
+    const classify: ClassifyFn = async (r) => {
+      const n = r.state.n as number;
+      calls.set(n, (calls.get(n) ?? 0) + 1);
+      if (n === 1 && calls.get(n) === 1) return { status: "error", error: "flaky" };
+      if (n === 2) return { status: "error", error: "down" };
+      return answered;
+    };
+    const out = await classifyAll([req(1), req(2)], classify, { concurrency: 2, timeoutMs: 2000 });
+    expect(calls.get(1)).toBe(2);
+    expect(calls.get(2)).toBe(2);
+    expect(out.outcomes[0]?.status).toBe("stop");
+    expect(out.outcomes[1]).toMatchObject({ status: "error", error: "down" });
+    expect(out.sent).toBe(4);
+  });
+
+  it("turns a thrown error into an error outcome", async () => {
+    const classify: ClassifyFn = async () => {
+      throw new Error("boom");
+    };
+    const out = await classifyAll([req(1)], classify, { concurrency: 1, timeoutMs: 1000, attempts: 1 });
+    expect(out.outcomes[0]).toMatchObject({ status: "error", error: "boom" });
+  });
+
+  it("ignores an answer that arrives after the deadline", async () => {
+    let late: ((o: ClassifierOutcome) => void) | undefined;
+    const classify: ClassifyFn = () =>
+      new Promise((resolve) => {
+        late = resolve;
+      });
+    const out = await classifyAll([req(1)], classify, { concurrency: 1, timeoutMs: 50 });
+    late?.(answered);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(out.outcomes[0]?.status).toBe("timeout");
+  });
+
+  it("leaves requests that never started as timeout when the budget runs out", async () => {
+    const classify: ClassifyFn = async () => {
+      await new Promise((r) => setTimeout(r, 80));
+      return answered;
+    };
+    const out = await classifyAll([req(1), req(2), req(3)], classify, { concurrency: 1, timeoutMs: 120 });
+    expect(out.outcomes[0]?.status).toBe("stop");
+    expect(out.outcomes.slice(1).map((o) => o.status)).toEqual(["timeout", "timeout"]);
+    expect(out.timedOut).toBe(true);
+  });
+
+  it("stops when the parent signal aborts", async () => {
+    const parent = new AbortController();
+    const classify: ClassifyFn = () => new Promise(() => {});
+    const pending = classifyAll([req(1)], classify, { concurrency: 1, timeoutMs: 10_000, signal: parent.signal });
+    setTimeout(() => parent.abort(), 20);
+    const out = await pending;
+    expect(out.outcomes[0]?.status).toBe("timeout");
+  });
+});

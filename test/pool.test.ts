@@ -1,0 +1,76 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../src/core/config.ts";
+import type { SnapEntry } from "../src/core/types.ts";
+import { createTaskRunner, type PoolBackend, type TaskRunner } from "../src/main/pool.ts";
+
+const runners: TaskRunner[] = [];
+afterAll(async () => {
+  await Promise.all(runners.map((r) => r.destroy()));
+});
+
+function session(): SnapEntry[] {
+  const big = Array.from(
+    { length: 400 },
+    (_, i) => `src/file${i % 20}.ts:${i + 1}:  const value${i} = compute(${i});`,
+  ).join("\n");
+  return [
+    { id: "u1", type: "message", role: "user", visible: true, text: "where is compute used?", images: 0 },
+    {
+      id: "a1",
+      type: "message",
+      role: "assistant",
+      visible: true,
+      text: "",
+      images: 0,
+      toolCalls: [{ id: "c1", name: "bash", args: { command: "rg -n compute" } }],
+    },
+    {
+      id: "t1",
+      type: "message",
+      role: "toolResult",
+      visible: true,
+      text: big,
+      images: 0,
+      toolCallId: "c1",
+      toolName: "bash",
+      isError: false,
+    },
+    { id: "a2", type: "message", role: "assistant", visible: true, text: "compute is used in src/file3.ts", images: 0 },
+  ];
+}
+
+describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)", (backend) => {
+  it("runs the plan task and returns the same plan as inline", async () => {
+    const runner = await createTaskRunner({ backend, maxThreads: 1 });
+    runners.push(runner);
+    const plan = await runner.run("plan", { entries: session(), config: DEFAULT_CONFIG });
+    expect(plan.status).toBe("run");
+    if (plan.status !== "run") return;
+    expect(plan.candidates[0]?.entryId).toBe("t1");
+    expect(plan.requests.length).toBeGreaterThan(0);
+    expect(await runner.run("ping", undefined as never)).toBe("pong");
+  });
+});
+
+describe("piscina pool faults", () => {
+  it("rejects an aborted task and keeps working afterwards", async () => {
+    const runner = await createTaskRunner({ backend: "piscina", maxThreads: 1 });
+    runners.push(runner);
+    const controller = new AbortController();
+    const evil = `${"a".repeat(30)}!`;
+    const pending = runner.run(
+      "recall",
+      { text: evil, pattern: "(a+)+$", timeoutMs: 60_000 },
+      { signal: controller.signal },
+    );
+    setTimeout(() => controller.abort(), 100);
+    await expect(pending).rejects.toThrow();
+    expect(await runner.run("ping", undefined as never)).toBe("pong");
+  });
+
+  it("refuses work after destroy", async () => {
+    const runner = await createTaskRunner({ backend: "piscina", maxThreads: 1 });
+    await runner.destroy();
+    await expect(runner.run("ping", undefined as never)).rejects.toThrow(/shut down/);
+  });
+});
