@@ -1,0 +1,386 @@
+/**
+ * A loopback TypeSafe System One server for tests and benchmarks.
+ *
+ * It speaks the wire format of pi-ai's `typesafe-system-one` client
+ * (`node_modules/@earendil-works/pi-ai/dist/api/system-one-shared.js`):
+ *
+ * - request: `POST <baseUrl>/systemone` with `{model, state, questions: {id: {type: "noul"|"choice"|"score", instructions, criteria}}}`
+ *   (public `bool` questions travel as `noul`; `temperature` is never sent);
+ * - response: `200 {answers: {id: {type:"noul", noul} | {type:"choice", choice, probabilities, confidence} | {type:"score", score, confidence}},
+ *   usage: {input_tokens, output_tokens: 0}}`.
+ *
+ * The client checks that every asked id is answered with the matching type and finite numbers. It does NOT check
+ * that probabilities lie in [0, 1] or sum to 1: a `noul` of 1.7 reaches the caller as `probability: 1.7`.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+
+export type Behaviour =
+  | "answer"
+  | "hang"
+  | "error500"
+  | "error429"
+  | "malformed"
+  | "missing-ids"
+  | "wrong-types"
+  | "nan";
+
+export interface WireBoolQuestion {
+  type: "noul";
+  instructions: string;
+  criteria: { true: string; false: string };
+}
+export interface WireChoiceQuestion {
+  type: "choice";
+  instructions: string;
+  criteria: Record<string, string>;
+}
+export interface WireScoreQuestion {
+  type: "score";
+  instructions: string;
+  criteria: string[];
+}
+export type WireQuestion = WireBoolQuestion | WireChoiceQuestion | WireScoreQuestion;
+
+export interface SystemOneRequestBody {
+  model: string;
+  /** The classifier state. With images (OpenRouter form) it is `[...imageParts, state]`. */
+  state: unknown;
+  questions: Record<string, WireQuestion>;
+  [extra: string]: unknown;
+}
+
+export type WireAnswer =
+  | { type: "noul"; noul: number | string }
+  | { type: "choice"; choice: string; probabilities: Record<string, number>; confidence: number | string }
+  | { type: "score"; score: number | string; confidence: number };
+
+export type AnswerPolicy = (body: SystemOneRequestBody) => Record<string, WireAnswer>;
+
+export interface LoopbackOptions {
+  /** Delay before every response, in ms. Default 0. */
+  latencyMs?: number;
+  /** Extra uniform random delay in [0, jitterMs), from a seeded PRNG. Default 0. */
+  jitterMs?: number;
+  /** PRNG seed for the jitter. Default 1. */
+  seed?: number;
+  /** Default "answer". */
+  behaviour?: Behaviour;
+  /** Answers for behaviours that answer. Default {@link neutralPolicy}. */
+  policy?: AnswerPolicy;
+  /** Default "/api/v1" (the path of OpenRouter's base URL). */
+  basePath?: string;
+  /**
+   * The value that behaviour "nan" puts in numeric fields. Default the string "NaN" (pi-ai rejects it:
+   * `stopReason: "error"`). A number such as 1.7 is ACCEPTED by pi-ai, so it exercises the caller's own range checks.
+   */
+  nanValue?: number | string;
+  /** `usage.input_tokens` for a request. Default `ceil(JSON.stringify(state).length / 4)`. */
+  inputTokens?: (body: SystemOneRequestBody) => number;
+}
+
+export interface LoopbackClassifier {
+  /** e.g. `http://127.0.0.1:PORT/api/v1`: use as the provider baseUrl. */
+  baseUrl: string;
+  port: number;
+  /** Every parsed request body, in arrival order (including requests answered with an error). */
+  requests: SystemOneRequestBody[];
+  /** Request headers, parallel to `requests`. */
+  requestHeaders: IncomingHttpHeaders[];
+  /** Change options for later requests. Setting `seed` restarts the jitter PRNG. */
+  set(opts: Partial<LoopbackOptions>): void;
+  /** Stops the server, destroys open (also hanging) connections and pending timers. */
+  close(): Promise<void>;
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// Policies
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The state object itself: with images the wire state is `[...parts, state]`, so take the last object. */
+export function stateObject(body: SystemOneRequestBody): Record<string, unknown> {
+  const { state } = body;
+  if (isRecord(state)) return state;
+  if (Array.isArray(state)) {
+    for (let i = state.length - 1; i >= 0; i--) {
+      const item: unknown = state[i];
+      if (isRecord(item)) return item;
+    }
+  }
+  return {};
+}
+
+function textOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") return value;
+  if (isRecord(value) && typeof value.text === "string") return value.text;
+  return JSON.stringify(value);
+}
+
+function clamp01(x: number): number {
+  return Math.min(1, Math.max(0, x));
+}
+
+/** A choice answer with `peak` on `choice` and the rest spread evenly; confidence as pi-ai's llama-cpp math. */
+export function choiceAnswer(keys: string[], choice: string, peak: number): WireAnswer {
+  const n = keys.length;
+  const probabilities: Record<string, number> = {};
+  for (const key of keys) probabilities[key] = key === choice ? (n === 1 ? 1 : peak) : (1 - peak) / (n - 1);
+  const top = probabilities[choice] ?? peak;
+  const confidence = n > 1 ? clamp01((n * top - 1) / (n - 1)) : 1;
+  return { type: "choice", choice, probabilities, confidence };
+}
+
+function scoreAnswer(levels: string[]): WireAnswer {
+  return { type: "score", score: Math.max(0, levels.length - 1) / 2, confidence: 0.5 };
+}
+
+/** Answers everything neutrally: noul 0.5, choice = first key (uniform), score = middle level. */
+export const neutralPolicy: AnswerPolicy = (body) => {
+  const answers: Record<string, WireAnswer> = {};
+  for (const [id, q] of Object.entries(body.questions)) {
+    if (q.type === "noul") answers[id] = { type: "noul", noul: 0.5 };
+    else if (q.type === "choice") {
+      const keys = Object.keys(q.criteria);
+      answers[id] = choiceAnswer(keys, keys[0] ?? "", keys.length > 0 ? 1 / keys.length : 1);
+    } else answers[id] = scoreAnswer(q.criteria);
+  }
+  return answers;
+};
+
+/**
+ * Deterministic keyword policy:
+ * - `keep_whole` (noul) → `keepWhole ?? 0.1`;
+ * - `chunk_N` (noul) → 0.9 when `state.chunks.chunk_N` matches `keep`, else 0.05;
+ * - `focus` (choice) → the first criteria key whose chunk matches (0.7, rest spread), else `none` (0.8);
+ * - other noul ids → 0.9 / 0.05 by the text at `state.items[id]` or `state[id]`; 0.5 when there is no such text;
+ * - other choice ids → the first criteria key (0.7); score → the middle level.
+ */
+export function keywordPolicy(keep: RegExp, opts?: { keepWhole?: number }): AnswerPolicy {
+  const re = new RegExp(keep.source, keep.flags.replace(/[gy]/g, ""));
+  const matches = (text: string | undefined): boolean | undefined => (text === undefined ? undefined : re.test(text));
+  return (body) => {
+    const state = stateObject(body);
+    const chunks = isRecord(state.chunks) ? state.chunks : {};
+    const items = isRecord(state.items) ? state.items : {};
+    const answers: Record<string, WireAnswer> = {};
+    for (const [id, q] of Object.entries(body.questions)) {
+      if (q.type === "noul") {
+        let p: number;
+        if (id === "keep_whole") p = opts?.keepWhole ?? 0.1;
+        else if (/^chunk_\d+$/.test(id)) p = matches(textOf(chunks[id])) ? 0.9 : 0.05;
+        else {
+          const hit = matches(textOf(items[id] ?? state[id]));
+          p = hit === undefined ? 0.5 : hit ? 0.9 : 0.05;
+        }
+        answers[id] = { type: "noul", noul: p };
+      } else if (q.type === "choice") {
+        const keys = Object.keys(q.criteria);
+        if (id === "focus") {
+          const first = keys.find((k) => k !== "none" && matches(textOf(chunks[k])) === true);
+          if (first !== undefined) answers[id] = choiceAnswer(keys, first, 0.7);
+          else
+            answers[id] = choiceAnswer(keys, keys.includes("none") ? "none" : (keys[keys.length - 1] ?? "none"), 0.8);
+        } else {
+          answers[id] = choiceAnswer(keys, keys[0] ?? "", 0.7);
+        }
+      } else {
+        answers[id] = scoreAnswer(q.criteria);
+      }
+    }
+    return answers;
+  };
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// Behaviour transforms
+
+function dropSomeIds(answers: Record<string, WireAnswer>, asked: string[]): Record<string, WireAnswer> {
+  // Drop every other asked id, starting with the first, so at least one is always missing.
+  const out = { ...answers };
+  asked.forEach((id, i) => {
+    if (i % 2 === 0) delete out[id];
+  });
+  return out;
+}
+
+function wrongTypes(answers: Record<string, WireAnswer>): Record<string, WireAnswer> {
+  const out: Record<string, WireAnswer> = {};
+  for (const [id, a] of Object.entries(answers)) {
+    if (a.type === "noul") {
+      const p = typeof a.noul === "number" ? clamp01(a.noul) : 0.5;
+      out[id] = {
+        type: "choice",
+        choice: p >= 0.5 ? "true" : "false",
+        probabilities: { true: p, false: 1 - p },
+        confidence: 0.5,
+      };
+    } else {
+      out[id] = { type: "noul", noul: 0.5 };
+    }
+  }
+  return out;
+}
+
+function nanAnswers(answers: Record<string, WireAnswer>, nanValue: number | string): Record<string, WireAnswer> {
+  const out: Record<string, WireAnswer> = {};
+  for (const [id, a] of Object.entries(answers)) {
+    if (a.type === "noul") out[id] = { type: "noul", noul: nanValue };
+    else if (a.type === "choice") out[id] = { ...a, confidence: nanValue };
+    else out[id] = { ...a, score: nanValue };
+  }
+  return out;
+}
+
+/** mulberry32: small seeded PRNG in [0, 1). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// Server
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on("data", (c: Buffer) => parts.push(c));
+    req.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(value);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "text/plain", "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promise<LoopbackClassifier> {
+  const options: LoopbackOptions = { ...opts };
+  let random = prng(options.seed ?? 1);
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  const requests: SystemOneRequestBody[] = [];
+  const requestHeaders: IncomingHttpHeaders[] = [];
+  let closed = false;
+
+  const basePath = (): string => `/${(options.basePath ?? "/api/v1").replace(/^\/+|\/+$/g, "")}`.replace(/^\/$/, "");
+
+  const delay = (ms: number): Promise<void> =>
+    ms <= 0
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const t = setTimeout(() => {
+            timers.delete(t);
+            resolve();
+          }, ms);
+          timers.add(t);
+        });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const raw = await readBody(req);
+    if (req.method !== "POST" || path !== `${basePath()}/systemone`) {
+      sendText(res, 404, `loopback classifier: no route for ${req.method} ${path}`);
+      return;
+    }
+    let body: SystemOneRequestBody;
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (!isRecord(parsed) || !isRecord(parsed.questions)) throw new Error("expected {model, state, questions}");
+      body = parsed as SystemOneRequestBody;
+    } catch (error) {
+      sendText(res, 400, `loopback classifier: bad request: ${(error as Error).message}`);
+      return;
+    }
+    requests.push(body);
+    requestHeaders.push(req.headers);
+
+    const behaviour = options.behaviour ?? "answer";
+    if (behaviour === "hang") return; // never answer; close() destroys the socket
+
+    const jitter = (options.jitterMs ?? 0) > 0 ? random() * (options.jitterMs ?? 0) : 0;
+    await delay((options.latencyMs ?? 0) + jitter);
+    if (closed || res.destroyed || req.socket.destroyed) return;
+
+    switch (behaviour) {
+      case "error500":
+        sendText(res, 500, "loopback classifier: internal error");
+        return;
+      case "error429":
+        sendText(res, 429, "loopback classifier: rate limited", { "retry-after": "120" });
+        return;
+      case "malformed":
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end('{"answers": {"oops": not json');
+        return;
+    }
+
+    const asked = Object.keys(body.questions);
+    let answers = (options.policy ?? neutralPolicy)(body);
+    if (behaviour === "missing-ids") answers = dropSomeIds(answers, asked);
+    else if (behaviour === "wrong-types") answers = wrongTypes(answers);
+    else if (behaviour === "nan") answers = nanAnswers(answers, options.nanValue ?? "NaN");
+    const inputTokens = options.inputTokens?.(body) ?? Math.ceil((JSON.stringify(body.state) ?? "").length / 4);
+    sendJson(res, 200, { answers, usage: { input_tokens: inputTokens, output_tokens: 0 } });
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent && !res.destroyed) sendText(res, 500, `loopback classifier crashed: ${String(error)}`);
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("loopback classifier: no TCP address");
+  const port = address.port;
+
+  return {
+    get baseUrl() {
+      return `http://127.0.0.1:${port}${basePath()}`;
+    },
+    port,
+    requests,
+    requestHeaders,
+    set(next) {
+      Object.assign(options, next);
+      if (next.seed !== undefined) random = prng(next.seed);
+    },
+    close() {
+      closed = true;
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+        sockets.clear();
+      });
+    },
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * In-process Pi sessions for tests: the main model is pi-ai's faux provider (no HTTP), extensions load through the
+ * real `DefaultResourceLoader`, and the built-in `openrouter` provider can be redirected to a loopback classifier so
+ * `ctx.modelRegistry.classify(openrouter/~typesafe/jev-latest)` runs the real pi-ai System One client.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type AssistantMessage,
+  type FauxProviderHandle,
+  fauxAssistantMessage,
+  fauxProvider,
+  fauxText,
+  fauxToolCall,
+  type JsonObject,
+  type Model,
+  type SimpleStreamOptions,
+  type TranscriptContext,
+} from "@earendil-works/pi-ai";
+import {
+  type AgentSession,
+  createAgentSession,
+  DefaultResourceLoader,
+  type InlineExtension,
+  ModelRuntime,
+  SessionManager,
+  SettingsManager,
+} from "@earendil-works/pi-coding-agent";
+
+export type FauxReply =
+  /** Plain assistant text (stopReason "stop"). */
+  | string
+  /** A complete assistant message, e.g. from `fauxAssistantMessage(...)`. */
+  | AssistantMessage
+  /** One assistant turn calling these tools (stopReason "toolUse"), optionally with leading text. */
+  | { toolCalls: { name: string; arguments: JsonObject }[]; text?: string };
+
+export interface FauxCallInfo {
+  /** 0-based index of this model call within the harness. */
+  index: number;
+  options: SimpleStreamOptions | undefined;
+  model: Model<string>;
+}
+
+/** A scripted model reply, or a function of the request context (`context.messages` includes system messages). */
+export type FauxResponse =
+  | FauxReply
+  | ((context: TranscriptContext, info: FauxCallInfo) => FauxReply | Promise<FauxReply>);
+
+export interface TestSessionOptions {
+  /** Working directory for tools; a fresh temp dir (removed on dispose) when omitted. */
+  cwd?: string;
+  agentDir: string;
+  /** Extension files (`.ts` loaded through jiti, like `pi -e`). */
+  extensionPaths?: string[];
+  /** Inline extension factories. */
+  extensionFactories?: InlineExtension[];
+  /** Model replies consumed in order; a call without a queued reply fails with "No more faux responses queued". */
+  responses: FauxResponse[];
+  /** Loopback classifier base URL: registered as the `openrouter` provider's baseUrl (apiKey "k"). */
+  classifierBaseUrl?: string;
+  /** In-memory settings. Default: compaction and retries off, so runs stay deterministic. */
+  settings?: Parameters<typeof SettingsManager.inMemory>[0];
+  /** Persist the session as JSONL in this dir (SessionManager.create); default in-memory. */
+  sessionDir?: string;
+}
+
+export interface TestSession {
+  session: AgentSession;
+  faux: FauxProviderHandle;
+  modelRuntime: ModelRuntime;
+  cwd: string;
+  /** Deep copy of `context.messages` seen by each faux model call, in call order. */
+  contexts: TranscriptContext["messages"][];
+  /** Queue more replies (recorded in `contexts` like the initial ones). */
+  addResponses(...responses: FauxResponse[]): void;
+  dispose(): Promise<void>;
+}
+
+function toMessage(reply: FauxReply): AssistantMessage {
+  if (typeof reply === "string") return fauxAssistantMessage(reply);
+  if ("role" in reply) return reply;
+  const blocks = reply.toolCalls.map((c) => fauxToolCall(c.name, c.arguments));
+  return fauxAssistantMessage(reply.text ? [fauxText(reply.text), ...blocks] : blocks, { stopReason: "toolUse" });
+}
+
+export async function createTestSession(opts: TestSessionOptions): Promise<TestSession> {
+  const ownCwd = opts.cwd === undefined;
+  const cwd = opts.cwd ?? (await mkdtemp(join(tmpdir(), "cg-cwd-")));
+  const contexts: TranscriptContext["messages"][] = [];
+  let calls = 0;
+
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1", contextWindow: 128000, maxTokens: 4096 }] });
+  const wrap =
+    (response: FauxResponse) =>
+    async (
+      context: TranscriptContext,
+      options: SimpleStreamOptions | undefined,
+      _state: unknown,
+      model: Model<string>,
+    ) => {
+      const index = calls++;
+      contexts.push(structuredClone(context.messages));
+      const reply = typeof response === "function" ? await response(context, { index, options, model }) : response;
+      return toMessage(reply);
+    };
+  faux.setResponses(opts.responses.map(wrap));
+
+  const modelRuntime = await ModelRuntime.create({
+    authPath: join(opts.agentDir, "auth.json"),
+    modelsPath: null,
+    refreshOnCreate: false,
+  });
+  modelRuntime.registerNativeProvider(faux.provider);
+  if (opts.classifierBaseUrl !== undefined) {
+    modelRuntime.registerProvider("openrouter", { baseUrl: opts.classifierBaseUrl, apiKey: "k" });
+  }
+
+  const settingsManager = SettingsManager.inMemory(
+    opts.settings ?? { compaction: { enabled: false }, retry: { enabled: false } },
+  );
+  const resourceLoader = new DefaultResourceLoader({
+    cwd,
+    agentDir: opts.agentDir,
+    settingsManager,
+    additionalExtensionPaths: opts.extensionPaths ?? [],
+    extensionFactories: opts.extensionFactories ?? [],
+    noSkills: true,
+    noContextFiles: true,
+    noPromptTemplates: true,
+    noThemes: true,
+  });
+  await resourceLoader.reload();
+  const loadErrors = resourceLoader.getExtensions().errors;
+  if (loadErrors.length > 0) {
+    throw new Error(`extension load errors: ${loadErrors.map((e) => `${e.path}: ${e.error}`).join("; ")}`);
+  }
+
+  const sessionManager =
+    opts.sessionDir !== undefined ? SessionManager.create(cwd, opts.sessionDir) : SessionManager.inMemory(cwd);
+  const { session } = await createAgentSession({
+    cwd,
+    agentDir: opts.agentDir,
+    modelRuntime,
+    model: faux.getModel(),
+    thinkingLevel: "off",
+    settingsManager,
+    resourceLoader,
+    sessionManager,
+  });
+  await session.bindExtensions({});
+
+  let disposed = false;
+  return {
+    session,
+    faux,
+    modelRuntime,
+    cwd,
+    contexts,
+    addResponses: (...responses) => faux.appendResponses(responses.map(wrap)),
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      session.dispose();
+      if (ownCwd) await rm(cwd, { recursive: true, force: true });
+    },
+  };
+}
