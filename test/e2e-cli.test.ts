@@ -1,0 +1,97 @@
+// The `pi` CLI loads the extension two ways: from the checkout (`pi -e ./src/main/index.ts`, workers as
+// .ts stripped by Node) and as an installed package under node_modules (built .js, workers included).
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../bench/lib/loopback-classifier.ts";
+import { type FakeOpenAI, type FakeRequest, startFakeOpenAI } from "./support/fake-openai.ts";
+import { FAKE_MODEL, makeAgentDir, REPO_ROOT, runPiCli } from "./support/pi-agent-dir.ts";
+
+const run = promisify(execFile);
+
+const output = `${Array.from({ length: 360 }, (_, i) => {
+  const f = Math.floor(i / 12);
+  return f === 9 ? `lib/special.ts:${i}:export const needle_value = ${i};` : `lib/file${f}.ts:${i}:const other${i} = ${i};`;
+}).join("\n")}\n`;
+
+let classifier: LoopbackClassifier;
+let main: FakeOpenAI;
+let cwd: string;
+
+function lastToolText(req: FakeRequest): string {
+  const tool = req.messages.filter((m: { role: string }) => m.role === "tool").at(-1);
+  return typeof tool?.content === "string" ? tool.content : JSON.stringify(tool?.content ?? "");
+}
+
+beforeAll(async () => {
+  classifier = await startLoopbackClassifier({ policy: keywordPolicy(/needle_value/) });
+  // Prompt 1: call bash, then answer. Prompt 2: answer from what the context shows.
+  main = await startFakeOpenAI((req) => {
+    const last = req.messages.at(-1) as { role: string; content: unknown };
+    if (last.role === "user" && String(JSON.stringify(last.content)).includes("Where")) {
+      return { toolCalls: [{ name: "bash", arguments: { command: "cat out.txt" } }] };
+    }
+    return { text: "needle_value is in lib/special.ts" };
+  });
+  cwd = await mkdtemp(join(tmpdir(), "cg-cli-cwd-"));
+  await writeFile(join(cwd, "out.txt"), output);
+});
+
+afterAll(async () => {
+  await classifier.close();
+  await main.close();
+});
+
+async function runWith(extension: string) {
+  const agentDir = await makeAgentDir({ mainBaseUrl: main.baseUrl, classifierBaseUrl: classifier.baseUrl, guardConfig: {} });
+  const before = main.log.length;
+  const result = await runPiCli(
+    ["-p", "-ne", "--no-session", "--model", FAKE_MODEL, "-e", extension, "Where is needle_value?", "Thanks, and again?"],
+    { PI_CODING_AGENT_DIR: agentDir },
+    { cwd, timeoutMs: 60_000 },
+  );
+  return { result, requests: main.log.slice(before) };
+}
+
+function expectDistilled(requests: FakeRequest[]) {
+  expect(requests).toHaveLength(3);
+  const secondPrompt = requests[2] as FakeRequest;
+  const text = lastToolText(secondPrompt);
+  expect(text).toContain("[context-guard] Distilled the output of bash `cat out.txt`");
+  expect(text).toContain("lib/special.ts:108:export const needle_value = 108;");
+  expect(text).not.toContain("lib/file0.ts:0:");
+  // The request inside the run still had the raw output.
+  expect(lastToolText(requests[1] as FakeRequest)).toContain("lib/file0.ts:0:const other0 = 0;");
+}
+
+describe("pi CLI", () => {
+  it("loads the extension from the checkout and distills at run end", async () => {
+    const { result, requests } = await runWith(join(REPO_ROOT, "src/main/index.ts"));
+    expect(result.stderr).not.toMatch(/Extension error|context-guard: the pass failed/);
+    expect(result.code).toBe(0);
+    expectDistilled(requests);
+  });
+
+  it("loads the packed package installed under node_modules, worker files included", async () => {
+    const packDir = await mkdtemp(join(tmpdir(), "cg-pack-"));
+    const env = { ...process.env, PATH: `${join(REPO_ROOT, "node_modules/.bin")}:${process.env.PATH}` };
+    const { stdout } = await run("npm", ["pack", "--silent", "--pack-destination", packDir], { cwd: REPO_ROOT, env });
+    const tarball = join(packDir, stdout.trim().split("\n").at(-1) as string);
+    const installDir = await mkdtemp(join(tmpdir(), "cg-install-"));
+    await writeFile(join(installDir, "package.json"), JSON.stringify({ name: "cg-install-test", private: true }));
+    await run(
+      "npm",
+      ["install", "--no-save", "--omit=dev", "--legacy-peer-deps", "--prefer-offline", "--no-audit", "--no-fund", tarball],
+      { cwd: installDir, env },
+    );
+    const pkg = join(installDir, "node_modules", "pi-context-guard");
+    expect(await readdir(join(pkg, "dist", "workers"))).toContain("tasks.js");
+    const { result, requests } = await runWith(pkg);
+    expect(result.stderr).not.toMatch(/Extension error|context-guard: the pass failed|ERR_UNSUPPORTED/);
+    expect(result.code).toBe(0);
+    expectDistilled(requests);
+  }, 180_000);
+});
