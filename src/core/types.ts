@@ -53,7 +53,21 @@ export interface SnapEntry {
   summary?: string;
   /** custom_message / custom entries. */
   customType?: string;
+  /** custom entries: their data (the guard's own records are read from here). */
+  data?: unknown;
+  /** Model-visible images: MIME type and the start of the base64 data (enough to read the size header). */
+  imageHeads?: ImageHead[];
 }
+
+/** The start of an image block, for reading its dimensions without moving the whole image. */
+export interface ImageHead {
+  mimeType: string;
+  /** The first IMAGE_HEAD_CHARS characters of the base64 data. */
+  head: string;
+}
+
+/** Base64 characters kept per image: covers a JPEG whose SOF marker sits after a 64 KB EXIF block. */
+export const IMAGE_HEAD_CHARS = 90_000;
 
 /** The marker every replacement the guard writes starts with. */
 export const GUARD_MARKER = "[context-guard]";

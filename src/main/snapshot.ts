@@ -1,6 +1,6 @@
 // Turns Pi's projected entries into the plain SnapEntry shape the workers read. Unedited entries are
 // cached by their raw entry object (Pi's entries are immutable), so a pass only walks what is new.
-import type { SnapEntry, SnapRole, SnapToolCall } from "../core/types.ts";
+import { IMAGE_HEAD_CHARS, type ImageHead, type SnapEntry, type SnapRole, type SnapToolCall } from "../core/types.ts";
 
 /** The parts of Pi's ProjectedSessionEntry this module reads. */
 export interface ProjectedLike {
@@ -22,6 +22,8 @@ interface MessageLike {
 interface Block {
   type?: string;
   text?: string;
+  data?: string;
+  mimeType?: string;
   id?: string;
   name?: string;
   arguments?: unknown;
@@ -30,20 +32,26 @@ interface Block {
 export interface ContentStats {
   text: string;
   images: number;
+  imageHeads: ImageHead[];
   toolCalls: SnapToolCall[];
 }
 
 /** Text blocks joined with newlines, image count and tool calls of a message content. */
 export function readContent(content: unknown): ContentStats {
-  if (typeof content === "string") return { text: content, images: 0, toolCalls: [] };
+  if (typeof content === "string") return { text: content, images: 0, imageHeads: [], toolCalls: [] };
   const texts: string[] = [];
   const toolCalls: SnapToolCall[] = [];
+  const imageHeads: ImageHead[] = [];
   let images = 0;
   if (Array.isArray(content)) {
     for (const raw of content as Block[]) {
       if (!raw || typeof raw !== "object") continue;
       if (raw.type === "text" && typeof raw.text === "string") texts.push(raw.text);
-      else if (raw.type === "image") images++;
+      else if (raw.type === "image") {
+        images++;
+        const data = typeof raw.data === "string" ? raw.data : "";
+        imageHeads.push({ mimeType: String(raw.mimeType ?? ""), head: data.slice(0, IMAGE_HEAD_CHARS) });
+      }
       else if (raw.type === "toolCall" && typeof raw.id === "string") {
         const args =
           raw.arguments && typeof raw.arguments === "object" ? (raw.arguments as Record<string, unknown>) : {};
@@ -51,7 +59,7 @@ export function readContent(content: unknown): ContentStats {
       }
     }
   }
-  return { text: texts.join("\n"), images, toolCalls };
+  return { text: texts.join("\n"), images, imageHeads, toolCalls };
 }
 
 function rawMessage(source: ProjectedLike["sourceEntry"]): MessageLike | undefined {
@@ -73,8 +81,9 @@ function build(entry: ProjectedLike, first: MessageLike | undefined): SnapEntry 
   const shown = visibleMessage ?? raw;
   const role = shown?.role as SnapRole | undefined;
   const visible = entry.messages.length > 0;
-  const content = visible ? readContent(visibleMessage?.content) : { text: "", images: 0, toolCalls: [] };
+  const content = visible ? readContent(visibleMessage?.content) : readContent(undefined);
   const snap: SnapEntry = { id: source.id, type: source.type, visible, text: content.text, images: content.images };
+  if (content.imageHeads.length) snap.imageHeads = content.imageHeads;
   if (role) snap.role = role;
   if (role === "assistant") {
     // Tool calls are read from the raw message: the guard never edits assistant content, and an
@@ -90,7 +99,10 @@ function build(entry: ProjectedLike, first: MessageLike | undefined): SnapEntry 
   }
   if (raw?.summary !== undefined) snap.summary = raw.summary;
   if (raw?.customType) snap.customType = raw.customType;
-  else if (source.type === "custom" && typeof source.customType === "string") snap.customType = source.customType;
+  else if (source.type === "custom" && typeof source.customType === "string") {
+    snap.customType = source.customType;
+    if (source.data !== undefined) snap.data = source.data;
+  }
   const edited =
     raw !== undefined &&
     EDITABLE.has(source.type) &&
