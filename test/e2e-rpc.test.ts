@@ -10,7 +10,6 @@ import { type FakeOpenAI, startFakeOpenAI } from "./support/fake-openai.ts";
 import { FAKE_MODEL, makeAgentDir, NODE_BIN, PI_BIN, REPO_ROOT } from "./support/pi-agent-dir.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes from the theme
 const stripAnsi = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, "");
 
 interface Rpc {
