@@ -43,11 +43,32 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
   it("runs the plan task and returns the same plan as inline", async () => {
     const runner = await createTaskRunner({ backend, maxThreads: 1 });
     runners.push(runner);
-    const plan = await runner.run("plan", { entries: session(), config: DEFAULT_CONFIG });
-    expect(plan.status).toBe("run");
-    if (plan.status !== "run") return;
-    expect(plan.candidates[0]?.entryId).toBe("t1");
-    expect(plan.requests.length).toBeGreaterThan(0);
+    const entries = session();
+    const order = entries.map((e) => e.id);
+    const out = await runner.run("plan", { sync: { fresh: entries, order }, config: DEFAULT_CONFIG, passId: "p1" });
+    if (!("plan" in out) || out.plan.status !== "run") throw new Error(`unexpected ${JSON.stringify(out)}`);
+    expect(out.plan.candidates[0]?.entryId).toBe("t1");
+    expect(out.plan.requests.length).toBeGreaterThan(0);
+    // The worker kept the entries: ids alone are enough for the next pass.
+    const again = await runner.run("plan", {
+      sync: { storeId: out.storeId, fresh: [], order },
+      config: DEFAULT_CONFIG,
+      passId: "p2",
+    });
+    expect("plan" in again && again.plan.status).toBe("run");
+    // A store that does not know the ids asks for them.
+    const unknown = await runner.run("plan", {
+      sync: { fresh: [], order: ["zz1"] },
+      config: DEFAULT_CONFIG,
+      passId: "p3",
+    });
+    expect(unknown).toMatchObject({ missing: ["zz1"] });
+    // finish renders from what the worker held for the pass.
+    const fin = await runner.run("finish", { passId: "p2", outcomes: [], config: DEFAULT_CONFIG });
+    expect(fin.results[0]).toMatchObject({ entryId: "t1", outcome: "kept", reason: "timeout" });
+    await expect(runner.run("finish", { passId: "p2", outcomes: [], config: DEFAULT_CONFIG })).rejects.toThrow(
+      /replaced/,
+    );
     expect(await runner.run("ping", undefined as never)).toBe("pong");
   });
 });

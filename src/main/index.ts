@@ -15,6 +15,7 @@ import { loadSettings, saveSetting } from "./settings.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type GuardState, statusText } from "./status.ts";
 import { validateEdits } from "./validate.ts";
+import { WorkerMirror } from "./worker-mirror.ts";
 
 const STATUS_KEY = "context-guard";
 
@@ -24,6 +25,7 @@ interface Session {
   passRunner?: TaskRunner;
   recallRunner?: TaskRunner;
   snapshots: SnapshotBuilder;
+  mirror: WorkerMirror;
   busy: boolean;
   closed: boolean;
 }
@@ -87,6 +89,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
       passRunner,
       recallRunner,
       snapshots: new SnapshotBuilder(),
+      mirror: new WorkerMirror(),
       busy: false,
       closed: false,
     };
@@ -115,6 +118,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
         classify: piClassify(ctx.modelRegistry, found.model),
         config: s.config,
         modelRef: found.ref,
+        mirror: s.mirror,
         validate: (edits) => validateEdits(edits, context),
         onJudging: () => {
           s.busy = true;

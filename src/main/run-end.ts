@@ -1,17 +1,22 @@
 // One run-end pass: the plan and the rendering run in the worker pool, the classifier requests go
-// through the queue in between. Only data crosses threads; nothing here blocks on CPU work.
+// through the queue in between. Only data crosses threads, and after the first pass only new entries.
+import { randomUUID } from "node:crypto";
 import type { GuardConfig } from "../core/config.ts";
+import type { PassPlan } from "../core/pass.ts";
 import { buildRecord, recordDraft } from "../core/record.ts";
 import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../core/types.ts";
 import { type ClassifyFn, classifyAll } from "./classify-queue.ts";
 import type { TaskRunner } from "./pool.ts";
 import type { Validation } from "./validate.ts";
+import { WorkerMirror } from "./worker-mirror.ts";
 
 export interface RunEndDeps {
   runner: TaskRunner;
   classify: ClassifyFn;
   config: GuardConfig;
   modelRef: string;
+  /** What the pass worker already holds; without one every entry is sent. */
+  mirror?: WorkerMirror;
   /** Checks the edits against the context they will be applied to; rejected ones become "kept". */
   validate?: (edits: ContextEditDraft[]) => Validation;
   /** Called once the pass knows it will ask the classifier (for the busy status). */
@@ -22,25 +27,31 @@ export type RunEndResult =
   | { status: "skipped"; reason: string }
   | { status: "done"; edits: ContextEditDraft[]; record: GuardRecord; recordDraft: CustomDraft };
 
+async function planInWorker(entries: SnapEntry[], deps: RunEndDeps, passId: string): Promise<PassPlan> {
+  const mirror = deps.mirror ?? new WorkerMirror();
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const sync = mirror.prepare(entries);
+    const out = await deps.runner.run("plan", { sync, config: deps.config, passId });
+    if ("plan" in out) {
+      mirror.accept(out.storeId, sync);
+      return out.plan;
+    }
+    mirror.reset(out.storeId);
+  }
+  throw new Error("the pass worker could not take the session snapshot");
+}
+
 export async function distillRunEnd(entries: SnapEntry[], deps: RunEndDeps): Promise<RunEndResult> {
   const { config } = deps;
-  const plan = await deps.runner.run("plan", { entries, config });
+  const passId = randomUUID();
+  const plan = await planInWorker(entries, deps, passId);
   if (plan.status === "skip") return { status: "skipped", reason: plan.reason };
   deps.onJudging?.();
   const queued = await classifyAll(plan.requests, deps.classify, {
     concurrency: config.concurrency,
     timeoutMs: config.timeoutMs,
   });
-  const byId = new Map<string, SnapEntry>();
-  for (const entry of entries) byId.set(entry.id, entry);
-  const texts = plan.candidates.map((c) => byId.get(c.entryId)?.text ?? "");
-  const finished = await deps.runner.run("finish", {
-    candidates: plan.candidates,
-    texts,
-    outcomes: queued.outcomes,
-    citedFiles: plan.citedFiles,
-    config,
-  });
+  const finished = await deps.runner.run("finish", { passId, outcomes: queued.outcomes, config });
   let edits = finished.drafts;
   let results = finished.results;
   if (deps.validate) {

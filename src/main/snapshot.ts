@@ -51,8 +51,7 @@ export function readContent(content: unknown): ContentStats {
         images++;
         const data = typeof raw.data === "string" ? raw.data : "";
         imageHeads.push({ mimeType: String(raw.mimeType ?? ""), head: data.slice(0, IMAGE_HEAD_CHARS) });
-      }
-      else if (raw.type === "toolCall" && typeof raw.id === "string") {
+      } else if (raw.type === "toolCall" && typeof raw.id === "string") {
         const args =
           raw.arguments && typeof raw.arguments === "object" ? (raw.arguments as Record<string, unknown>) : {};
         toolCalls.push({ id: raw.id, name: String(raw.name ?? ""), args });
