@@ -1,0 +1,196 @@
+import { describe, expect, it } from "vitest";
+import { sanitizeAnswers } from "../src/core/answers.ts";
+import { DEFAULT_CONFIG } from "../src/core/config.ts";
+import { finishRunEnd, type PassPlan, planRunEnd } from "../src/core/pass.ts";
+import { currentSavings, savingsText } from "../src/core/stats.ts";
+import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../src/core/types.ts";
+import { statusText } from "../src/main/status.ts";
+
+const grep = (files: number, perFile: number, hot: number) =>
+  Array.from({ length: files * perFile }, (_, i) => {
+    const f = Math.floor(i / perFile);
+    return `src/f${f}.ts:${i + 1}:${f === hot ? "hot_symbol()" : "cold()"} // ${"x".repeat(30)}`;
+  }).join("\n");
+
+function run(
+  outputs: Array<Partial<SnapEntry> & { text: string }>,
+  answer = "hot_symbol is in src/f3.ts",
+): SnapEntry[] {
+  const calls = outputs.map((_, i) => ({ id: `c${i}`, name: "bash", args: { command: `cmd ${i}` } }));
+  return [
+    { id: "u", type: "message", role: "user", visible: true, text: "where is hot_symbol?", images: 0 },
+    { id: "a", type: "message", role: "assistant", visible: true, text: "", images: 0, toolCalls: calls },
+    ...outputs.map(
+      (o, i): SnapEntry => ({
+        id: `t${i}`,
+        type: "message",
+        role: "toolResult",
+        visible: true,
+        images: 0,
+        toolCallId: `c${i}`,
+        toolName: "bash",
+        isError: false,
+        ...o,
+      }),
+    ),
+    { id: "z", type: "message", role: "assistant", visible: true, text: answer, images: 0 },
+  ];
+}
+
+/** Answers like a classifier that needs only chunks mentioning `hot_symbol`. */
+function keywordOutcome(request: ClassifierRequest): ClassifierOutcome {
+  const chunks = request.state.chunks as Record<string, string>;
+  const answers: NonNullable<ClassifierOutcome["answers"]> = { keep_whole: { type: "bool", probability: 0.05 } };
+  const hot = Object.keys(chunks).filter((k) => chunks[k]?.includes("hot_symbol"));
+  answers.focus = hot[0]
+    ? { type: "choice", choice: hot[0], probabilities: { [hot[0]]: 0.7 } }
+    : { type: "choice", choice: "none", probabilities: { none: 0.9 } };
+  for (const k of Object.keys(chunks)) answers[k] = { type: "bool", probability: hot.includes(k) ? 0.9 : 0.05 };
+  return { status: "stop", answers };
+}
+
+function runPass(
+  entries: SnapEntry[],
+  answer: (r: ClassifierRequest) => ClassifierOutcome = keywordOutcome,
+  config = DEFAULT_CONFIG,
+) {
+  const plan = planRunEnd(entries, config) as Extract<PassPlan, { status: "run" }>;
+  if (plan.status !== "run") return { plan, out: undefined };
+  const texts = plan.candidates.map((c) => entries.find((e) => e.id === c.entryId)?.text ?? "");
+  return {
+    plan,
+    out: finishRunEnd({
+      candidates: plan.candidates,
+      texts,
+      outcomes: plan.requests.map(answer),
+      citedFiles: plan.citedFiles,
+      config,
+    }),
+  };
+}
+
+describe("a run-end pass", () => {
+  it("distills a large grep output to the needed file, verbatim", () => {
+    const text = grep(20, 15, 3);
+    const { out } = runPass(run([{ text }]));
+    const replacement = out?.drafts[0]?.replacement?.content[0]?.text ?? "";
+    expect(replacement.startsWith("[context-guard] Distilled the output of bash `cmd 0`")).toBe(true);
+    const kept = replacement.split("\n").filter((l) => l.startsWith("src/"));
+    expect(kept).toEqual(text.split("\n").filter((l) => l.startsWith("src/f3.ts:")));
+    expect(out?.results[0]).toMatchObject({ outcome: "distilled", reason: "chunks", kind: "large" });
+    expect(out?.results[0]?.afterChars).toBe(replacement.length);
+  });
+
+  it("skips a run below minRunChars or without candidates, without any request", () => {
+    expect(planRunEnd(run([{ text: grep(2, 50, 0).slice(0, 5000) }]), DEFAULT_CONFIG)).toEqual({
+      status: "skip",
+      reason: "below minRunChars",
+    });
+    expect(planRunEnd(run([{ text: "small" }]), DEFAULT_CONFIG)).toEqual({ status: "skip", reason: "no candidates" });
+  });
+
+  it("never sends an oversize chunk and keeps it as it is", () => {
+    const line = `${"y".repeat(40_000)}`;
+    const plan = planRunEnd(run([{ text: `${line}\n${grep(10, 10, 99)}` }]), DEFAULT_CONFIG);
+    if (plan.status !== "run") throw new Error(plan.reason);
+    const sent = plan.requests.flatMap((r) => Object.values(r.state.chunks as Record<string, string>));
+    expect(sent.some((c) => c.includes(line))).toBe(false);
+    expect(plan.candidates[0]?.segments[0]).toMatchObject({ oversize: true });
+  });
+
+  it("keeps everything when the classifier fails, times out or lies", () => {
+    const entries = run([{ text: grep(20, 15, 3) }]);
+    for (const outcome of [
+      { status: "error", error: "500" },
+      { status: "timeout" },
+      {
+        status: "stop",
+        answers: sanitizeAnswers({
+          keep_whole: { type: "bool", probability: Number.NaN },
+          focus: { type: "choice", choice: "none", probabilities: { none: 2 } },
+        }),
+      },
+    ] as ClassifierOutcome[]) {
+      const { out } = runPass(entries, () => outcome);
+      expect(out?.drafts).toEqual([]);
+      expect(out?.results[0]?.outcome).toBe("kept");
+    }
+  });
+
+  it("makes no edit when the kept part is more than maxKeepRatio", () => {
+    const { out } = runPass(run([{ text: grep(20, 15, 3) }]), keywordOutcome, {
+      ...DEFAULT_CONFIG,
+      maxKeepRatio: 0.01,
+    });
+    expect(out?.drafts).toEqual([]);
+    expect(out?.results[0]).toMatchObject({ outcome: "kept", reason: "not-worth" });
+  });
+
+  it("leaves outputs another extension edited, and our own, alone", () => {
+    const text = grep(20, 15, 3);
+    const plan = planRunEnd(
+      run([
+        { text: `${text}\n// edited`, edited: true, rawText: text },
+        { text: `[context-guard] Distilled ... ${text}`, edited: true, rawText: text },
+      ]),
+      DEFAULT_CONFIG,
+    );
+    expect(plan).toEqual({ status: "skip", reason: "no candidates" });
+  });
+});
+
+describe("answers, stats and status texts", () => {
+  it("drops malformed answers", () => {
+    const clean = sanitizeAnswers({
+      a: { type: "bool", probability: 0.4 },
+      b: { type: "bool", probability: 1.7 },
+      c: { type: "choice", choice: "x", probabilities: { x: Number.NaN } },
+      d: { type: "score", score: 1 },
+      e: "nope",
+    });
+    expect(Object.keys(clean)).toEqual(["a"]);
+    expect(sanitizeAnswers(null)).toEqual({});
+  });
+
+  it("counts savings only for the guard's own replacements", () => {
+    const entries: SnapEntry[] = [
+      {
+        id: "1",
+        type: "message",
+        role: "toolResult",
+        visible: true,
+        images: 0,
+        text: "[context-guard] x",
+        edited: true,
+        rawText: "y".repeat(4001),
+      },
+      {
+        id: "2",
+        type: "message",
+        role: "toolResult",
+        visible: true,
+        images: 0,
+        text: "other ext",
+        edited: true,
+        rawText: "y".repeat(9000),
+      },
+      { id: "3", type: "message", role: "toolResult", visible: true, images: 0, text: "plain" },
+    ];
+    const savings = currentSavings(entries);
+    expect(savings).toEqual({ chars: 4001 - 17, items: 1 });
+    expect(savingsText(savings)).toBe("🛡 −996 · 1");
+    expect(savingsText({ chars: 0, items: 0 })).toBe("🛡 0 saved");
+  });
+
+  it("names every footer state", () => {
+    expect(statusText({ kind: "off" })).toBe("🛡 guard off");
+    expect(statusText({ kind: "busy" })).toBe("🛡 distilling…");
+    expect(
+      statusText({ kind: "unavailable", lookup: { ok: false, problem: "no-key", ref: "x/y", provider: "openrouter" } }),
+    ).toBe("🛡 no openrouter key");
+    expect(statusText({ kind: "unavailable", lookup: { ok: false, problem: "not-found", ref: "x/y" } })).toBe(
+      "🛡 Jev model not found",
+    );
+    expect(statusText({ kind: "ready", savings: { chars: 16_800, items: 3 } })).toBe("🛡 −4.2k · 3");
+  });
+});
