@@ -59,13 +59,7 @@ function runPass(
   const texts = plan.candidates.map((c) => entries.find((e) => e.id === c.entryId)?.text ?? "");
   return {
     plan,
-    out: finishRunEnd({
-      candidates: plan.candidates,
-      texts,
-      outcomes: plan.requests.map(answer),
-      citedFiles: plan.citedFiles,
-      config,
-    }),
+    out: finishRunEnd({ plan, entries, texts, outcomes: plan.requests.map(answer), config }),
   };
 }
 
@@ -84,9 +78,9 @@ describe("a run-end pass", () => {
   it("skips a run below minRunChars or without candidates, without any request", () => {
     expect(planRunEnd(run([{ text: grep(2, 50, 0).slice(0, 5000) }]), DEFAULT_CONFIG)).toEqual({
       status: "skip",
-      reason: "below minRunChars",
+      reason: "nothing to judge",
     });
-    expect(planRunEnd(run([{ text: "small" }]), DEFAULT_CONFIG)).toEqual({ status: "skip", reason: "no candidates" });
+    expect(planRunEnd(run([{ text: "small" }]), DEFAULT_CONFIG)).toEqual({ status: "skip", reason: "nothing to judge" });
   });
 
   it("never sends an oversize chunk and keeps it as it is", () => {
@@ -135,7 +129,7 @@ describe("a run-end pass", () => {
       ]),
       DEFAULT_CONFIG,
     );
-    expect(plan).toEqual({ status: "skip", reason: "no candidates" });
+    expect(plan).toEqual({ status: "skip", reason: "nothing to judge" });
   });
 });
 

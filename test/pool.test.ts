@@ -47,7 +47,6 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
     const order = entries.map((e) => e.id);
     const out = await runner.run("plan", { sync: { fresh: entries, order }, config: DEFAULT_CONFIG, passId: "p1" });
     if (!("plan" in out) || out.plan.status !== "run") throw new Error(`unexpected ${JSON.stringify(out)}`);
-    expect(out.plan.candidates[0]?.entryId).toBe("t1");
     expect(out.plan.requests.length).toBeGreaterThan(0);
     // The worker kept the entries: ids alone are enough for the next pass.
     const again = await runner.run("plan", {

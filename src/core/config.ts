@@ -25,6 +25,14 @@ export const CONFIG_SCHEMA = {
   distillErrors: z.boolean(),
   historyExchanges: int(0, 10),
   recallTimeoutMs: int(50, 60_000),
+  imageKeepTurns: int(1, 1000),
+  smallResultMinChars: int(0, 1_000_000),
+  smallKeepThreshold: prob,
+  pruneExchanges: z.boolean(),
+  keepRecentExchanges: int(0, 100),
+  exchangeOmitThreshold: prob,
+  exchangeBreakEven: z.boolean(),
+  exchangeMinSavingChars: int(0, 10_000_000),
 } as const;
 
 export type GuardConfig = { [K in keyof typeof CONFIG_SCHEMA]: z.infer<(typeof CONFIG_SCHEMA)[K]> };
@@ -48,6 +56,14 @@ export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
   distillErrors: true,
   historyExchanges: 3,
   recallTimeoutMs: 1000,
+  imageKeepTurns: 3,
+  smallResultMinChars: 400,
+  smallKeepThreshold: 0.45,
+  pruneExchanges: true,
+  keepRecentExchanges: 2,
+  exchangeOmitThreshold: 0.2,
+  exchangeBreakEven: true,
+  exchangeMinSavingChars: 8000,
 });
 
 export const CONFIG_KEYS = Object.keys(CONFIG_SCHEMA) as Array<keyof GuardConfig>;

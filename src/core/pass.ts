@@ -1,14 +1,27 @@
 // A run-end pass in two pure halves, so the CPU work can run off the main thread:
-// planRunEnd (snapshot → run span → candidates → chunks → segments → classifier requests) and
-// finishRunEnd (classifier outcomes → decisions → replacements and record results).
-// Between them the caller sends the requests to the classifier.
+// planRunEnd (snapshot → run span → items of every kind → classifier requests) and
+// finishRunEnd (classifier outcomes → decisions → edits and record results).
+// Between them the caller sends all requests through one limiter under one deadline.
 
+import { type CacheModel, exchangeGate, REWRITE_FACTOR, rewriteChars, sessionRequests } from "./break-even.ts";
 import { chunkOutput, isGrepStyle, segmentChunks } from "./chunk.ts";
 import type { GuardConfig } from "./config.ts";
 import { citedFiles, decideResult } from "./decide.ts";
+import {
+  buildExchangeRequests,
+  collectExchanges,
+  type Exchange,
+  exchangeDrafts,
+  exchangeMemo,
+  exchangeResult,
+  interpretExchanges,
+} from "./exchanges.ts";
+import { collectImages, type ImageItem, imageDraft, imageResult } from "./images.ts";
 import { interpret, oversizeDecision } from "./interpret.ts";
 import { buildRunEndRequest } from "./request.ts";
 import { collectCandidates, collectRun, runWorthDistilling } from "./run.ts";
+import { buildSmallRequests, collectSmall, interpretSmall, type SmallItem, smallDraft, smallResult } from "./small.ts";
+import { supersededIn } from "./superseded.ts";
 import { countLines } from "./text.ts";
 import type {
   Candidate,
@@ -27,7 +40,7 @@ export type ChunkMeta = Omit<Chunk, "text">;
 export interface PlannedSegment {
   chunkNumbers: number[];
   oversize: boolean;
-  /** Index into PassPlan.requests, absent for oversize segments. */
+  /** Index into the plan's requests, absent for oversize segments. */
   request?: number;
 }
 
@@ -44,28 +57,39 @@ export interface PlannedCandidate {
   segments: PlannedSegment[];
 }
 
-export type PassPlan =
-  | { status: "skip"; reason: string }
-  | {
-      status: "run";
-      promptId: string;
-      candidates: PlannedCandidate[];
-      requests: ClassifierRequest[];
-      /** Files the final answer names (for keepCitedFiles). */
-      citedFiles: string[];
-    };
+export type ItemKind = "large" | "small" | "exchange";
 
-export type PlanConfig = Pick<
-  GuardConfig,
-  | "minResultChars"
-  | "minRunChars"
-  | "excludeTools"
-  | "distillErrors"
-  | "historyExchanges"
-  | "maxSegmentChars"
-  | "maxChunksPerSegment"
-  | "keepCitedFiles"
->;
+export interface PlannedBatch {
+  /** Index into the plan's requests. */
+  request: number;
+  /** Entry ids (small outputs) or prompt ids (exchanges) behind item_1…/exchange_1… of the request. */
+  ids: string[];
+}
+
+export interface RunPlan {
+  status: "run";
+  promptId: string;
+  /** Index of the run's prompt in the snapshot. */
+  promptIndex: number;
+  candidates: PlannedCandidate[];
+  /** Files the final answer names (for keepCitedFiles). */
+  citedFiles: string[];
+  small: SmallItem[];
+  smallBatches: PlannedBatch[];
+  exchanges: Exchange[];
+  exchangeBatches: PlannedBatch[];
+  images: ImageItem[];
+  /** Every classifier request of the pass, all kinds, in one list for one limiter. */
+  requests: ClassifierRequest[];
+  kinds: ItemKind[];
+}
+
+export type PassPlan = { status: "skip"; reason: string } | RunPlan;
+
+export type PlanConfig = GuardConfig;
+
+/** Most items (small outputs, exchanges) per classifier request. */
+export const MAX_ITEMS_PER_REQUEST = 40;
 
 function lineOffsetFor(candidate: Candidate): number | undefined {
   if (candidate.tool !== "read") return undefined;
@@ -78,19 +102,20 @@ function withoutText(chunk: Chunk): ChunkMeta {
   return meta;
 }
 
-export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
-  const span = collectRun(entries, config.historyExchanges);
-  if (!span) return { status: "skip", reason: "no run" };
+function planLarge(
+  entries: SnapEntry[],
+  span: NonNullable<ReturnType<typeof collectRun>>,
+  config: PlanConfig,
+  requests: ClassifierRequest[],
+  kinds: ItemKind[],
+): { candidates: PlannedCandidate[]; citedFiles: string[] } {
   const found = collectCandidates(entries, span, config);
-  if (!runWorthDistilling(found, config.minRunChars)) {
-    return { status: "skip", reason: found.length === 0 ? "no candidates" : "below minRunChars" };
-  }
+  if (!runWorthDistilling(found, config.minRunChars)) return { candidates: [], citedFiles: [] };
   const candidates: PlannedCandidate[] = [];
-  const requests: ClassifierRequest[] = [];
   const files = new Set<string>();
   for (const candidate of found) {
-    const chunks = chunkOutput(candidate.text);
     const grep = isGrepStyle(candidate.text);
+    const chunks = chunkOutput(candidate.text, grep);
     const segments = segmentChunks(chunks, config.maxSegmentChars, config.maxChunksPerSegment);
     const sendable = segments.filter((s) => !s.oversize).length;
     const totalLines = countLines(candidate.text);
@@ -112,8 +137,11 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
           totalLines,
         }),
       );
+      kinds.push("large");
       planned.push({ chunkNumbers, oversize: false, request: requests.length - 1 });
     }
+    // An output whose every chunk is too big for a request is never judged.
+    if (sendable === 0) continue;
     if (grep) for (const chunk of chunks) for (const f of chunk.files ?? []) files.add(f);
     candidates.push({
       entryId: candidate.entryId,
@@ -127,27 +155,91 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
       segments: planned,
     });
   }
-  if (requests.length === 0) return { status: "skip", reason: "only oversize chunks" };
   const cited = config.keepCitedFiles ? citedFiles(span.answer, [...files]) : [];
-  return { status: "run", promptId: span.promptId, candidates, requests, citedFiles: cited };
+  return { candidates, citedFiles: cited };
 }
 
+function pushBatches(
+  batches: Array<{ request: ClassifierRequest; ids: string[] }>,
+  kind: ItemKind,
+  requests: ClassifierRequest[],
+  kinds: ItemKind[],
+): PlannedBatch[] {
+  return batches.map((b) => {
+    requests.push(b.request);
+    kinds.push(kind);
+    return { request: requests.length - 1, ids: b.ids };
+  });
+}
+
+export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
+  const span = collectRun(entries, config.historyExchanges);
+  if (!span) return { status: "skip", reason: "no run" };
+  const requests: ClassifierRequest[] = [];
+  const kinds: ItemKind[] = [];
+  const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
+
+  const large = planLarge(entries, span, config, requests, kinds);
+
+  const small = collectSmall(entries, span, config, supersededIn(entries, span));
+  const smallBatches = pushBatches(
+    buildSmallRequests(small, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
+    "small",
+    requests,
+    kinds,
+  );
+
+  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex));
+  const exchangeBatches = pushBatches(
+    buildExchangeRequests(exchanges, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.promptIds })),
+    "exchange",
+    requests,
+    kinds,
+  );
+
+  const images = collectImages(entries, config.imageKeepTurns, span.startIndex);
+  if (requests.length === 0 && images.length === 0) return { status: "skip", reason: "nothing to judge" };
+  return {
+    status: "run",
+    promptId: span.promptId,
+    promptIndex: span.startIndex,
+    candidates: large.candidates,
+    citedFiles: large.citedFiles,
+    small,
+    smallBatches,
+    exchanges,
+    exchangeBatches,
+    images,
+    requests,
+    kinds,
+  };
+}
+
+export type FinishConfig = Pick<
+  GuardConfig,
+  | "keepWholeThreshold"
+  | "focusWholeThreshold"
+  | "chunkKeepThreshold"
+  | "noneThreshold"
+  | "maxKeepRatio"
+  | "keepCitedFiles"
+  | "smallKeepThreshold"
+  | "exchangeOmitThreshold"
+  | "exchangeBreakEven"
+  | "exchangeMinSavingChars"
+>;
+
 export interface FinishInput {
-  candidates: PlannedCandidate[];
-  /** The output text of each candidate, same order. */
+  plan: RunPlan;
+  /** The snapshot the plan was made from (for the break-even gate). */
+  entries: SnapEntry[];
+  /** The output text of each large candidate, same order as plan.candidates. */
   texts: string[];
   /** One outcome per planned request, same order. */
   outcomes: ClassifierOutcome[];
-  citedFiles: string[];
-  config: Pick<
-    GuardConfig,
-    | "keepWholeThreshold"
-    | "focusWholeThreshold"
-    | "chunkKeepThreshold"
-    | "noneThreshold"
-    | "maxKeepRatio"
-    | "keepCitedFiles"
-  >;
+  config: FinishConfig;
+  /** How the main model's prompt cache reacts to edits. */
+  family?: CacheModel["family"];
 }
 
 export interface FinishOutput {
@@ -159,18 +251,19 @@ function restoreChunks(meta: ChunkMeta[], text: string): Chunk[] {
   return meta.map((m) => ({ ...m, text: text.slice(m.start, m.end) }));
 }
 
-export function finishRunEnd(input: FinishInput): FinishOutput {
-  const drafts: ContextEditDraft[] = [];
-  const results: RecordResult[] = [];
-  input.candidates.forEach((planned, i) => {
+const outcomeAt = (outcomes: ClassifierOutcome[], i: number | undefined): ClassifierOutcome =>
+  (i === undefined ? undefined : outcomes[i]) ?? { status: "timeout" };
+
+function finishLarge(input: FinishInput, drafts: ContextEditDraft[], results: RecordResult[]): void {
+  input.plan.candidates.forEach((planned, i) => {
     const text = input.texts[i] ?? "";
     if (text.length !== planned.chars) throw new Error(`output of ${planned.entryId} changed during the pass`);
     const chunks = restoreChunks(planned.chunks, text);
-    const decisions: SegmentDecision[] = planned.segments.map((segment) => {
-      if (segment.oversize || segment.request === undefined) return oversizeDecision(segment.chunkNumbers);
-      const outcome = input.outcomes[segment.request] ?? { status: "timeout" as const };
-      return interpret(outcome, segment.chunkNumbers, input.config);
-    });
+    const decisions: SegmentDecision[] = planned.segments.map((segment) =>
+      segment.oversize || segment.request === undefined
+        ? oversizeDecision(segment.chunkNumbers)
+        : interpret(outcomeAt(input.outcomes, segment.request), segment.chunkNumbers, input.config),
+    );
     const decision = decideResult({
       candidate: {
         entryId: planned.entryId,
@@ -184,7 +277,7 @@ export function finishRunEnd(input: FinishInput): FinishOutput {
       grep: planned.grep,
       lineOffset: planned.lineOffset,
       decisions,
-      citedFiles: input.citedFiles,
+      citedFiles: input.plan.citedFiles,
       keepCitedFiles: input.config.keepCitedFiles,
       maxKeepRatio: input.config.maxKeepRatio,
     });
@@ -207,5 +300,89 @@ export function finishRunEnd(input: FinishInput): FinishOutput {
       jev: decisions.map((d) => d.trace),
     });
   });
+}
+
+function finishSmall(input: FinishInput, drafts: ContextEditDraft[], results: RecordResult[]): void {
+  const byId = new Map(input.plan.small.map((item) => [item.entryId, item]));
+  for (const batch of input.plan.smallBatches) {
+    const verdicts = interpretSmall(
+      outcomeAt(input.outcomes, batch.request),
+      batch.ids,
+      input.config.smallKeepThreshold,
+    );
+    for (const verdict of verdicts) {
+      const item = byId.get(verdict.entryId);
+      if (!item) continue;
+      if (verdict.keep === false) drafts.push(smallDraft(item));
+      results.push(smallResult(item, verdict));
+    }
+  }
+}
+
+/** Marginal-cost gate for edits before the run's prompt that have no minimum saving (old images). */
+function imagesPay(
+  entries: SnapEntry[],
+  items: ImageItem[],
+  otherEditIds: string[],
+  family: CacheModel["family"],
+): boolean {
+  const withThem = rewriteChars(entries, [...otherEditIds, ...items.map((i) => i.entryId)], family);
+  const marginal = Math.max(0, withThem - rewriteChars(entries, otherEditIds, family));
+  if (marginal === 0) return true;
+  const saving = items.reduce((n, i) => n + Math.max(0, i.beforeChars - i.afterChars), 0);
+  return saving * sessionRequests(entries) >= REWRITE_FACTOR[family] * marginal;
+}
+
+export function finishRunEnd(input: FinishInput): FinishOutput {
+  const drafts: ContextEditDraft[] = [];
+  const results: RecordResult[] = [];
+  const family = input.family ?? "other";
+  finishLarge(input, drafts, results);
+  finishSmall(input, drafts, results);
+
+  // Exchanges: judged unrelated ones are omitted only when the cache rewrite they add pays off.
+  const exById = new Map(input.plan.exchanges.map((x) => [x.promptId, x]));
+  const verdicts = input.plan.exchangeBatches.flatMap((batch) =>
+    interpretExchanges(outcomeAt(input.outcomes, batch.request), batch.ids, input.config.exchangeOmitThreshold),
+  );
+  const unrelated = verdicts.filter((v) => v.relevant === false).map((v) => exById.get(v.promptId) as Exchange);
+  const inRunImages = input.plan.images.filter((i) => !i.beforePrompt);
+  const otherEditIds = [...drafts.map((d) => d.targetId), ...inRunImages.map((i) => i.entryId)];
+  const gate =
+    input.config.exchangeBreakEven && unrelated.length > 0
+      ? exchangeGate({
+          entries: input.entries,
+          omitted: unrelated,
+          otherEditIds,
+          sessionRequests: sessionRequests(input.entries),
+          minSavingChars: input.config.exchangeMinSavingChars,
+          family,
+        })
+      : { pass: true };
+  const omittedIds = new Set<string>();
+  for (const verdict of verdicts) {
+    const ex = exById.get(verdict.promptId);
+    if (!ex) continue;
+    const omit = verdict.relevant === false && gate.pass;
+    if (omit) {
+      drafts.push(...exchangeDrafts(ex));
+      omittedIds.add(ex.promptId);
+      for (const id of ex.entryIds) omittedIds.add(id);
+    }
+    results.push(exchangeResult(ex, verdict, verdict.relevant === false && !gate.pass));
+  }
+
+  // Old images: in-run ones always go; earlier ones only when their extra rewrite pays off. An image
+  // inside an exchange omitted above is gone with it.
+  const earlier = input.plan.images.filter((i) => i.beforePrompt && !omittedIds.has(i.entryId));
+  const earlierPay =
+    earlier.length === 0 ||
+    !input.config.exchangeBreakEven ||
+    imagesPay(input.entries, earlier, [...otherEditIds, ...omittedIds], family);
+  for (const item of [...(earlierPay ? earlier : []), ...inRunImages]) {
+    if (omittedIds.has(item.entryId)) continue;
+    drafts.push(imageDraft(item));
+    results.push(imageResult(item));
+  }
   return { drafts, results };
 }

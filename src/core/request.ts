@@ -45,12 +45,13 @@ export function chunkId(n: number): string {
   return `chunk_${n}`;
 }
 
-function hasHistory(h: History): boolean {
+/** Whether there is any earlier conversation to show. */
+export function hasHistory(h: History): boolean {
   return h.summary !== undefined || h.firstRequest !== undefined || h.exchanges.length > 0;
 }
 
 /** The earlier conversation with empty parts left out. */
-function earlierConversation(h: History): JsonObject {
+export function earlierConversation(h: History): JsonObject {
   const out: JsonObject = {};
   if (h.summary) out.summary = h.summary;
   if (h.firstRequest) out.first_request = h.firstRequest;
@@ -63,7 +64,7 @@ function outputSize(totalLines: number, segmentIndex: number, segmentCount: numb
   return segmentCount > 1 ? `${lines}, part ${segmentIndex + 1} of ${segmentCount}` : lines;
 }
 
-function bool(instructions: string, yes: string, no: string): BoolQuestion {
+export function bool(instructions: string, yes: string, no: string): BoolQuestion {
   return { type: "bool", instructions, criteria: { true: yes, false: no } };
 }
 

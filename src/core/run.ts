@@ -181,30 +181,46 @@ export function collectRun(entries: SnapEntry[], historyExchanges: number): RunS
 }
 
 export type CandidateConfig = Pick<GuardConfig, "minResultChars" | "excludeTools" | "distillErrors">;
+/** The settings the size-independent candidate rules read. */
+export type CandidateRuleConfig = Pick<GuardConfig, "excludeTools" | "distillErrors">;
 
-/** The candidate rules for one tool result of the run. */
-function isCandidate(e: SnapEntry, config: CandidateConfig, tool: string): boolean {
+/** The candidate rules for one tool result of the run, except its size (large and small outputs share them). */
+export function passesCandidateRules(e: SnapEntry, config: CandidateRuleConfig, tool: string): boolean {
   if (!e.visible || e.role !== "toolResult" || e.images !== 0) return false;
   if (e.isError === true && !config.distillErrors) return false;
-  if (config.excludeTools.includes(tool) || e.text.length < config.minResultChars) return false;
+  if (config.excludeTools.includes(tool)) return false;
   // Our marker means it was distilled already. Any other edit is someone else's: recall returns the raw
   // entry, so whatever that edit added could not be recovered.
   return !e.text.startsWith(GUARD_MARKER) && e.edited !== true;
 }
 
-/** Tool results of the run that the pass may distill. */
-export function collectCandidates(entries: SnapEntry[], span: RunSpan, config: CandidateConfig): Candidate[] {
+/**
+ * Tool results of the run that pass the candidate rules and whose text length is at least `minChars`
+ * and below `maxChars`, matched with their calls.
+ */
+export function collectRunResults(
+  entries: SnapEntry[],
+  span: RunSpan,
+  config: CandidateRuleConfig,
+  minChars: number,
+  maxChars = Number.POSITIVE_INFINITY,
+): Candidate[] {
   const out: Candidate[] = [];
   for (let i = span.startIndex + 1; i < entries.length; i++) {
     const e = entries[i];
-    if (e?.role !== "toolResult") continue;
+    if (e?.role !== "toolResult" || e.text.length < minChars || e.text.length >= maxChars) continue;
     const call = e.toolCallId === undefined ? undefined : span.calls.get(e.toolCallId);
     const tool = e.toolName ?? call?.name ?? "tool";
-    if (!isCandidate(e, config, tool)) continue;
+    if (!passesCandidateRules(e, config, tool)) continue;
     const args = call?.args ?? {};
     out.push({ entryId: e.id, tool, label: toolLabel(tool, args), args, isError: e.isError === true, text: e.text });
   }
   return out;
+}
+
+/** Tool results of the run that the pass may distill. */
+export function collectCandidates(entries: SnapEntry[], span: RunSpan, config: CandidateConfig): Candidate[] {
+  return collectRunResults(entries, span, config, config.minResultChars);
 }
 
 /** Only worth a classifier request when the candidates together are big enough. */

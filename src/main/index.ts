@@ -2,6 +2,7 @@
 // queue and the pure core. Nothing is started in the factory: Pi also runs it for commands that never
 // open a session (e.g. `pi --list-models`).
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { CacheModel } from "../core/break-even.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../core/config.ts";
 import { summarizeRecord } from "../core/record.ts";
 import { currentSavings } from "../core/stats.ts";
@@ -42,6 +43,13 @@ function recordsOnBranch(ctx: ExtensionContext): GuardRecord[] {
     }
   }
   return out;
+}
+
+/** How the main model's prompt cache reacts to an edit. */
+export function cacheFamily(model: { api?: string; provider?: string } | undefined): CacheModel["family"] {
+  if (model?.api === "anthropic-messages") return "anthropic";
+  if (model?.provider === "openai-codex" || model?.api === "openai-codex-responses") return "openai-codex";
+  return "other";
 }
 
 export default function contextGuard(pi: ExtensionAPI): void {
@@ -108,14 +116,15 @@ export default function contextGuard(pi: ExtensionAPI): void {
   pi.on("agent_before_settle", async (event, ctx) => {
     const s = session;
     if (!s || s.closed || event.outcome !== "completed" || !s.config.enabled || !s.passRunner) return;
+    // Without a usable classifier a pass still removes old images, which need no judgment.
     const found = lookup(ctx);
-    if (!found.ok) return;
     const context = event.context.contextEntries as unknown as ProjectedLike[];
     try {
       const entries = s.snapshots.entries(context);
       const result = await distillRunEnd(entries, {
         runner: s.passRunner,
-        classify: piClassify(ctx.modelRegistry, found.model),
+        classify: found.ok ? piClassify(ctx.modelRegistry, found.model) : undefined,
+        family: cacheFamily(ctx.model),
         config: s.config,
         modelRef: found.ref,
         mirror: s.mirror,

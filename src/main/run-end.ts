@@ -1,18 +1,22 @@
 // One run-end pass: the plan and the rendering run in the worker pool, the classifier requests go
 // through the queue in between. Only data crosses threads, and after the first pass only new entries.
 import { randomUUID } from "node:crypto";
+import type { CacheModel } from "../core/break-even.ts";
 import type { GuardConfig } from "../core/config.ts";
-import type { PassPlan } from "../core/pass.ts";
 import { buildRecord, recordDraft } from "../core/record.ts";
 import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../core/types.ts";
-import { type ClassifyFn, classifyAll } from "./classify-queue.ts";
+import type { PlanSummary } from "../workers/tasks.ts";
+import { type ClassifyFn, classifyAll, type QueueResult } from "./classify-queue.ts";
 import type { TaskRunner } from "./pool.ts";
 import type { Validation } from "./validate.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
 
 export interface RunEndDeps {
   runner: TaskRunner;
-  classify: ClassifyFn;
+  /** Absent when the classifier is unavailable: then only what needs no classifier (old images) is done. */
+  classify?: ClassifyFn;
+  /** How the main model's prompt cache reacts to edits (for the break-even gates). */
+  family?: CacheModel["family"];
   config: GuardConfig;
   modelRef: string;
   /** What the pass worker already holds; without one every entry is sent. */
@@ -27,7 +31,7 @@ export type RunEndResult =
   | { status: "skipped"; reason: string }
   | { status: "done"; edits: ContextEditDraft[]; record: GuardRecord; recordDraft: CustomDraft };
 
-async function planInWorker(entries: SnapEntry[], deps: RunEndDeps, passId: string): Promise<PassPlan> {
+async function planInWorker(entries: SnapEntry[], deps: RunEndDeps, passId: string): Promise<PlanSummary> {
   const mirror = deps.mirror ?? new WorkerMirror();
   for (let attempt = 0; attempt < 2; attempt++) {
     const sync = mirror.prepare(entries);
@@ -46,12 +50,17 @@ export async function distillRunEnd(entries: SnapEntry[], deps: RunEndDeps): Pro
   const passId = randomUUID();
   const plan = await planInWorker(entries, deps, passId);
   if (plan.status === "skip") return { status: "skipped", reason: plan.reason };
-  deps.onJudging?.();
-  const queued = await classifyAll(plan.requests, deps.classify, {
-    concurrency: config.concurrency,
-    timeoutMs: config.timeoutMs,
-  });
-  const finished = await deps.runner.run("finish", { passId, outcomes: queued.outcomes, config });
+  if (!deps.classify && plan.images === 0) return { status: "skipped", reason: "no classifier" };
+  if (deps.classify && plan.requests.length > 0) deps.onJudging?.();
+  const queued: QueueResult = deps.classify
+    ? await classifyAll(plan.requests, deps.classify, { concurrency: config.concurrency, timeoutMs: config.timeoutMs })
+    : {
+        outcomes: plan.requests.map(() => ({ status: "error" as const, error: "no classifier" })),
+        sent: 0,
+        ms: 0,
+        timedOut: false,
+      };
+  const finished = await deps.runner.run("finish", { passId, outcomes: queued.outcomes, config, family: deps.family });
   let edits = finished.drafts;
   let results = finished.results;
   if (deps.validate) {

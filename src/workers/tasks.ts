@@ -1,9 +1,16 @@
 // Pool task entry points. Each export is a plain function, so the same code runs in a worker
 // (Piscina/Tinypool select it by name) or inline (library use, benchmarks).
 
-import type { FinishInput } from "../core/pass.ts";
-import { type FinishOutput, finishRunEnd, type PassPlan, type PlanConfig, planRunEnd } from "../core/pass.ts";
-import type { ClassifierOutcome } from "../core/types.ts";
+import type { CacheModel } from "../core/break-even.ts";
+import {
+  type FinishConfig,
+  type FinishOutput,
+  finishRunEnd,
+  type PlanConfig,
+  planRunEnd,
+  type RunPlan,
+} from "../core/pass.ts";
+import type { ClassifierOutcome, SnapEntry } from "../core/types.ts";
 import { type RecallTaskInput, type RecallTaskOutput, recallText } from "./recall-task.ts";
 import { type SyncInput, syncEntries } from "./session-store.ts";
 
@@ -14,10 +21,16 @@ export interface PlanTaskInput {
   passId: string;
 }
 
-export type PlanTaskOutput = { storeId: string; missing: string[] } | { storeId: string; plan: PassPlan };
+/** What the main thread needs of a plan: the requests to send. The rest stays in the worker for `finish`. */
+export type PlanSummary =
+  | { status: "skip"; reason: string }
+  | { status: "run"; requests: RunPlan["requests"]; kinds: RunPlan["kinds"]; images: number };
+
+export type PlanTaskOutput = { storeId: string; missing: string[] } | { storeId: string; plan: PlanSummary };
 
 interface HeldPass {
-  plan: Extract<PassPlan, { status: "run" }>;
+  plan: RunPlan;
+  entries: SnapEntry[];
   texts: string[];
 }
 
@@ -31,16 +44,22 @@ export function plan(input: PlanTaskInput): PlanTaskOutput {
   const result = planRunEnd(synced.entries, input.config);
   if (result.status === "run") {
     const byId = new Map(synced.entries.map((e) => [e.id, e.text]));
-    held.set(input.passId, { plan: result, texts: result.candidates.map((c) => byId.get(c.entryId) ?? "") });
+    const texts = result.candidates.map((c) => byId.get(c.entryId) ?? "");
+    held.set(input.passId, { plan: result, entries: synced.entries, texts });
     while (held.size > MAX_HELD) held.delete(held.keys().next().value as string);
   }
-  return { storeId: synced.storeId, plan: result };
+  const summary: PlanSummary =
+    result.status === "run"
+      ? { status: "run", requests: result.requests, kinds: result.kinds, images: result.images.length }
+      : result;
+  return { storeId: synced.storeId, plan: summary };
 }
 
 export interface FinishTaskInput {
   passId: string;
   outcomes: ClassifierOutcome[];
-  config: FinishInput["config"];
+  config: FinishConfig;
+  family?: CacheModel["family"];
 }
 
 export function finish(input: FinishTaskInput): FinishOutput {
@@ -48,11 +67,12 @@ export function finish(input: FinishTaskInput): FinishOutput {
   if (!pass) throw new Error("the pass worker was replaced during the pass; nothing is changed");
   held.delete(input.passId);
   return finishRunEnd({
-    candidates: pass.plan.candidates,
+    plan: pass.plan,
+    entries: pass.entries,
     texts: pass.texts,
     outcomes: input.outcomes,
-    citedFiles: pass.plan.citedFiles,
     config: input.config,
+    family: input.family,
   });
 }
 
