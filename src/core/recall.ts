@@ -112,3 +112,39 @@ export function renderWindow(input: WindowInput): WindowOutput {
   }
   return { text: out.join("\n"), shown, truncated: more };
 }
+
+/** One raw entry of an omitted exchange, as recall shows it. */
+export interface TranscriptEntry {
+  id: string;
+  role: string;
+  text: string;
+  images: number;
+  toolCalls?: Array<{ name: string; args: unknown }>;
+  toolName?: string;
+  customType?: string;
+}
+
+function argsJson(args: unknown): string {
+  try {
+    return JSON.stringify(args) ?? "{}";
+  } catch {
+    return "{}";
+  }
+}
+
+/** The transcript of an omitted exchange: its prompt and exactly the entries the omission hid. */
+export function exchangeTranscript(entries: readonly TranscriptEntry[]): string {
+  const parts: string[] = [];
+  for (const e of entries) {
+    if (e.role === "user") parts.push(`## user\n${e.text}${e.images ? `\n[${e.images} image(s) attached below]` : ""}`);
+    else if (e.role === "assistant") {
+      const calls = (e.toolCalls ?? []).map((c) => `[tool call] ${c.name} ${argsJson(c.args)}`);
+      parts.push(["## assistant", e.text, ...calls].filter((s) => s !== "").join("\n"));
+    } else if (e.role === "toolResult") {
+      const images = e.images ? `\n[${e.images} image(s): recall({"entryId":"${e.id}"}) shows them]` : "";
+      parts.push(`## tool result (${e.toolName ?? "tool"})\n${e.text}${images}`);
+    } else if (e.role === "custom") parts.push(`## custom message (${e.customType ?? "custom"})\n${e.text}`);
+    else parts.push(`## ${e.role}\n${e.text}`);
+  }
+  return parts.join("\n\n");
+}

@@ -50,6 +50,6 @@ export function summarizeRecord(record: GuardRecord): string[] {
     const size = `${formatCount(r.beforeChars)}→${formatCount(r.afterChars)} chars`;
     // Records are read back from session files, where an older or damaged one may lack traces.
     const traces = Array.isArray(r.jev) && r.jev.length > 0 ? ` ${r.jev.join(" | ")}` : "";
-    return `${r.label}: ${r.outcome} ${size} (${r.reason})${traces}`;
+    return `[${r.kind ?? "large"}] ${r.label}: ${r.outcome} ${size} (${r.reason})${traces}`;
   });
 }

@@ -49,6 +49,8 @@ export interface SnapEntry {
   rawText?: string;
   /** Raw image count, only when `edited`. */
   rawImages?: number;
+  /** Raw images' heads, only when `edited` and the raw entry has images. */
+  rawImageHeads?: ImageHead[];
   /** Compaction and branch summaries: their summary text. */
   summary?: string;
   /** custom_message / custom entries. */

@@ -5,7 +5,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { CacheModel } from "../core/break-even.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../core/config.ts";
 import { summarizeRecord } from "../core/record.ts";
-import { currentSavings } from "../core/stats.ts";
+import { currentSavings, lifetime } from "../core/stats.ts";
 import { formatCount } from "../core/text.ts";
 import { type GuardRecord, RECORD_TYPE } from "../core/types.ts";
 import { type ClassifierLookup, findClassifier, piClassify } from "./classifier.ts";
@@ -35,14 +35,14 @@ function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
   return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
 }
 
-function recordsOnBranch(ctx: ExtensionContext): GuardRecord[] {
-  const out: GuardRecord[] = [];
-  for (const entry of ctx.sessionManager.getBranch()) {
-    if (entry.type === "custom" && entry.customType === RECORD_TYPE && entry.data && typeof entry.data === "object") {
-      out.push(entry.data as GuardRecord);
+function lastRecord(branch: ReturnType<ExtensionContext["sessionManager"]["getBranch"]>): GuardRecord | undefined {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const entry = branch[i];
+    if (entry?.type === "custom" && entry.customType === RECORD_TYPE && entry.data && typeof entry.data === "object") {
+      return entry.data as GuardRecord;
     }
   }
-  return out;
+  return undefined;
 }
 
 /** How the main model's prompt cache reacts to an edit. */
@@ -63,7 +63,11 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const found = lookup(ctx);
     if (!found.ok) return { kind: "unavailable", lookup: found };
     if (session.busy) return { kind: "busy" };
-    return { kind: "ready", savings: currentSavings(session.snapshots.entries(projectedEntries(ctx))) };
+    return {
+      kind: "ready",
+      savings: currentSavings(session.snapshots.entries(projectedEntries(ctx))),
+      lifetime: lifetime(ctx.sessionManager.getBranch()),
+    };
   };
 
   const draw = (ctx: ExtensionContext) => {
@@ -220,16 +224,16 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const s = session as Session;
     const found = lookup(ctx);
     const savings = currentSavings(s.snapshots.entries(projectedEntries(ctx)));
-    const records = recordsOnBranch(ctx);
-    const runs = records.filter((r) => r.phase !== "mid-run").length;
-    const requests = records.reduce((n, r) => n + (r.requests ?? 0), 0);
-    const cost = records.reduce((n, r) => n + (r.costUsd ?? 0), 0);
+    const branch = ctx.sessionManager.getBranch();
+    const life = lifetime(branch);
+    const c = s.config;
     const lines = [
-      `context-guard ${s.config.enabled ? "on" : "off"} · model ${s.config.model}${found.ok ? "" : ` (${statusText({ kind: "unavailable", lookup: found }).slice(3)})`}`,
-      `saved on this branch: ${formatCount(savings.chars)} chars (≈${formatCount(savings.chars / 4)} tokens) in ${savings.items} item(s)`,
-      `classifier: ${runs} run(s), ${requests} request(s), $${cost.toFixed(4)}`,
+      `context-guard ${c.enabled ? "on" : "off"} · model ${c.model}${found.ok ? "" : ` (${statusText({ kind: "unavailable", lookup: found }).slice(3)})`}`,
+      `saved on this branch: ${formatCount(savings.chars)} chars (≈${formatCount(savings.chars / 4)} tokens) in ${savings.items} item(s); lifetime Σ ${formatCount(life.savedChars)} chars${life.compacted ? " (some before a compaction)" : ""}`,
+      `classifier: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
+      `old exchanges: ${c.pruneExchanges ? `judged (gate ${c.exchangeBreakEven ? "on" : "off"})` : "off"} · small outputs: ${c.smallResultMinChars > 0 ? `from ${c.smallResultMinChars} chars` : "off"} · images kept ${c.imageKeepTurns} turns`,
     ];
-    const last = records.at(-1);
+    const last = lastRecord(branch);
     if (last) {
       lines.push(`last pass (${last.phase}, ${last.ms} ms${last.timedOut ? ", timed out" : ""}):`);
       lines.push(...summarizeRecord(last).map((l) => `  ${l}`));

@@ -3,7 +3,8 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { z } from "zod";
-import { RECALL_MAX_PATTERN } from "../core/recall.ts";
+import { exchangeTranscript, RECALL_MAX_PATTERN, type TranscriptEntry } from "../core/recall.ts";
+import { type GuardRecord, RECORD_TYPE } from "../core/types.ts";
 import type { TaskRunner } from "./pool.ts";
 import { readContent } from "./snapshot.ts";
 

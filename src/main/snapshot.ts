@@ -111,6 +111,7 @@ function build(entry: ProjectedLike, first: MessageLike | undefined): SnapEntry 
     snap.edited = true;
     snap.rawText = rawContent.text;
     snap.rawImages = rawContent.images;
+    if (rawContent.imageHeads.length) snap.rawImageHeads = rawContent.imageHeads;
   }
   return snap;
 }

@@ -1,13 +1,12 @@
 // Footer texts. Kept apart from the hooks so every state has one place that names it.
-import type { Savings } from "../core/stats.ts";
-import { savingsText } from "../core/stats.ts";
+import { type Lifetime, type Savings, savingsText } from "../core/stats.ts";
 import type { ClassifierLookup } from "./classifier.ts";
 
 export type GuardState =
   | { kind: "off" }
   | { kind: "unavailable"; lookup: Extract<ClassifierLookup, { ok: false }> }
   | { kind: "busy" }
-  | { kind: "ready"; savings: Savings };
+  | { kind: "ready"; savings: Savings; lifetime?: Lifetime };
 
 export function statusText(state: GuardState): string {
   switch (state.kind) {
@@ -19,6 +18,6 @@ export function statusText(state: GuardState): string {
       if (state.lookup.problem === "no-key") return `🛡 no ${state.lookup.provider} key`;
       return "🛡 Jev model not found";
     case "ready":
-      return savingsText(state.savings);
+      return savingsText(state.savings, state.lifetime);
   }
 }
