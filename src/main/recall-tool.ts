@@ -62,20 +62,17 @@ export async function executeRecall(
 ): Promise<{ content: Array<{ type: "text"; text: string } | ImageBlock>; details: Record<string, unknown> }> {
   const args = parseRecallArgs(raw);
   const hint = 'Use the entryId from a [context-guard] note, e.g. recall({"entryId":"3f9c2a1b"}).';
-  const entry = ctx.sessionManager.getEntry(args.entryId);
-  const onBranch = entry && ctx.sessionManager.getBranch().some((e) => e.id === args.entryId);
-  if (!entry || !onBranch) throw new RecallError(`recall: no entry "${args.entryId}" on this branch. ${hint}`);
-  const message =
-    entry.type === "message" ? (entry.message as { role?: string; content?: unknown; toolName?: string }) : undefined;
-  if (message?.role !== "toolResult") {
-    throw new RecallError(`recall: entry "${args.entryId}" is not a tool output. ${hint}`);
+  const branch = ctx.sessionManager.getBranch() as unknown as BranchEntry[];
+  const index = branch.findIndex((e) => e.id === args.entryId);
+  const entry = branch[index];
+  if (!entry) throw new RecallError(`recall: no entry "${args.entryId}" on this branch. ${hint}`);
+  const message = entry.type === "message" ? entry.message : undefined;
+  if (message?.role !== "toolResult" && message?.role !== "user") {
+    throw new RecallError(`recall: entry "${args.entryId}" is neither a tool output nor an earlier prompt. ${hint}`);
   }
   const runner = deps.runner();
   if (!runner) throw new RecallError("recall: context-guard is not running in this session");
-  const { text } = readContent(message.content);
-  const images = Array.isArray(message.content)
-    ? (message.content as Array<{ type?: string }>).filter((b): b is ImageBlock => b?.type === "image")
-    : [];
+  const { text, images } = message.role === "user" ? exchangeOf(branch, index) : outputOf(message);
   const timeoutMs = deps.timeoutMs();
   // The sandbox stops the regex itself; the abort is the backstop that kills the worker if it does not.
   const hardStop = AbortSignal.timeout(timeoutMs + 2000);
@@ -106,4 +103,75 @@ export async function executeRecall(
     content,
     details: { entryId: args.entryId, tool: message.toolName, shown: out.shown, truncated: out.truncated },
   };
+}
+
+interface RawMessage {
+  role?: string;
+  content?: unknown;
+  toolName?: string;
+}
+
+interface BranchEntry {
+  id: string;
+  type: string;
+  message?: RawMessage;
+  customType?: string;
+  content?: unknown;
+  data?: unknown;
+}
+
+const imagesOf = (content: unknown): ImageBlock[] =>
+  Array.isArray(content)
+    ? (content as Array<{ type?: string }>).filter((b): b is ImageBlock => b?.type === "image")
+    : [];
+
+function outputOf(message: RawMessage): { text: string; images: ImageBlock[] } {
+  return { text: readContent(message.content).text, images: imagesOf(message.content) };
+}
+
+/** The entries an omission hid, from the latest record that omitted this exchange. */
+function omittedIds(branch: BranchEntry[], promptId: string): Set<string> | undefined {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const e = branch[i] as BranchEntry;
+    if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
+    const result = (e.data as GuardRecord | undefined)?.results?.find(
+      (r) => r.kind === "exchange" && r.entryId === promptId && Array.isArray(r.omitted),
+    );
+    if (result?.omitted) return new Set(result.omitted);
+  }
+  return undefined;
+}
+
+function toTranscriptEntry(e: BranchEntry): TranscriptEntry | undefined {
+  if (e.type === "custom_message") {
+    const c = readContent(e.content);
+    return { id: e.id, role: "custom", text: c.text, images: c.images, customType: e.customType };
+  }
+  if (e.type !== "message" || !e.message?.role) return undefined;
+  const c = readContent(e.message.content);
+  return {
+    id: e.id,
+    role: e.message.role,
+    text: c.text,
+    images: c.images,
+    toolCalls: c.toolCalls,
+    toolName: e.message.toolName,
+  };
+}
+
+/** A prompt's exchange: exactly the entries a record omitted, else everything up to the next prompt. */
+function exchangeOf(branch: BranchEntry[], index: number): { text: string; images: ImageBlock[] } {
+  const prompt = branch[index] as BranchEntry;
+  const listed = omittedIds(branch, prompt.id);
+  const picked: BranchEntry[] = [prompt];
+  for (let i = index + 1; i < branch.length; i++) {
+    const e = branch[i] as BranchEntry;
+    if (listed) {
+      if (listed.has(e.id)) picked.push(e);
+    } else if (e.type === "message" && e.message?.role === "user") break;
+    else picked.push(e);
+  }
+  const entries = picked.map(toTranscriptEntry).filter((e): e is TranscriptEntry => e !== undefined);
+  const images = picked.filter((e) => e.message?.role === "user").flatMap((e) => imagesOf(e.message?.content));
+  return { text: exchangeTranscript(entries), images };
 }

@@ -1,9 +1,8 @@
 // Pi drops every extension's drafts when one is invalid, so each of ours is checked against the
 // context it will be applied to before it is returned.
+import { imageChars } from "../core/size.ts";
 import type { ContextEditDraft } from "../core/types.ts";
 import { type ProjectedLike, readContent } from "./snapshot.ts";
-
-const EDITABLE_ROLES = new Set(["user", "toolResult"]);
 
 export interface Validation {
   valid: ContextEditDraft[];
@@ -16,26 +15,48 @@ function rawOf(entry: ProjectedLike["sourceEntry"]): { role?: string; content?: 
   return undefined;
 }
 
+/** Context size of a content: text plus images by the size model. */
+function sizeOf(content: unknown): number {
+  const c = readContent(content);
+  return c.text.length + c.imageHeads.reduce((n, head) => n + imageChars(head), 0);
+}
+
+const replacementSize = (draft: ContextEditDraft) =>
+  draft.replacement === null ? 0 : draft.replacement.content.reduce((n, block) => n + block.text.length, 0);
+
+/**
+ * Checks every draft: the target is a message on this context, assistant content is never replaced,
+ * no target is edited twice, and each edit makes the context smaller. A prompt's stub counts together
+ * with the entries of its exchange that the same set omits.
+ */
 export function validateEdits(drafts: readonly ContextEditDraft[], context: readonly ProjectedLike[]): Validation {
-  const byId = new Map<string, ProjectedLike>();
-  for (const entry of context) byId.set(entry.sourceEntry.id, entry);
+  const index = new Map<string, number>();
+  context.forEach((entry, i) => index.set(entry.sourceEntry.id, i));
+  const omitted = new Set(drafts.filter((d) => d.replacement === null).map((d) => d.targetId));
   const valid: ContextEditDraft[] = [];
   const dropped: Validation["dropped"] = [];
   const seen = new Set<string>();
   for (const draft of drafts) {
-    const target = byId.get(draft.targetId);
+    const at = index.get(draft.targetId);
+    const target = at === undefined ? undefined : context[at];
     const raw = target ? rawOf(target.sourceEntry) : undefined;
     let why: string | undefined;
-    if (!target) why = "target is not in the context";
+    if (!target || at === undefined) why = "target is not in the context";
     else if (!raw?.role) why = "target is not a message";
     else if (seen.has(draft.targetId)) why = "second edit of the same target";
-    else if (draft.replacement !== null && !EDITABLE_ROLES.has(raw.role) && raw.role !== "custom") {
+    else if (draft.replacement !== null && raw.role !== "user" && raw.role !== "toolResult" && raw.role !== "custom") {
       // Replacing assistant content would drop its thinking, signatures and tool calls.
       why = `the guard never replaces ${raw.role} content`;
     } else if (draft.replacement !== null) {
-      const before = readContent(raw.content).text.length;
-      const after = draft.replacement.content.reduce((n, block) => n + block.text.length, 0);
-      if (after >= before) why = "replacement is not shorter than the original";
+      let before = sizeOf(raw.content);
+      if (raw.role === "user") {
+        for (let i = at + 1; i < context.length; i++) {
+          const next = rawOf((context[i] as ProjectedLike).sourceEntry);
+          if (next?.role === "user") break;
+          if (omitted.has((context[i] as ProjectedLike).sourceEntry.id)) before += sizeOf(next?.content);
+        }
+      }
+      if (replacementSize(draft) >= before) why = "replacement is not shorter than the original";
     }
     if (why) dropped.push({ draft, why });
     else {
