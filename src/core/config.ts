@@ -33,6 +33,13 @@ export const CONFIG_SCHEMA = {
   exchangeOmitThreshold: prob,
   exchangeBreakEven: z.boolean(),
   exchangeMinSavingChars: int(0, 10_000_000),
+  midRun: z.boolean(),
+  midRunMinAgeTurns: int(1, 100),
+  midRunBatchChars: int(0, 100_000_000),
+  midRunBatchCharsOpenAI: int(0, 100_000_000),
+  midRunChunkKeepThreshold: prob,
+  midRunBreakEven: z.boolean(),
+  pinAnthropicCache: z.boolean(),
 } as const;
 
 export type GuardConfig = { [K in keyof typeof CONFIG_SCHEMA]: z.infer<(typeof CONFIG_SCHEMA)[K]> };
@@ -64,6 +71,13 @@ export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
   exchangeOmitThreshold: 0.2,
   exchangeBreakEven: true,
   exchangeMinSavingChars: 8000,
+  midRun: true,
+  midRunMinAgeTurns: 4,
+  midRunBatchChars: 60_000,
+  midRunBatchCharsOpenAI: 60_000,
+  midRunChunkKeepThreshold: 0.6,
+  midRunBreakEven: true,
+  pinAnthropicCache: true,
 });
 
 export const CONFIG_KEYS = Object.keys(CONFIG_SCHEMA) as Array<keyof GuardConfig>;

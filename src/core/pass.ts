@@ -1,9 +1,19 @@
 // A run-end pass in two pure halves, so the CPU work can run off the main thread:
-// planRunEnd (snapshot → run span → items of every kind → classifier requests) and
-// finishRunEnd (classifier outcomes → decisions → edits and record results).
+// planRunEnd / planCheckpoint (snapshot → run span → items of every kind → classifier requests) and
+// finishPass (classifier outcomes → decisions → edits and record results).
 // Between them the caller sends all requests through one limiter under one deadline.
 
 import { type CacheModel, exchangeGate, REWRITE_FACTOR, rewriteChars, sessionRequests } from "./break-even.ts";
+import {
+  type CheckpointBatch,
+  type CheckpointCacheView,
+  checkpointMemo,
+  decideCheckpoint,
+  eligibleAtCheckpoint,
+  laterCalls,
+  runTurns,
+} from "./checkpoint.ts";
+import { buildCheckpointRequest } from "./checkpoint-request.ts";
 import { chunkOutput, isGrepStyle, segmentChunks } from "./chunk.ts";
 import type { GuardConfig } from "./config.ts";
 import { citedFiles, decideResult } from "./decide.ts";
@@ -19,7 +29,7 @@ import {
 import { collectImages, type ImageItem, imageDraft, imageResult } from "./images.ts";
 import { interpret, oversizeDecision } from "./interpret.ts";
 import { buildRunEndRequest } from "./request.ts";
-import { collectCandidates, collectRun, runWorthDistilling } from "./run.ts";
+import { collectCandidates, collectRun, isUserMessage, runWorthDistilling } from "./run.ts";
 import { buildSmallRequests, collectSmall, interpretSmall, type SmallItem, smallDraft, smallResult } from "./small.ts";
 import { supersededIn } from "./superseded.ts";
 import { countLines } from "./text.ts";
@@ -30,6 +40,7 @@ import type {
   ClassifierRequest,
   ContextEditDraft,
   RecordResult,
+  RunSpan,
   SegmentDecision,
   SnapEntry,
 } from "./types.ts";
@@ -68,6 +79,7 @@ export interface PlannedBatch {
 
 export interface RunPlan {
   status: "run";
+  phase: "run-end" | "mid-run";
   promptId: string;
   /** Index of the run's prompt in the snapshot. */
   promptIndex: number;
@@ -102,15 +114,22 @@ function withoutText(chunk: Chunk): ChunkMeta {
   return meta;
 }
 
-function planLarge(
-  entries: SnapEntry[],
-  span: NonNullable<ReturnType<typeof collectRun>>,
+/** Builds the request for one segment of one output (run end or checkpoint wording). */
+type SegmentRequestBuilder = (
+  candidate: Candidate,
+  chunks: Chunk[],
+  segmentIndex: number,
+  segmentCount: number,
+  totalLines: number,
+) => ClassifierRequest;
+
+function planOutputs(
+  found: Candidate[],
+  build: SegmentRequestBuilder,
   config: PlanConfig,
   requests: ClassifierRequest[],
   kinds: ItemKind[],
-): { candidates: PlannedCandidate[]; citedFiles: string[] } {
-  const found = collectCandidates(entries, span, config);
-  if (!runWorthDistilling(found, config.minRunChars)) return { candidates: [], citedFiles: [] };
+): { candidates: PlannedCandidate[]; files: Set<string> } {
   const candidates: PlannedCandidate[] = [];
   const files = new Set<string>();
   for (const candidate of found) {
@@ -118,6 +137,8 @@ function planLarge(
     const chunks = chunkOutput(candidate.text, grep);
     const segments = segmentChunks(chunks, config.maxSegmentChars, config.maxChunksPerSegment);
     const sendable = segments.filter((s) => !s.oversize).length;
+    // An output whose every chunk is too big for a request is never judged.
+    if (sendable === 0) continue;
     const totalLines = countLines(candidate.text);
     const planned: PlannedSegment[] = [];
     let sentIndex = 0;
@@ -127,21 +148,10 @@ function planLarge(
         planned.push({ chunkNumbers, oversize: true });
         continue;
       }
-      requests.push(
-        buildRunEndRequest({
-          span,
-          candidate,
-          chunks: segment.chunks,
-          segmentIndex: sentIndex++,
-          segmentCount: sendable,
-          totalLines,
-        }),
-      );
+      requests.push(build(candidate, segment.chunks, sentIndex++, sendable, totalLines));
       kinds.push("large");
       planned.push({ chunkNumbers, oversize: false, request: requests.length - 1 });
     }
-    // An output whose every chunk is too big for a request is never judged.
-    if (sendable === 0) continue;
     if (grep) for (const chunk of chunks) for (const f of chunk.files ?? []) files.add(f);
     candidates.push({
       entryId: candidate.entryId,
@@ -155,6 +165,21 @@ function planLarge(
       segments: planned,
     });
   }
+  return { candidates, files };
+}
+
+function planLarge(
+  entries: SnapEntry[],
+  span: RunSpan,
+  config: PlanConfig,
+  requests: ClassifierRequest[],
+  kinds: ItemKind[],
+): { candidates: PlannedCandidate[]; citedFiles: string[] } {
+  const found = collectCandidates(entries, span, config);
+  if (!runWorthDistilling(found, config.minRunChars)) return { candidates: [], citedFiles: [] };
+  const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) =>
+    buildRunEndRequest({ span, candidate, chunks, segmentIndex, segmentCount, totalLines });
+  const { candidates, files } = planOutputs(found, build, config, requests, kinds);
   const cited = config.keepCitedFiles ? citedFiles(span.answer, [...files]) : [];
   return { candidates, citedFiles: cited };
 }
@@ -201,6 +226,7 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
   if (requests.length === 0 && images.length === 0) return { status: "skip", reason: "nothing to judge" };
   return {
     status: "run",
+    phase: "run-end",
     promptId: span.promptId,
     promptIndex: span.startIndex,
     candidates: large.candidates,
@@ -210,6 +236,93 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
     exchanges,
     exchangeBatches,
     images,
+    requests,
+    kinds,
+  };
+}
+
+/** The call id behind each tool result of the run (for the age rule). */
+function resultCalls(entries: readonly SnapEntry[], from: number): Map<string, string> {
+  const out = new Map<string, string>();
+  for (let i = from; i < entries.length; i++) {
+    const e = entries[i] as SnapEntry;
+    if (e.role === "toolResult" && e.toolCallId) out.set(e.id, e.toolCallId);
+  }
+  return out;
+}
+
+/**
+ * A mid-run checkpoint: older outputs of the running run not judged yet, old exchanges not judged in
+ * this run, and old images, if together they reach the batch size and the edit pays for its cache rewrite.
+ */
+export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: CheckpointCacheView): PassPlan {
+  const span = collectRun(entries, config.historyExchanges);
+  if (!span) return { status: "skip", reason: "no run" };
+  const turns = runTurns(entries, span);
+  const memo = checkpointMemo(entries, span.startIndex);
+  const calls = resultCalls(entries, span.startIndex + 1);
+  const eligible = (item: { entryId: string; tool: string }) =>
+    eligibleAtCheckpoint({ ...item, callId: calls.get(item.entryId) }, turns, memo, config.midRunMinAgeTurns);
+  const superseded = supersededIn(entries, span);
+  const large = collectCandidates(entries, span, config).filter(eligible);
+  const small = collectSmall(entries, span, config, superseded).filter(eligible);
+  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex));
+  const images = collectImages(entries, config.imageKeepTurns, span.startIndex);
+  const batch: CheckpointBatch = {
+    outputIds: [...large.map((c) => c.entryId), ...small.map((i) => i.entryId)],
+    outputChars: large.reduce((n, c) => n + c.text.length, 0) + small.reduce((n, i) => n + i.chars, 0),
+    exchanges,
+    exchangeChars: exchanges.reduce((n, x) => n + Math.max(0, x.chars - x.stub.length), 0),
+    images,
+    imageChars: images.reduce((n, i) => n + Math.max(0, i.beforeChars - i.afterChars), 0),
+  };
+  let lastUser = -1;
+  for (let i = entries.length - 1; i >= 0 && lastUser < 0; i--) if (isUserMessage(entries[i])) lastUser = i;
+  const decision = decideCheckpoint(entries, batch, turns.current, lastUser, config, view);
+  if (!decision.run) return { status: "skip", reason: decision.reason };
+
+  const requests: ClassifierRequest[] = [];
+  const kinds: ItemKind[] = [];
+  const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
+  const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) =>
+    buildCheckpointRequest({
+      span,
+      candidate,
+      chunks,
+      segmentIndex,
+      segmentCount,
+      totalLines,
+      laterCalls: laterCalls(turns, calls.get(candidate.entryId)),
+      superseded: superseded.get(candidate.entryId),
+    });
+  const { candidates } = planOutputs(large, build, config, requests, kinds);
+  const smallBatches = pushBatches(
+    buildSmallRequests(small, span, "mid-run", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
+    "small",
+    requests,
+    kinds,
+  );
+  const exchangeBatches = pushBatches(
+    buildExchangeRequests(decision.batch.exchanges, span, "mid-run", limits).map((r) => ({
+      request: r.request,
+      ids: r.promptIds,
+    })),
+    "exchange",
+    requests,
+    kinds,
+  );
+  return {
+    status: "run",
+    phase: "mid-run",
+    promptId: span.promptId,
+    promptIndex: span.startIndex,
+    candidates,
+    citedFiles: [],
+    small,
+    smallBatches,
+    exchanges: decision.batch.exchanges,
+    exchangeBatches,
+    images: decision.batch.images,
     requests,
     kinds,
   };
@@ -227,6 +340,7 @@ export type FinishConfig = Pick<
   | "exchangeOmitThreshold"
   | "exchangeBreakEven"
   | "exchangeMinSavingChars"
+  | "midRunChunkKeepThreshold"
 >;
 
 export interface FinishInput {
@@ -255,6 +369,10 @@ const outcomeAt = (outcomes: ClassifierOutcome[], i: number | undefined): Classi
   (i === undefined ? undefined : outcomes[i]) ?? { status: "timeout" };
 
 function finishLarge(input: FinishInput, drafts: ContextEditDraft[], results: RecordResult[]): void {
+  const thresholds =
+    input.plan.phase === "mid-run"
+      ? { ...input.config, chunkKeepThreshold: input.config.midRunChunkKeepThreshold }
+      : input.config;
   input.plan.candidates.forEach((planned, i) => {
     const text = input.texts[i] ?? "";
     if (text.length !== planned.chars) throw new Error(`output of ${planned.entryId} changed during the pass`);
@@ -262,7 +380,7 @@ function finishLarge(input: FinishInput, drafts: ContextEditDraft[], results: Re
     const decisions: SegmentDecision[] = planned.segments.map((segment) =>
       segment.oversize || segment.request === undefined
         ? oversizeDecision(segment.chunkNumbers)
-        : interpret(outcomeAt(input.outcomes, segment.request), segment.chunkNumbers, input.config),
+        : interpret(outcomeAt(input.outcomes, segment.request), segment.chunkNumbers, thresholds),
     );
     const decision = decideResult({
       candidate: {
@@ -333,7 +451,8 @@ function imagesPay(
   return saving * sessionRequests(entries) >= REWRITE_FACTOR[family] * marginal;
 }
 
-export function finishRunEnd(input: FinishInput): FinishOutput {
+/** Decisions, edits and record results for a planned pass (run end or checkpoint). */
+export function finishPass(input: FinishInput): FinishOutput {
   const drafts: ContextEditDraft[] = [];
   const results: RecordResult[] = [];
   const family = input.family ?? "other";
@@ -349,7 +468,7 @@ export function finishRunEnd(input: FinishInput): FinishOutput {
   const inRunImages = input.plan.images.filter((i) => !i.beforePrompt);
   const otherEditIds = [...drafts.map((d) => d.targetId), ...inRunImages.map((i) => i.entryId)];
   const gate =
-    input.config.exchangeBreakEven && unrelated.length > 0
+    input.plan.phase === "run-end" && input.config.exchangeBreakEven && unrelated.length > 0
       ? exchangeGate({
           entries: input.entries,
           omitted: unrelated,
@@ -377,6 +496,7 @@ export function finishRunEnd(input: FinishInput): FinishOutput {
   const earlier = input.plan.images.filter((i) => i.beforePrompt && !omittedIds.has(i.entryId));
   const earlierPay =
     earlier.length === 0 ||
+    input.plan.phase === "mid-run" ||
     !input.config.exchangeBreakEven ||
     imagesPay(input.entries, earlier, [...otherEditIds, ...omittedIds], family);
   for (const item of [...(earlierPay ? earlier : []), ...inRunImages]) {

@@ -1,7 +1,7 @@
 // The Pi extension: wires hooks, the recall tool, /guard and the footer to the pool, the classifier
 // queue and the pure core. Nothing is started in the factory: Pi also runs it for commands that never
 // open a session (e.g. `pi --list-models`).
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { CacheModel } from "../core/break-even.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../core/config.ts";
 import { summarizeRecord } from "../core/record.ts";
@@ -11,7 +11,7 @@ import { type GuardRecord, RECORD_TYPE } from "../core/types.ts";
 import { type ClassifierLookup, findClassifier, piClassify } from "./classifier.ts";
 import { createTaskRunner, type TaskRunner } from "./pool.ts";
 import { executeRecall, RECALL_PARAMETERS } from "./recall-tool.ts";
-import { distillRunEnd } from "./run-end.ts";
+import { type PassOptions, runPass } from "./run-end.ts";
 import { loadSettings, saveSetting } from "./settings.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type GuardState, statusText } from "./status.ts";
@@ -29,6 +29,8 @@ interface Session {
   mirror: WorkerMirror;
   busy: boolean;
   closed: boolean;
+  /** The footer text last sent to the UI. */
+  shownStatus?: string;
 }
 
 function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
@@ -84,6 +86,9 @@ export default function contextGuard(pi: ExtensionAPI): void {
         : s.kind === "ready" || s.kind === "busy"
           ? theme.fg("dim", text)
           : theme.fg("warning", text);
+    // Redraws are frequent (every turn); only a change reaches the UI.
+    if (styled === session.shownStatus) return;
+    session.shownStatus = styled;
     ctx.ui.setStatus(STATUS_KEY, styled);
   };
 
@@ -117,43 +122,82 @@ export default function contextGuard(pi: ExtensionAPI): void {
     await Promise.allSettled([s.passRunner?.destroy(), s.recallRunner?.destroy()]);
   });
 
-  pi.on("agent_before_settle", async (event, ctx) => {
+  /**
+   * One pass at a boundary. Returns the draft list to hand back to Pi (ours appended to the other
+   * extensions'), or undefined to leave it as it is. A failure warns and changes nothing.
+   */
+  const guardPass = async (
+    event: { entries: SessionBoundaryDraft[]; context: { contextEntries: unknown[] } },
+    ctx: ExtensionContext,
+    options: PassOptions,
+  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> => {
     const s = session;
-    if (!s || s.closed || event.outcome !== "completed" || !s.config.enabled || !s.passRunner) return;
+    if (!s?.passRunner || s.closed) return;
     // Without a usable classifier a pass still removes old images, which need no judgment.
     const found = lookup(ctx);
-    const context = event.context.contextEntries as unknown as ProjectedLike[];
+    const context = event.context.contextEntries as ProjectedLike[];
     try {
       const entries = s.snapshots.entries(context);
-      const result = await distillRunEnd(entries, {
-        runner: s.passRunner,
-        classify: found.ok ? piClassify(ctx.modelRegistry, found.model) : undefined,
-        family: cacheFamily(ctx.model),
-        config: s.config,
-        modelRef: found.ref,
-        mirror: s.mirror,
-        validate: (edits) => validateEdits(edits, context),
-        onJudging: () => {
-          s.busy = true;
-          draw(ctx);
-          if (ctx.hasUI) ctx.ui.setWorkingMessage("context-guard: judging the run's outputs…");
+      const result = await runPass(
+        entries,
+        {
+          runner: s.passRunner,
+          classify: found.ok ? piClassify(ctx.modelRegistry, found.model) : undefined,
+          family: cacheFamily(ctx.model),
+          config: s.config,
+          modelRef: found.ref,
+          mirror: s.mirror,
+          signal: ctx.signal,
+          validate: (edits) => validateEdits(edits, context),
+          onJudging: () => {
+            s.busy = true;
+            draw(ctx);
+            if (ctx.hasUI) {
+              ctx.ui.setWorkingMessage(
+                options.phase === "mid-run"
+                  ? "context-guard: checkpoint…"
+                  : "context-guard: judging the run's outputs…",
+              );
+            }
+          },
         },
-      });
+        options,
+      );
       if (result.status === "skipped" || s.closed) return;
       return { entries: [...event.entries, ...result.edits, result.recordDraft] };
     } catch (error) {
-      if (!s.closed)
+      if (!s.closed) {
         ctx.ui.notify(`context-guard: the pass failed, nothing was changed (${(error as Error).message})`, "warning");
+      }
       return;
     } finally {
+      // The footer is redrawn once Pi has applied the drafts: at the next turn_start or agent_settled.
       if (s.busy) {
         s.busy = false;
         if (ctx.hasUI) ctx.ui.setWorkingMessage();
       }
     }
+  };
+
+  pi.on("agent_before_settle", async (event, ctx) => {
+    if (event.outcome !== "completed" || !session?.config.enabled) return;
+    return guardPass(event, ctx, { phase: "run-end" });
+  });
+
+  // Mid-run checkpoints: at the end of a turn that called tools (the final turn is left to run end).
+  pi.on("turn_end", async (event, ctx) => {
+    const c = session?.config;
+    if (event.outcome !== "completed" || !c?.enabled || !c.midRun || event.toolResults.length === 0) return;
+    return guardPass(event, ctx, {
+      phase: "mid-run",
+      cache: { family: cacheFamily(ctx.model) },
+    });
   });
 
   pi.on("agent_settled", (_event, ctx) => draw(ctx));
+  pi.on("turn_start", (_event, ctx) => {
+    if (session && !session.busy) draw(ctx);
+  });
   pi.on("session_tree", (_event, ctx) => draw(ctx));
   pi.on("session_compact", (_event, ctx) => draw(ctx));
 

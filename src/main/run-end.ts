@@ -2,6 +2,7 @@
 // through the queue in between. Only data crosses threads, and after the first pass only new entries.
 import { randomUUID } from "node:crypto";
 import type { CacheModel } from "../core/break-even.ts";
+import type { CheckpointCacheView } from "../core/checkpoint.ts";
 import type { GuardConfig } from "../core/config.ts";
 import { buildRecord, recordDraft } from "../core/record.ts";
 import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../core/types.ts";
@@ -25,17 +26,36 @@ export interface RunEndDeps {
   validate?: (edits: ContextEditDraft[]) => Validation;
   /** Called once the pass knows it will ask the classifier (for the busy status). */
   onJudging?: () => void;
+  /** Stops the classifier requests early (the agent's signal, mid-run). */
+  signal?: AbortSignal;
+}
+
+export interface PassOptions {
+  phase: "run-end" | "mid-run";
+  /** Mid-run: what the main model's cache can still read, for the break-even rule. */
+  cache?: CheckpointCacheView;
 }
 
 export type RunEndResult =
   | { status: "skipped"; reason: string }
   | { status: "done"; edits: ContextEditDraft[]; record: GuardRecord; recordDraft: CustomDraft };
 
-async function planInWorker(entries: SnapEntry[], deps: RunEndDeps, passId: string): Promise<PlanSummary> {
+async function planInWorker(
+  entries: SnapEntry[],
+  deps: RunEndDeps,
+  passId: string,
+  options: PassOptions,
+): Promise<PlanSummary> {
   const mirror = deps.mirror ?? new WorkerMirror();
   for (let attempt = 0; attempt < 2; attempt++) {
     const sync = mirror.prepare(entries);
-    const out = await deps.runner.run("plan", { sync, config: deps.config, passId });
+    const out = await deps.runner.run("plan", {
+      sync,
+      config: deps.config,
+      passId,
+      phase: options.phase,
+      cache: options.cache,
+    });
     if ("plan" in out) {
       mirror.accept(out.storeId, sync);
       return out.plan;
@@ -45,15 +65,25 @@ async function planInWorker(entries: SnapEntry[], deps: RunEndDeps, passId: stri
   throw new Error("the pass worker could not take the session snapshot");
 }
 
-export async function distillRunEnd(entries: SnapEntry[], deps: RunEndDeps): Promise<RunEndResult> {
+/** The run-end pass (agent_before_settle). */
+export function distillRunEnd(entries: SnapEntry[], deps: RunEndDeps): Promise<RunEndResult> {
+  return runPass(entries, deps, { phase: "run-end" });
+}
+
+/** A pass of either phase: plan in the worker, ask the classifier, finish in the worker, record. */
+export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: PassOptions): Promise<RunEndResult> {
   const { config } = deps;
   const passId = randomUUID();
-  const plan = await planInWorker(entries, deps, passId);
+  const plan = await planInWorker(entries, deps, passId, options);
   if (plan.status === "skip") return { status: "skipped", reason: plan.reason };
   if (!deps.classify && plan.images === 0) return { status: "skipped", reason: "no classifier" };
   if (deps.classify && plan.requests.length > 0) deps.onJudging?.();
   const queued: QueueResult = deps.classify
-    ? await classifyAll(plan.requests, deps.classify, { concurrency: config.concurrency, timeoutMs: config.timeoutMs })
+    ? await classifyAll(plan.requests, deps.classify, {
+        concurrency: config.concurrency,
+        timeoutMs: config.timeoutMs,
+        signal: deps.signal,
+      })
     : {
         outcomes: plan.requests.map(() => ({ status: "error" as const, error: "no classifier" })),
         sent: 0,
@@ -82,7 +112,7 @@ export async function distillRunEnd(entries: SnapEntry[], deps: RunEndDeps): Pro
     costUsd += o.costUsd ?? 0;
   }
   const record = buildRecord({
-    phase: "run-end",
+    phase: options.phase,
     model: deps.modelRef,
     results,
     requests: queued.sent,

@@ -2,11 +2,13 @@
 // (Piscina/Tinypool select it by name) or inline (library use, benchmarks).
 
 import type { CacheModel } from "../core/break-even.ts";
+import type { CheckpointCacheView } from "../core/checkpoint.ts";
 import {
   type FinishConfig,
   type FinishOutput,
-  finishRunEnd,
+  finishPass,
   type PlanConfig,
+  planCheckpoint,
   planRunEnd,
   type RunPlan,
 } from "../core/pass.ts";
@@ -19,6 +21,9 @@ export interface PlanTaskInput {
   config: PlanConfig;
   /** Names the pass so `finish` can find its plan and texts without receiving them again. */
   passId: string;
+  /** A run-end pass (default) or a mid-run checkpoint, which also needs the cache view for break-even. */
+  phase?: "run-end" | "mid-run";
+  cache?: CheckpointCacheView;
 }
 
 /** What the main thread needs of a plan: the requests to send. The rest stays in the worker for `finish`. */
@@ -41,7 +46,10 @@ const MAX_HELD = 4;
 export function plan(input: PlanTaskInput): PlanTaskOutput {
   const synced = syncEntries(input.sync);
   if ("missing" in synced) return synced;
-  const result = planRunEnd(synced.entries, input.config);
+  const result =
+    input.phase === "mid-run"
+      ? planCheckpoint(synced.entries, input.config, input.cache ?? { family: "other" })
+      : planRunEnd(synced.entries, input.config);
   if (result.status === "run") {
     const byId = new Map(synced.entries.map((e) => [e.id, e.text]));
     const texts = result.candidates.map((c) => byId.get(c.entryId) ?? "");
@@ -66,7 +74,7 @@ export function finish(input: FinishTaskInput): FinishOutput {
   const pass = held.get(input.passId);
   if (!pass) throw new Error("the pass worker was replaced during the pass; nothing is changed");
   held.delete(input.passId);
-  return finishRunEnd({
+  return finishPass({
     plan: pass.plan,
     entries: pass.entries,
     texts: pass.texts,
