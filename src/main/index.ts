@@ -3,12 +3,14 @@
 // open a session (e.g. `pi --list-models`).
 import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { CacheModel } from "../core/break-even.ts";
+import type { AnthropicPayload } from "../core/cache-pin.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../core/config.ts";
 import { summarizeRecord } from "../core/record.ts";
 import { currentSavings, lifetime } from "../core/stats.ts";
 import { formatCount } from "../core/text.ts";
 import { type GuardRecord, RECORD_TYPE } from "../core/types.ts";
-import { type ClassifierLookup, findClassifier, piClassify } from "./classifier.ts";
+import { CachePins } from "./cache-pins.ts";
+import { type ClassifierLookup, classifierFor, findClassifier } from "./classifier.ts";
 import { createTaskRunner, type TaskRunner } from "./pool.ts";
 import { executeRecall, RECALL_PARAMETERS } from "./recall-tool.ts";
 import { type PassOptions, runPass } from "./run-end.ts";
@@ -31,6 +33,8 @@ interface Session {
   closed: boolean;
   /** The footer text last sent to the UI. */
   shownStatus?: string;
+  /** Anthropic cache entries this process saw written (in memory only). */
+  cachePins: CachePins;
 }
 
 function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
@@ -107,6 +111,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
       recallRunner,
       snapshots: new SnapshotBuilder(),
       mirror: new WorkerMirror(),
+      cachePins: new CachePins(),
       busy: false,
       closed: false,
     };
@@ -142,7 +147,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
         entries,
         {
           runner: s.passRunner,
-          classify: found.ok ? piClassify(ctx.modelRegistry, found.model) : undefined,
+          classify: found.ok ? classifierFor(ctx.modelRegistry, found) : undefined,
           family: cacheFamily(ctx.model),
           config: s.config,
           modelRef: found.ref,
@@ -190,8 +195,28 @@ export default function contextGuard(pi: ExtensionAPI): void {
     if (event.outcome !== "completed" || !c?.enabled || !c.midRun || event.toolResults.length === 0) return;
     return guardPass(event, ctx, {
       phase: "mid-run",
-      cache: { family: cacheFamily(ctx.model) },
+      cache: { family: cacheFamily(ctx.model), trustedIds: session?.cachePins.trustedIds(ctx) },
     });
+  });
+
+  // Anthropic breakpoints: the question pin on every request, a read point and write anchor after edits.
+  pi.on("before_provider_request", (event, ctx) => {
+    const s = session;
+    if (!s?.config.enabled || !s.config.pinAnthropicCache || ctx.model?.api !== "anthropic-messages") return;
+    const payload = event.payload as AnthropicPayload | undefined;
+    if (!payload || !Array.isArray(payload.messages)) return;
+    s.cachePins.onRequest(payload, ctx);
+    return payload;
+  });
+
+  pi.on("message_end", (event, ctx) => {
+    const s = session;
+    const message = event.message as {
+      role?: string;
+      usage?: { input?: number; cacheRead?: number; cacheWrite?: number };
+    };
+    if (!s?.config.pinAnthropicCache || message.role !== "assistant" || ctx.model?.api !== "anthropic-messages") return;
+    s.cachePins.onAssistantEnd(message.usage, ctx);
   });
 
   pi.on("agent_settled", (_event, ctx) => draw(ctx));
