@@ -6,6 +6,17 @@ import { z } from "zod";
 const prob = z.number().min(0).max(1);
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
+/** One tool namespace: a name prefix and/or explicit tool names, with an optional one-line description. */
+const toolNamespace = z
+  .object({
+    prefix: z.string().min(1).optional(),
+    tools: z.array(z.string().min(1)).optional(),
+    description: z.string().max(300).optional(),
+  })
+  .strict()
+  .refine((ns) => Boolean(ns.prefix) || (ns.tools?.length ?? 0) > 0, "needs a prefix or a tools list");
+const namespaceName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "names use letters, digits, _ . - (≤ 64)");
+
 export const CONFIG_SCHEMA = {
   enabled: z.boolean(),
   model: z.string().regex(/^[^/\s]+\/\S+$/, "expected provider/id"),
@@ -40,6 +51,16 @@ export const CONFIG_SCHEMA = {
   midRunChunkKeepThreshold: prob,
   midRunBreakEven: z.boolean(),
   pinAnthropicCache: z.boolean(),
+  routeSkills: z.boolean(),
+  loadThreshold: prob,
+  topK: int(0, 50),
+  decayIntervalTurns: int(0, 1000),
+  decayThreshold: prob,
+  routingTimeoutMs: int(50, 60_000),
+  toolNamespaces: z.record(namespaceName, toolNamespace),
+  coreTools: z.array(z.string().min(1)),
+  telemetry: z.boolean(),
+  telemetryPath: z.string(),
 } as const;
 
 export type GuardConfig = { [K in keyof typeof CONFIG_SCHEMA]: z.infer<(typeof CONFIG_SCHEMA)[K]> };
@@ -78,6 +99,17 @@ export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
   midRunChunkKeepThreshold: 0.6,
   midRunBreakEven: true,
   pinAnthropicCache: true,
+  routeSkills: true,
+  loadThreshold: 0.6,
+  topK: 3,
+  decayIntervalTurns: 5,
+  decayThreshold: 0.25,
+  routingTimeoutMs: 1500,
+  toolNamespaces: {},
+  coreTools: ["read", "write", "edit", "bash", "grep", "find", "ls", "recall"],
+  telemetry: true,
+  /** Empty: `<agentDir>/context-guard-telemetry.jsonl`. */
+  telemetryPath: "",
 });
 
 export const CONFIG_KEYS = Object.keys(CONFIG_SCHEMA) as Array<keyof GuardConfig>;
@@ -93,6 +125,25 @@ function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === "object") return "an object";
   return String(value);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Keeps the valid namespaces of `toolNamespaces`; each invalid one is dropped with a warning. */
+function validNamespaces(raw: Record<string, unknown>, warnings: string[]): GuardConfig["toolNamespaces"] {
+  const out: GuardConfig["toolNamespaces"] = {};
+  for (const [name, value] of Object.entries(raw)) {
+    const nameOk = namespaceName.safeParse(name);
+    const parsed = toolNamespace.safeParse(value);
+    if (nameOk.success && parsed.success) out[name] = parsed.data;
+    else {
+      const issue = (nameOk.success ? parsed.error?.issues[0]?.message : nameOk.error.issues[0]?.message) ?? "invalid";
+      warnings.push(`toolNamespaces.${name}: not valid (${issue}); this namespace is dropped`);
+    }
+  }
+  return out;
 }
 
 /**
@@ -113,6 +164,8 @@ export function normalizeConfig(raw: unknown): NormalizedConfig {
     const parsed = CONFIG_SCHEMA[key].safeParse(input[key]);
     if (parsed.success) {
       (config as Record<string, unknown>)[key] = parsed.data;
+    } else if (key === "toolNamespaces" && isPlainObject(input[key])) {
+      (config as Record<string, unknown>)[key] = validNamespaces(input[key], warnings);
     } else {
       const issue = parsed.error.issues[0]?.message ?? "invalid";
       warnings.push(

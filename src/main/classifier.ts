@@ -1,21 +1,26 @@
 // Finds the configured classifier in Pi's model registry and adapts `classify()` to the queue's
 // ClassifyFn. Pi's client resolves the credential per request; the retry is ours, so maxRetries is 0.
+// `local/lexical` names the embedded offline scorer (core/lexical.ts) instead: no registry, no key.
 import type { ClassifierApi, ClassifierModel, ClassifierResult } from "@earendil-works/pi-ai";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { sanitizeAnswers } from "../core/answers.ts";
 import { parseModelRef } from "../core/config.ts";
+import { classifyLexical, isLocalModelRef } from "../core/lexical.ts";
 import type { ClassifierOutcome } from "../core/types.ts";
 import type { ClassifyFn } from "./classify-queue.ts";
 
 type Registry = ExtensionContext["modelRegistry"];
 
 export type ClassifierLookup =
-  | { ok: true; model: ClassifierModel<ClassifierApi>; ref: string }
+  | { ok: true; model: ClassifierModel<ClassifierApi>; ref: string; local?: undefined }
+  /** The embedded `local/lexical` scorer: no registry, no key, no network. */
+  | { ok: true; local: true; ref: string }
   | { ok: false; problem: "bad-model" | "not-found" | "no-key"; ref: string; provider?: string };
 
 export function findClassifier(registry: Registry, ref: string): ClassifierLookup {
   const parsed = parseModelRef(ref);
   if (!parsed) return { ok: false, problem: "bad-model", ref };
+  if (isLocalModelRef(ref)) return { ok: true, local: true, ref };
   const model = registry.findOfType("classifier", parsed.provider, parsed.id);
   if (!model) return { ok: false, problem: "not-found", ref, provider: parsed.provider };
   const auth = registry.getProviderAuthStatus(parsed.provider);
@@ -45,4 +50,29 @@ export function piClassify(registry: Registry, model: ClassifierModel<Classifier
     );
     return toOutcome(result);
   };
+}
+
+/**
+ * The embedded scorer as a ClassifyFn: answers at once and costs nothing. It scores on the calling
+ * thread, so requests are scored one at a time, each in its own event-loop turn: the queue starts
+ * several at once, and together they would hold the thread for the sum of their times.
+ */
+export function localClassify(): ClassifyFn {
+  let chain: Promise<unknown> = Promise.resolve();
+  const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  return (request, { signal }) => {
+    const run = chain.then(nextTurn).then((): ClassifierOutcome => {
+      if (signal.aborted) return { status: "error", error: "aborted" };
+      const began = performance.now();
+      const answers = sanitizeAnswers(classifyLexical(request));
+      return { status: "stop", answers, costUsd: 0, ms: Math.round(performance.now() - began) };
+    });
+    chain = run.catch(() => undefined);
+    return run;
+  };
+}
+
+/** The classify function for a lookup that succeeded: Pi's registry, or the embedded scorer. */
+export function classifierFor(registry: Registry, found: Extract<ClassifierLookup, { ok: true }>): ClassifyFn {
+  return found.local ? localClassify() : piClassify(registry, found.model);
 }

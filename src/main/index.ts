@@ -13,10 +13,12 @@ import { CachePins } from "./cache-pins.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "./classifier.ts";
 import { createTaskRunner, type TaskRunner } from "./pool.ts";
 import { executeRecall, RECALL_PARAMETERS } from "./recall-tool.ts";
+import { registerRouting } from "./routing.ts";
 import { type PassOptions, runPass } from "./run-end.ts";
 import { loadSettings, saveSetting } from "./settings.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type GuardState, statusText } from "./status.ts";
+import { recordPass, Telemetry, telemetryStatsReport } from "./telemetry.ts";
 import { validateEdits } from "./validate.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
 
@@ -31,6 +33,8 @@ interface Session {
   mirror: WorkerMirror;
   busy: boolean;
   closed: boolean;
+  /** Aborted at session_shutdown: a pass in flight stops at once instead of at its deadline. */
+  stop: AbortController;
   /** The footer text last sent to the UI. */
   shownStatus?: string;
   /** Anthropic cache entries this process saw written (in memory only). */
@@ -114,6 +118,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
       cachePins: new CachePins(),
       busy: false,
       closed: false,
+      stop: new AbortController(),
     };
     notifyWarnings(ctx, loaded.warnings);
     draw(ctx);
@@ -124,6 +129,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     session = undefined;
     if (!s) return;
     s.closed = true;
+    s.stop.abort();
     await Promise.allSettled([s.passRunner?.destroy(), s.recallRunner?.destroy()]);
   });
 
@@ -152,7 +158,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
           config: s.config,
           modelRef: found.ref,
           mirror: s.mirror,
-          signal: ctx.signal,
+          signal: ctx.signal ? AbortSignal.any([ctx.signal, s.stop.signal]) : s.stop.signal,
           validate: (edits) => validateEdits(edits, context),
           onJudging: () => {
             s.busy = true;
@@ -169,6 +175,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
         options,
       );
       if (result.status === "skipped" || s.closed) return;
+      recordPass(telemetry, result.record);
       return { entries: [...event.entries, ...result.edits, result.recordDraft] };
     } catch (error) {
       if (!s.closed) {
@@ -226,6 +233,18 @@ export default function contextGuard(pi: ExtensionAPI): void {
   pi.on("session_tree", (_event, ctx) => draw(ctx));
   pi.on("session_compact", (_event, ctx) => draw(ctx));
 
+  // Skill routing and tool surfacing (before_agent_start), on the same settings, pool and classifier.
+  const telemetry = new Telemetry({ getConfig: () => session?.config });
+  registerRouting(pi, {
+    getConfig: () => session?.config ?? DEFAULT_CONFIG,
+    getRunner: () => session?.passRunner,
+    classifier: (ctx) => {
+      const found = session ? lookup(ctx) : undefined;
+      return found?.ok ? classifierFor(ctx.modelRegistry, found) : undefined;
+    },
+    telemetry,
+  });
+
   pi.registerTool({
     name: "recall",
     label: "Recall",
@@ -246,9 +265,11 @@ export default function contextGuard(pi: ExtensionAPI): void {
   });
 
   pi.registerCommand("guard", {
-    description: "context-guard: status, on, off, reload",
+    description: "context-guard: status, stats, on, off, reload",
     getArgumentCompletions: (prefix) =>
-      ["status", "on", "off", "reload"].filter((c) => c.startsWith(prefix.trim())).map((c) => ({ value: c, label: c })),
+      ["status", "stats", "on", "off", "reload"]
+        .filter((c) => c.startsWith(prefix.trim()))
+        .map((c) => ({ value: c, label: c })),
     handler: async (args, ctx) => {
       const command = args.trim().toLowerCase() || "status";
       if (!session) {
@@ -278,9 +299,13 @@ export default function contextGuard(pi: ExtensionAPI): void {
         draw(ctx);
         return;
       }
+      if (command === "stats") {
+        ctx.ui.notify(await telemetryStatsReport(telemetry, session.config), "info");
+        return;
+      }
       if (command !== "status") {
         ctx.ui.notify(
-          `context-guard: unknown argument "${command}"; use /guard, /guard on, /guard off or /guard reload`,
+          `context-guard: unknown argument "${command}"; use /guard, /guard stats, /guard on, /guard off or /guard reload`,
           "warning",
         );
         return;

@@ -2,10 +2,11 @@
 // Piscina pool (the product), a Tinypool pool (the benchmark's comparison) or inline on the calling
 // thread (library use and the benchmark's baseline).
 import { availableParallelism } from "node:os";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { ResourceLimits } from "node:worker_threads";
 import type * as Tasks from "../workers/tasks.ts";
 
-export type TaskName = "plan" | "finish" | "recall" | "ping";
+export type TaskName = "plan" | "finish" | "recall" | "ping" | "routingState";
 type TaskFn<K extends TaskName> = (typeof Tasks)[K];
 export type TaskInput<K extends TaskName> = Parameters<TaskFn<K>>[0];
 export type TaskOutput<K extends TaskName> = ReturnType<TaskFn<K>>;
@@ -28,6 +29,10 @@ export interface PoolOptions {
   minThreads?: number;
   maxThreads?: number;
   idleTimeoutMs?: number;
+  /** Test-only: another task module (it must export the real tasks too), e.g. one with injected faults. */
+  taskModule?: string;
+  /** Memory limits per worker thread (piscina and tinypool). */
+  resourceLimits?: ResourceLimits;
 }
 
 /** The task module next to this one: `.ts` when running from a checkout, `.js` from the built package. */
@@ -43,9 +48,13 @@ const WORKER_EXEC_ARGV = [...process.execArgv, "--disable-warning=ExperimentalWa
 class InlineRunner implements TaskRunner {
   readonly backend = "inline" as const;
   #tasks: Promise<typeof Tasks> | undefined;
+  #module: string | undefined;
+  constructor(taskModule?: string) {
+    this.#module = taskModule;
+  }
   async run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>> {
     options?.signal?.throwIfAborted();
-    this.#tasks ??= import("../workers/tasks.ts");
+    this.#tasks ??= this.#module ? import(pathToFileURL(this.#module).href) : import("../workers/tasks.ts");
     const tasks = await this.#tasks;
     const fn = tasks[name] as (input: TaskInput<K>) => TaskOutput<K>;
     return fn(input);
@@ -56,41 +65,73 @@ class InlineRunner implements TaskRunner {
 interface PoolLike {
   run(task: unknown, options: { name: string; signal?: AbortSignal }): Promise<unknown>;
   destroy(): Promise<void>;
+  on(event: "error", listener: (error: Error) => void): unknown;
 }
 
 class ThreadRunner implements TaskRunner {
   readonly backend: PoolBackend;
-  #pool: PoolLike;
+  #make: () => PoolLike;
+  #pool: PoolLike | undefined;
+  #failed = new WeakMap<PoolLike, Error>();
   #destroyed = false;
-  constructor(backend: PoolBackend, pool: PoolLike) {
+  constructor(backend: PoolBackend, make: () => PoolLike) {
     this.backend = backend;
-    this.#pool = pool;
+    this.#make = make;
+    this.#pool = this.#start();
+  }
+  /**
+   * A pool whose worker fails outside a task (e.g. its module does not load) emits "error": unhandled,
+   * that would crash Pi, and tasks queued for a worker that never starts would wait forever. Such a
+   * pool is dropped (its tasks reject) and the next task starts a new one.
+   */
+  #start(): PoolLike {
+    const pool = this.#make();
+    pool.on("error", (error: Error) => {
+      this.#failed.set(pool, error);
+      if (this.#pool === pool) this.#pool = undefined;
+      pool.destroy().catch(() => {});
+    });
+    return pool;
   }
   async run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>> {
     if (this.#destroyed) throw new Error("the worker pool is shut down");
-    const out = await this.#pool.run(input, { name, ...(options?.signal ? { signal: options.signal } : {}) });
-    return out as TaskOutput<K>;
+    this.#pool ??= this.#start();
+    const pool = this.#pool;
+    try {
+      const out = await pool.run(input, { name, ...(options?.signal ? { signal: options.signal } : {}) });
+      return out as TaskOutput<K>;
+    } catch (error) {
+      // A task the failed pool's teardown rejected: say why the pool went down.
+      const failed = this.#failed.get(pool);
+      if (failed && (error as Error)?.message === "Terminating worker thread") {
+        throw new Error(`the worker pool failed: ${failed.message}`, { cause: error });
+      }
+      throw error;
+    }
   }
   async destroy() {
     if (this.#destroyed) return;
     this.#destroyed = true;
-    await this.#pool.destroy();
+    await this.#pool?.destroy();
   }
 }
 
 export async function createTaskRunner(options: PoolOptions = {}): Promise<TaskRunner> {
   const backend = options.backend ?? "piscina";
-  if (backend === "inline") return new InlineRunner();
-  const filename = taskModulePath();
+  if (backend === "inline") return new InlineRunner(options.taskModule);
+  const filename = options.taskModule ?? taskModulePath();
+  const resourceLimits = options.resourceLimits ? { resourceLimits: options.resourceLimits } : {};
   const maxThreads = options.maxThreads ?? Math.max(1, Math.min(2, availableParallelism() - 1));
   const minThreads = Math.min(options.minThreads ?? 0, maxThreads);
   const idleTimeout = options.idleTimeoutMs ?? 30_000;
   if (backend === "tinypool") {
     const { Tinypool } = await import("tinypool");
-    const pool = new Tinypool({ filename, minThreads, maxThreads, idleTimeout, execArgv: WORKER_EXEC_ARGV });
-    return new ThreadRunner("tinypool", pool as unknown as PoolLike);
+    const make = () =>
+      new Tinypool({ filename, minThreads, maxThreads, idleTimeout, execArgv: WORKER_EXEC_ARGV, ...resourceLimits });
+    return new ThreadRunner("tinypool", make as unknown as () => PoolLike);
   }
   const { Piscina } = await import("piscina");
-  const pool = new Piscina({ filename, minThreads, maxThreads, idleTimeout, execArgv: WORKER_EXEC_ARGV });
-  return new ThreadRunner("piscina", pool as unknown as PoolLike);
+  const make = () =>
+    new Piscina({ filename, minThreads, maxThreads, idleTimeout, execArgv: WORKER_EXEC_ARGV, ...resourceLimits });
+  return new ThreadRunner("piscina", make as unknown as () => PoolLike);
 }

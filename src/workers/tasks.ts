@@ -12,6 +12,7 @@ import {
   planRunEnd,
   type RunPlan,
 } from "../core/pass.ts";
+import { buildRoutingState, type RoutingState, type RoutingStateInput } from "../core/routing.ts";
 import type { ClassifierOutcome, SnapEntry } from "../core/types.ts";
 import { type RecallTaskInput, type RecallTaskOutput, recallText } from "./recall-task.ts";
 import { type SyncInput, syncEntries } from "./session-store.ts";
@@ -86,6 +87,11 @@ export function finish(input: FinishTaskInput): FinishOutput {
 
 export function recall(input: RecallTaskInput): RecallTaskOutput {
   return recallText(input);
+}
+
+/** Skill routing's state: the latest prompt in its own field and a capped digest of the conversation. */
+export function routingState(input: RoutingStateInput): RoutingState {
+  return buildRoutingState(input);
 }
 
 export function ping(): string {

@@ -51,6 +51,7 @@ export type FauxResponse =
 export interface TestSessionOptions {
   /** Working directory for tools; a fresh temp dir (removed on dispose) when omitted. */
   cwd?: string;
+  /** The agent dir; also set as `PI_CODING_AGENT_DIR` for the extension (settings and telemetry files). */
   agentDir: string;
   /** Extension files (`.ts` loaded through jiti, like `pi -e`). */
   extensionPaths?: string[];
@@ -64,6 +65,11 @@ export interface TestSessionOptions {
   settings?: Parameters<typeof SettingsManager.inMemory>[0];
   /** Persist the session as JSONL in this dir (SessionManager.create); default in-memory. */
   sessionDir?: string;
+  /**
+   * Skill files or directories to load (e.g. `<agentDir>/skills`). Default none: Pi's own discovery stays off
+   * (it would also read `~/.agents/skills`), so only these skills exist.
+   */
+  skillPaths?: string[];
 }
 
 export interface TestSession {
@@ -86,6 +92,8 @@ function toMessage(reply: FauxReply): AssistantMessage {
 }
 
 export async function createTestSession(opts: TestSessionOptions): Promise<TestSession> {
+  // Extension files under the agent dir (settings, telemetry) follow PI_CODING_AGENT_DIR, as in the CLI.
+  process.env.PI_CODING_AGENT_DIR = opts.agentDir;
   const ownCwd = opts.cwd === undefined;
   const cwd = opts.cwd ?? (await mkdtemp(join(tmpdir(), "cg-cwd-")));
   const contexts: TranscriptContext["messages"][] = [];
@@ -127,6 +135,7 @@ export async function createTestSession(opts: TestSessionOptions): Promise<TestS
     additionalExtensionPaths: opts.extensionPaths ?? [],
     extensionFactories: opts.extensionFactories ?? [],
     noSkills: true,
+    additionalSkillPaths: opts.skillPaths ?? [],
     noContextFiles: true,
     noPromptTemplates: true,
     noThemes: true,
