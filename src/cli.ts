@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// The `context-guard` command. `context-guard replay [session.jsonl | folder]` replays Pi sessions
+// offline through the extension's own pipeline and reports what the guard would have done.
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { agentDir as defaultAgentDir, loadSettings } from "./main/settings.ts";
+
+const USAGE = `Usage: context-guard replay [session.jsonl | folder] [options]
+
+Replays Pi session files through context-guard's pipeline (the same worker pool, classifier queue,
+deadline and validation as the extension), applying each pass's edits before the next, and reports
+the context each request would have carried with the guard on vs off.
+
+  [session.jsonl | folder]  a session file, or a folder searched for *.jsonl
+                            (default: <agentDir>/sessions/)
+
+Options:
+  --model <provider/id>     classifier: local/lexical (embedded, offline; weaker than Jev) or a Pi
+                            classifier such as openrouter/~typesafe/jev-latest (needs its key).
+                            Default: the configured model when its key is there, else local/lexical
+  --out <file.html>         report file (default: ./context-guard-report.html)
+  --json <file.json>        also write the metrics as JSON
+  --cache <dir>             answer cache for hosted classifiers (default: <agentDir>/context-guard-cache)
+  --config <file>           settings file (default: <agentDir>/context-guard.json)
+  --agent-dir <dir>         Pi's agent folder (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)
+  --no-progress             no progress bar
+  -h, --help                this help
+`;
+
+async function replayCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      model: { type: "string" },
+      out: { type: "string" },
+      json: { type: "string" },
+      cache: { type: "string" },
+      config: { type: "string" },
+      "agent-dir": { type: "string" },
+      "no-progress": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (positionals.length > 1) throw new UsageError("give one session file or folder");
+  const agentDir = values["agent-dir"] ?? defaultAgentDir();
+  const target = positionals[0] ?? join(agentDir, "sessions");
+  const replay = await import("./main/replay/run.ts");
+  const { ProgressBar } = await import("./main/replay/summary.ts");
+  const settings = await loadSettings(
+    values.config ?? process.env.PI_CONTEXT_GUARD_CONFIG ?? join(agentDir, "context-guard.json"),
+  );
+  for (const w of settings.warnings) process.stderr.write(`context-guard: ${w}\n`);
+  const files = await replay.findSessionFiles(target);
+  if (files.length === 0) throw new UsageError(`${target}: no .jsonl session files found`);
+  const classifier = await replay.chooseClassifier({
+    model: values.model,
+    configured: settings.config.model,
+    agentDir,
+    cacheDir: values.cache ?? join(agentDir, "context-guard-cache"),
+  });
+  const progress = new ProgressBar(process.stderr, !values["no-progress"] && process.stderr.isTTY === true);
+  const result = await replay.replayFiles(files, { classifier, config: settings.config, progress });
+  const out = await replay.writeReport(result, values.out ?? "context-guard-report.html");
+  if (values.json) {
+    const { writeFile } = await import("node:fs/promises");
+    await writeFile(values.json, `${JSON.stringify(result.report, null, 2)}\n`);
+  }
+  process.stdout.write(`${replay.formatSummary(result.report, out)}\n`);
+  return result.report.sessions.length === 0 ? 1 : 0;
+}
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "-h" || command === "--help" || command === "help") {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command !== "replay") throw new UsageError(`unknown command "${command}"`);
+  return replayCommand(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const code = (error as { code?: unknown })?.code;
+    const usage =
+      error instanceof UsageError ||
+      (error as Error)?.name === "ReplayUsageError" ||
+      (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS"));
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`context-guard: ${message}\n${usage ? "Run `context-guard replay --help` for usage.\n" : ""}`);
+    process.exitCode = usage ? 2 : 1;
+  },
+);

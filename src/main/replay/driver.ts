@@ -1,0 +1,450 @@
+// Replays one session through the real pipeline, boundary by boundary, exactly as the extension runs:
+// at every turn that called tools (a mid-run checkpoint, Pi's turn_end) and at every run end (Pi's
+// agent_before_settle) Pi's SessionManager rebuilds the projection of the branch so far, SnapshotBuilder
+// turns it into the workers' shape, runPass plans in the worker pool, asks the classifier through the
+// queue under the deadline and finishes in the pool, validateEdits checks the drafts, and the drafts are
+// committed with Pi's own appendContextEdit/appendCustomEntry before the next entry of the file is added.
+// Later requests therefore carry the edited context, which is what the billed-context curve compares.
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import {
+  buildSessionProjection,
+  type SessionEntry,
+  SessionManager,
+  sessionEntryToContextMessages,
+} from "@earendil-works/pi-coding-agent";
+import type { CacheModel } from "../../core/break-even.ts";
+import type { GuardConfig } from "../../core/config.ts";
+import {
+  callSignature,
+  findSuspects,
+  type LaterMessage,
+  type RemovedPiece,
+  removedChunks,
+  visibleTokens,
+} from "../../core/proxy.ts";
+import {
+  type PassMetrics,
+  type PassResultView,
+  type RequestPoint,
+  type SessionMetrics,
+  type SuspectView,
+  sessionTotals,
+  sumMessages,
+} from "../../core/replay-metrics.ts";
+import { oneLine } from "../../core/text.ts";
+import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../../core/types.ts";
+import type { ClassifyFn } from "../classify-queue.ts";
+import type { TaskRunner } from "../pool.ts";
+import { type PassOptions, runPass } from "../run-end.ts";
+import { type ProjectedLike, readContent, SnapshotBuilder } from "../snapshot.ts";
+import { validateEdits } from "../validate.ts";
+import { WorkerMirror } from "../worker-mirror.ts";
+import type { SessionFile } from "./reader.ts";
+
+export interface ReplayOptions {
+  runner: TaskRunner;
+  /** The classifier; without one a pass only removes old images, as in the extension. */
+  classify?: ClassifyFn;
+  modelRef: string;
+  config: GuardConfig;
+  /** Answers served from the on-disk cache so far (read before and after each pass). */
+  cacheHits?: () => number;
+  /** Called after every entry of the branch. */
+  onProgress?: (done: number, total: number) => void;
+  /** Called with the entries Pi appended for a pass (its context_edit entries, then the record). */
+  onApplied?: (entries: SessionEntry[], pass: PassMetrics) => void;
+}
+
+type Phase = PassOptions["phase"];
+
+interface MessageLike {
+  role?: string;
+  content?: unknown;
+  stopReason?: string;
+  toolCallId?: string;
+  api?: string;
+  provider?: string;
+}
+
+function messageOf(entry: SessionEntry | undefined): MessageLike | undefined {
+  return entry?.type === "message" ? (entry.message as MessageLike) : undefined;
+}
+
+function toolCallsOf(
+  message: MessageLike | undefined,
+): Array<{ id: string; name: string; args: Record<string, unknown> }> {
+  return readContent(message?.content).toolCalls;
+}
+
+const ended = (m: MessageLike | undefined) => m?.stopReason === "error" || m?.stopReason === "aborted";
+
+/** Messages that move a run forward; custom notices, shell runs and system messages do not decide a boundary. */
+function isTurnMessage(entry: SessionEntry): boolean {
+  const role = messageOf(entry)?.role;
+  return role === "user" || role === "assistant" || role === "toolResult";
+}
+
+/** Same rule as cacheFamily in index.ts, from the assistant message that last answered. */
+function familyOf(message: MessageLike | undefined): CacheModel["family"] {
+  if (message?.api === "anthropic-messages") return "anthropic";
+  if (message?.provider === "openai-codex" || message?.api === "openai-codex-responses") return "openai-codex";
+  return "other";
+}
+
+/**
+ * Where Pi would call the guard: `run-end` after a completed answer without tool calls whose next user,
+ * assistant or tool-result message is a user prompt (or that ends the file); `mid-run` after the last
+ * tool result of a turn whose calls were not cut off. Custom notices in between do not count.
+ */
+export function boundaryAt(
+  branch: readonly SessionEntry[],
+  i: number,
+  lastAssistant: MessageLike | undefined,
+): Phase | undefined {
+  const entry = branch[i] as SessionEntry;
+  const message = messageOf(entry);
+  if (!message) return undefined;
+  let next: SessionEntry | undefined;
+  for (let j = i + 1; j < branch.length; j++) {
+    if (isTurnMessage(branch[j] as SessionEntry)) {
+      next = branch[j];
+      break;
+    }
+  }
+  const nextRole = messageOf(next)?.role;
+  if (message.role === "assistant") {
+    if (toolCallsOf(message).length > 0 || ended(message)) return undefined;
+    return next === undefined || nextRole === "user" ? "run-end" : undefined;
+  }
+  if (message.role === "toolResult") {
+    if (next === undefined || nextRole === "toolResult") return undefined;
+    return lastAssistant && !ended(lastAssistant) && toolCallsOf(lastAssistant).length > 0 ? "mid-run" : undefined;
+  }
+  return undefined;
+}
+
+/** Keeps the context size of a growing entry list: added per entry, recomputed after edits and compactions. */
+export class ContextSize {
+  #chars = 0;
+  #dirty = false;
+  add(entry: SessionEntry): void {
+    if (entry.type === "context_edit" || entry.type === "compaction") this.#dirty = true;
+    else if (!this.#dirty) this.#chars += sumMessages(sessionEntryToContextMessages(entry));
+  }
+  current(list: SessionEntry[]): number {
+    if (this.#dirty) {
+      const last = list[list.length - 1];
+      this.#chars = sumMessages(buildSessionProjection(list, last?.id ?? null).messages);
+      this.#dirty = false;
+    }
+    return this.#chars;
+  }
+}
+
+/** Text of a message as the proxy reads it: text blocks, tool-call arguments, summaries. */
+function messageText(message: unknown): string {
+  const m = message as { role?: string; content?: unknown; summary?: unknown };
+  if (typeof m?.summary === "string") return m.summary;
+  const content = readContent(m?.content);
+  const calls = content.toolCalls.map((c) => `${c.name} ${JSON.stringify(c.args)}`);
+  return [content.text, ...calls].join("\n");
+}
+
+function rawText(entry: SessionEntry | undefined): string {
+  if (!entry) return "";
+  if (entry.type === "custom_message") return readContent(entry.content).text;
+  return entry.type === "message" ? messageText(entry.message) : "";
+}
+
+function excerpt(text: string, max = 360): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/** The later message around the first matched token. */
+function around(text: string, token: string | undefined, max = 320): string {
+  const at = token === undefined ? -1 : text.indexOf(token);
+  if (at === -1) return excerpt(text, max);
+  const start = Math.max(0, at - Math.floor(max / 3));
+  return `${start > 0 ? "…" : ""}${text.slice(start, start + max)}${start + max < text.length ? "…" : ""}`;
+}
+
+export async function replaySession(file: SessionFile, options: ReplayOptions): Promise<SessionMetrics> {
+  const started = performance.now();
+  const { branch, lineOf } = file;
+  const header = file.header;
+  const cwd = header.cwd || process.cwd();
+  const snapshots = new SnapshotBuilder();
+  const mirror = new WorkerMirror();
+  const on: SessionEntry[] = [];
+  const off: SessionEntry[] = [];
+  const onSize = new ContextSize();
+  const offSize = new ContextSize();
+  const byId = new Map<string, SessionEntry>();
+  const callById = new Map<string, { name: string; args: Record<string, unknown> }>();
+  const requests: RequestPoint[] = [];
+  const passes: PassMetrics[] = [];
+  const pieces: RemovedPiece[] = [];
+  const lineOfId = new Map<string, number>();
+  let relinkTo: string | undefined;
+  let lastAssistant: MessageLike | undefined;
+  let promptIndex = -1;
+  let previousVisible: MessageLike | undefined;
+
+  const calls: number[] = [];
+  const requestSizes: number[] = [];
+  const classify: ClassifyFn | undefined = options.classify
+    ? async (request, opts) => {
+        requestSizes.push(JSON.stringify(request.state).length + JSON.stringify(request.questions).length);
+        const out = await options.classify!(request, opts);
+        if (out.status === "stop") calls.push(out.ms ?? 0);
+        return out;
+      }
+    : undefined;
+
+  for (let i = 0; i < branch.length; i++) {
+    const original = branch[i] as SessionEntry;
+    const line = lineOf.get(original);
+    if (line !== undefined) lineOfId.set(original.id, line);
+    byId.set(original.id, original);
+    const message = messageOf(original);
+    if (message?.role === "assistant") {
+      requests.push({ n: requests.length + 1, line: line ?? 0, off: offSize.current(off), on: onSize.current(on) });
+      for (const call of toolCallsOf(message)) callById.set(call.id, call);
+    }
+    if (message?.role === "user") {
+      // A user message is steering when the agent was still working: it does not start a run.
+      const steering =
+        previousVisible !== undefined &&
+        (previousVisible.role === "toolResult" ||
+          (previousVisible.role === "assistant" && toolCallsOf(previousVisible).length > 0 && !ended(previousVisible)));
+      if (!steering) promptIndex = i;
+    }
+    if (message && message.role !== "custom") previousVisible = message;
+
+    // The entry joins both lists; after guard entries it hangs below the last of them.
+    const entry = relinkTo === undefined ? original : ({ ...original, parentId: relinkTo } as SessionEntry);
+    if (relinkTo !== undefined) lineOf.set(entry, line ?? 0);
+    relinkTo = undefined;
+    on.push(entry);
+    off.push(original);
+    onSize.add(entry);
+    offSize.add(original);
+
+    const phase = boundaryAt(branch, i, message?.role === "assistant" ? message : lastAssistant);
+    if (message?.role === "assistant") lastAssistant = message;
+    if (phase && (phase === "run-end" || options.config.midRun)) {
+      const pass = await runBoundary(phase, i, line ?? 0);
+      if (pass) passes.push(pass);
+    }
+    options.onProgress?.(i + 1, branch.length);
+  }
+
+  async function runBoundary(phase: Phase, index: number, line: number): Promise<PassMetrics | undefined> {
+    const manager = SessionManager.inMemory(cwd, undefined, [header, ...on]);
+    const context = manager.buildSessionProjection().entries as unknown as ProjectedLike[];
+    const prompt = promptIndex >= 0 ? branch[promptIndex] : undefined;
+    const metrics: PassMetrics = {
+      n: passes.length + 1,
+      phase,
+      line,
+      promptLine: prompt ? lineOf.get(prompt) : undefined,
+      prompt: prompt ? oneLine(rawText(prompt), 120) : "",
+      afterRequest: requests.length,
+      status: "skipped",
+      results: [],
+      edits: {},
+      drafts: 0,
+      invalidDrafts: 0,
+      savedChars: 0,
+      classifierRequests: 0,
+      cacheHits: 0,
+      latencies: [],
+      inputTokens: 0,
+      costUsd: 0,
+      requestChars: 0,
+      timedOut: false,
+      settleMs: 0,
+      stallMs: 0,
+      removed: 0,
+      suspected: 0,
+    };
+    calls.length = 0;
+    requestSizes.length = 0;
+    const hitsBefore = options.cacheHits?.() ?? 0;
+    const stall = monitorEventLoopDelay({ resolution: 1 });
+    stall.enable();
+    const began = performance.now();
+    let result: Awaited<ReturnType<typeof runPass>>;
+    try {
+      // What the hook does: snapshot, pass, validation against the context the drafts go to.
+      const entries = snapshots.entries(context);
+      result = await runPass(
+        entries,
+        {
+          runner: options.runner,
+          classify,
+          family: familyOf(lastAssistant),
+          config: options.config,
+          modelRef: options.modelRef,
+          mirror,
+          validate: (edits) => validateEdits(edits, context),
+        },
+        phase === "mid-run" ? { phase, cache: { family: familyOf(lastAssistant) } } : { phase },
+      );
+    } catch (error) {
+      metrics.status = "failed";
+      metrics.reason = `the pass failed, nothing was changed (${(error as Error).message})`;
+      return metrics;
+    } finally {
+      metrics.settleMs = performance.now() - began;
+      stall.disable();
+      metrics.stallMs = stall.count > 0 ? stall.max / 1e6 : 0;
+      metrics.latencies = [...calls];
+      metrics.requestChars = requestSizes.reduce((a, b) => a + b, 0);
+      metrics.cacheHits = (options.cacheHits?.() ?? 0) - hitsBefore;
+    }
+    if (result.status === "skipped") {
+      // Checkpoints that found nothing to do are many; only run ends are listed when skipped.
+      metrics.reason = result.reason;
+      return phase === "run-end" ? metrics : undefined;
+    }
+    const { edits, record } = result;
+    metrics.status = "done";
+    metrics.classifierRequests = record.requests;
+    metrics.inputTokens = record.inputTokens;
+    metrics.costUsd = record.costUsd;
+    metrics.timedOut = record.timedOut;
+    metrics.results = record.results.map(
+      (r): PassResultView => ({
+        kind: r.kind ?? "large",
+        outcome: r.outcome,
+        reason: r.reason,
+        label: r.label,
+        entryId: r.entryId,
+        line: lineOfId.get(r.entryId),
+        beforeChars: r.beforeChars,
+        afterChars: r.afterChars,
+        trace: Array.isArray(r.jev) ? r.jev.join(" | ") : "",
+      }),
+    );
+    try {
+      // Pi commits the drafts in order; one it rejects discards the whole boundary's list.
+      for (const edit of edits) manager.appendContextEdit(edit.targetId, edit.replacement);
+      manager.appendCustomEntry(RECORD_TYPE, record);
+    } catch (error) {
+      metrics.status = "failed";
+      metrics.invalidDrafts = edits.length;
+      metrics.reason = `Pi rejected a draft, so none were applied (${(error as Error).message})`;
+      return metrics;
+    }
+    const added = manager.getEntries().slice(on.length);
+    for (const entry of added) {
+      on.push(entry);
+      onSize.add(entry);
+    }
+    relinkTo = added[added.length - 1]?.id;
+    metrics.drafts = edits.length;
+    metrics.savedChars = record.savedChars;
+    for (const r of record.results) {
+      if (r.outcome === "kept") continue;
+      const kind = r.kind ?? "large";
+      metrics.edits[kind] = (metrics.edits[kind] ?? 0) + 1;
+    }
+    const removed = removedPieces(record, edits, index, metrics.n, manager);
+    metrics.removed = removed.length;
+    pieces.push(...removed);
+    options.onApplied?.(added, metrics);
+    return metrics;
+  }
+
+  /** What this pass took out of the context, piece by piece, for the needed-later proxy. */
+  function removedPieces(
+    record: GuardRecord,
+    edits: ContextEditDraft[],
+    after: number,
+    pass: number,
+    manager: SessionManager,
+  ): RemovedPiece[] {
+    const changed = record.results.filter((r) => r.outcome !== "kept");
+    if (changed.length === 0) return [];
+    const visible = visibleTokens(manager.buildSessionProjection().messages.map(messageText));
+    const replacement = new Map(edits.map((e) => [e.targetId, e.replacement]));
+    const signatureOf = (entry: SessionEntry | undefined): string[] => {
+      const id = (messageOf(entry) as { toolCallId?: string } | undefined)?.toolCallId;
+      const call = id === undefined ? undefined : callById.get(id);
+      return call ? [callSignature(call.name, call.args)] : [];
+    };
+    const out: RemovedPiece[] = [];
+    for (const r of changed) {
+      const entry = byId.get(r.entryId);
+      const kind = r.kind ?? "large";
+      const base = { entryId: r.entryId, pass, after, visible };
+      if (kind === "large") {
+        const text = readContent(messageOf(entry)?.content).text;
+        const shown = replacement.get(r.entryId);
+        const shownText = shown ? shown.content.map((b) => b.text).join("\n") : "";
+        const calls = signatureOf(entry);
+        for (const chunk of removedChunks(text, shownText)) {
+          out.push({ ...base, key: `${r.entryId}#${chunk.n}`, kind: "chunk", text: chunk.text, calls });
+        }
+      } else if (kind === "small") {
+        out.push({ ...base, key: r.entryId, kind: "small", text: rawText(entry), calls: signatureOf(entry) });
+      } else if (kind === "image") {
+        out.push({ ...base, key: r.entryId, kind: "image", text: "", calls: signatureOf(entry) });
+      } else if (kind === "exchange") {
+        const ids = [r.entryId, ...(r.omitted ?? [])];
+        const texts: string[] = [];
+        const sigs: string[] = [];
+        for (const id of ids) {
+          const e = byId.get(id);
+          texts.push(rawText(e));
+          for (const call of toolCallsOf(messageOf(e))) sigs.push(callSignature(call.name, call.args));
+        }
+        out.push({ ...base, key: r.entryId, kind: "exchange", text: texts.join("\n"), calls: sigs });
+      }
+    }
+    return out;
+  }
+
+  // The needed-later proxy reads what the session did next: the recorded messages after each pass.
+  const later: LaterMessage[] = [];
+  branch.forEach((entry, index) => {
+    const m = messageOf(entry);
+    if (m?.role !== "user" && m?.role !== "assistant") return;
+    const calls = toolCallsOf(m).map((c) => callSignature(c.name, c.args));
+    later.push({ index, role: m.role, text: messageText(m), calls });
+  });
+  const suspects = findSuspects(pieces, later);
+  const pieceByKey = new Map(pieces.map((p) => [p.key, p]));
+  const suspectViews: SuspectView[] = suspects.map((s) => {
+    const piece = pieceByKey.get(s.key);
+    const laterEntry = branch[s.at];
+    const result = passes.find((p) => p.n === s.pass)?.results.find((r) => r.entryId === s.entryId);
+    return {
+      ...s,
+      line: lineOfId.get(s.entryId),
+      atLine: laterEntry ? lineOf.get(laterEntry) : undefined,
+      excerpt: excerpt(piece?.text ?? ""),
+      laterExcerpt: around(laterEntry ? rawText(laterEntry) : "", s.tokens[0]),
+      label: result?.label ?? s.entryId,
+    };
+  });
+  const suspectedPerPass = new Map<number, number>();
+  for (const s of suspects) suspectedPerPass.set(s.pass, (suspectedPerPass.get(s.pass) ?? 0) + 1);
+  for (const p of passes) p.suspected = suspectedPerPass.get(p.n) ?? 0;
+
+  const name = file.path.split("/").pop() ?? file.path;
+  return {
+    file: file.path,
+    name,
+    version: file.version,
+    lines: file.lines,
+    entries: branch.length,
+    problems: file.problems,
+    requests,
+    passes,
+    suspects: suspectViews,
+    totals: sessionTotals(requests, passes, pieces, suspects),
+    ms: performance.now() - started,
+  };
+}

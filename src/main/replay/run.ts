@@ -1,0 +1,201 @@
+// `context-guard replay`: finds the session files, picks the classifier (the configured one when its
+// key is there, else the embedded local/lexical scorer), replays every file on one worker pool, and
+// writes the HTML report.
+import { readdir, stat, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { GuardConfig } from "../../core/config.ts";
+import { isLocalModelRef, LOCAL_MODEL_REF } from "../../core/lexical.ts";
+import type { ReplayReport, SessionMetrics } from "../../core/replay-metrics.ts";
+import { oneLine } from "../../core/text.ts";
+import { classifierFor, findClassifier, localClassify } from "../classifier.ts";
+import type { ClassifyFn } from "../classify-queue.ts";
+import { createTaskRunner, type TaskRunner } from "../pool.ts";
+import { readContent } from "../snapshot.ts";
+import { type CacheStats, cachedClassifier } from "./cache.ts";
+import { replaySession } from "./driver.ts";
+import { readSessionFile, type SessionFile } from "./reader.ts";
+import { referencedLines, renderHtml } from "./report-html.ts";
+import { formatSummary, type ProgressBar } from "./summary.ts";
+
+export const LOCAL_NOTE =
+  "local/lexical is the embedded offline scorer: it matches paths, identifiers and words between each output and the " +
+  "run's question and answer. It needs no key and no network, and it is much weaker than Jev, which reads the output: " +
+  "expect it to keep less precisely and to remove more that is needed later.";
+
+export class ReplayUsageError extends Error {
+  override name = "ReplayUsageError";
+}
+
+/** A session file, or every `.jsonl` under a folder (sorted). */
+export async function findSessionFiles(target: string): Promise<string[]> {
+  const path = resolve(target);
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch {
+    throw new ReplayUsageError(`${target}: no such file or folder`);
+  }
+  if (info.isFile()) return [path];
+  const out: string[] = [];
+  const walk = async (dir: string) => {
+    const items = await readdir(dir, { withFileTypes: true });
+    for (const item of items.sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = join(dir, item.name);
+      if (item.isDirectory()) await walk(full);
+      else if (item.isFile() && item.name.endsWith(".jsonl")) out.push(full);
+    }
+  };
+  await walk(path);
+  return out;
+}
+
+export interface ChosenClassifier {
+  ref: string;
+  note: string;
+  classify: ClassifyFn;
+  cache?: CacheStats;
+}
+
+/**
+ * The classifier for a replay. An explicit `model` must work (a hosted one needs its key); without
+ * one the configured model is used when its key is there, and the embedded scorer otherwise.
+ * Hosted answers are cached on disk.
+ */
+export async function chooseClassifier(input: {
+  model?: string;
+  configured: string;
+  agentDir: string;
+  cacheDir: string;
+}): Promise<ChosenClassifier> {
+  const ref = input.model ?? input.configured;
+  if (isLocalModelRef(ref)) return { ref: LOCAL_MODEL_REF, note: LOCAL_NOTE, classify: localClassify() };
+  const { ModelRegistry, ModelRuntime } = await import("@earendil-works/pi-coding-agent");
+  const runtime = await ModelRuntime.create({
+    authPath: join(input.agentDir, "auth.json"),
+    modelsPath: join(input.agentDir, "models.json"),
+    refreshOnCreate: false,
+  });
+  const registry = new ModelRegistry(runtime);
+  const found = findClassifier(registry, ref);
+  if (!found.ok) {
+    const why =
+      found.problem === "no-key"
+        ? `no ${found.provider} key (set its API key, e.g. OPENROUTER_API_KEY, or /login in Pi)`
+        : found.problem === "not-found"
+          ? "not in Pi's classifier catalog"
+          : "not a provider/id model name";
+    if (input.model !== undefined) throw new ReplayUsageError(`--model ${ref}: ${why}; try --model ${LOCAL_MODEL_REF}`);
+    return {
+      ref: LOCAL_MODEL_REF,
+      note: `${ref}: ${why}, so the embedded classifier is used. ${LOCAL_NOTE}`,
+      classify: localClassify(),
+    };
+  }
+  if (found.local) return { ref: LOCAL_MODEL_REF, note: LOCAL_NOTE, classify: localClassify() };
+  const cached = cachedClassifier(classifierFor(registry, found), input.cacheDir, ref);
+  return {
+    ref,
+    note: `${ref} through Pi's classifier client; answers are cached by request hash in ${input.cacheDir}, so a re-run asks nothing again.`,
+    classify: cached.classify,
+    cache: cached.stats,
+  };
+}
+
+export interface ReplayFilesOptions {
+  classifier: ChosenClassifier;
+  config: GuardConfig;
+  /** Defaults to a one-thread Piscina pool, like the extension's pass pool. */
+  runner?: TaskRunner;
+  progress?: ProgressBar;
+}
+
+export interface ReplayFilesResult {
+  report: ReplayReport;
+  files: SessionFile[];
+}
+
+export async function replayFiles(paths: string[], options: ReplayFilesOptions): Promise<ReplayFilesResult> {
+  const runner = options.runner ?? (await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 }));
+  const sessions: SessionMetrics[] = [];
+  const files: SessionFile[] = [];
+  const failures: ReplayReport["failures"] = [];
+  const config: GuardConfig = { ...options.config, enabled: true, model: options.classifier.ref };
+  try {
+    for (const path of paths) {
+      let file: SessionFile;
+      try {
+        file = await readSessionFile(path);
+      } catch (error) {
+        failures.push({ file: path, error: (error as Error).message });
+        continue;
+      }
+      const base = path.split("/").pop() ?? path;
+      const name = base.length > 32 ? `…${base.slice(-31)}` : base;
+      const metrics = await replaySession(file, {
+        runner,
+        classify: options.classifier.classify,
+        modelRef: options.classifier.ref,
+        config,
+        cacheHits: options.classifier.cache ? () => options.classifier.cache?.hits ?? 0 : undefined,
+        onProgress: (done, total) => options.progress?.update(name, done, total, "entries"),
+      });
+      options.progress?.clear();
+      sessions.push(metrics);
+      files.push(file);
+    }
+  } finally {
+    if (!options.runner) await runner.destroy();
+  }
+  return {
+    report: {
+      model: options.classifier.ref,
+      modelNote: options.classifier.note,
+      generatedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+      sessions,
+      failures,
+    },
+    files,
+  };
+}
+
+/** How a referenced line reads in the report's appendix: what it is and the start of its text. */
+export function describeEntry(entry: SessionEntry): string {
+  const head = `${entry.type}${entry.type === "message" ? ` · ${(entry.message as { role?: string }).role}` : ""} · id ${entry.id}`;
+  let text = "";
+  if (entry.type === "message") {
+    const m = entry.message as { content?: unknown; toolName?: string };
+    const c = readContent(m.content);
+    const calls = c.toolCalls.map((call) => `[tool call] ${call.name} ${oneLine(JSON.stringify(call.args), 300)}`);
+    text = [m.toolName ? `(${m.toolName})` : "", c.text, ...calls].filter((s) => s !== "").join("\n");
+    if (c.images > 0) text += `\n[${c.images} image(s)]`;
+  } else if (entry.type === "custom_message") {
+    text = readContent(entry.content).text;
+  } else if (entry.type === "compaction" || entry.type === "branch_summary") {
+    text = entry.summary;
+  }
+  return `${head}\n${text.length > 1200 ? `${text.slice(0, 1200)}…` : text}`;
+}
+
+export function htmlFor(result: ReplayFilesResult): string {
+  const lines = result.report.sessions.map((s, i) => {
+    const file = result.files[i] as SessionFile;
+    const byLine = new Map<number, SessionEntry>();
+    for (const [entry, line] of file.lineOf) byLine.set(line, entry);
+    const out = new Map<number, string>();
+    for (const line of referencedLines(s)) {
+      const entry = byLine.get(line);
+      if (entry) out.set(line, describeEntry(entry));
+    }
+    return out;
+  });
+  return renderHtml({ report: result.report, lines });
+}
+
+export async function writeReport(result: ReplayFilesResult, out: string): Promise<string> {
+  const path = resolve(out);
+  await writeFile(path, htmlFor(result));
+  return path;
+}
+
+export { formatSummary };
