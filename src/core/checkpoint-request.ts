@@ -1,10 +1,10 @@
 // The classifier request for one segment of an older output during a run. There is no final answer yet:
 // the classifier sees the task, the agent's progress and the calls made since the output, and judges
 // whether the agent will still need each chunk to finish.
-import { bool, chunkId, earlierConversation, hasHistory } from "./request.ts";
+import { bool, chunkId, type SegmentWording, segmentQuestions, workState } from "./request.ts";
 import { safeJson } from "./run.ts";
-import { clip, clipStart } from "./text.ts";
-import type { Candidate, ChoiceQuestion, Chunk, ClassifierRequest, JsonObject, Question, RunSpan } from "./types.ts";
+import { clip } from "./text.ts";
+import type { Candidate, Chunk, ClassifierRequest, JsonObject, RunSpan } from "./types.ts";
 
 export interface CheckpointRequestInput {
   span: RunSpan;
@@ -19,7 +19,7 @@ export interface CheckpointRequestInput {
   superseded?: string;
 }
 
-const LIMITS = { question: 4000, latestNote: 2000, earlierNotes: 2000, args: 600 } as const;
+const LIMITS = { args: 600 } as const;
 
 const SITUATION =
   "A coding agent is still working on user_question. Below is the output of a tool it called earlier in this " +
@@ -28,48 +28,37 @@ const SITUATION =
 const SITUATION_HISTORY = " earlier_conversation shows the session before this question.";
 const FAILED = "This call failed. If the agent has moved on since, the error details are usually not needed any more.";
 
-function questions(chunks: Chunk[]): Record<string, Question> {
-  const keepWhole = bool(
+const WORDING: SegmentWording = {
+  keepWhole: bool(
     "Will the agent still need all of this output to finish user_question, so that hiding any chunk would lose " +
       "something it has not acted on yet?",
     "all of it is still needed",
     "some chunks are done with or never mattered",
-  );
-  const criteria: Record<string, string> = {
-    whole: "most of it is still needed",
-    none: "none of it is needed any more",
-  };
-  for (const c of chunks) criteria[chunkId(c.n)] = `a few chunks; ${chunkId(c.n)} is the key one`;
-  const focus: ChoiceQuestion = {
-    type: "choice",
+  ),
+  focus: {
     instructions:
       "How much of this output will the agent still need: most of it (whole), none (none), or a few chunks? " +
       "In the last case pick the most important. Lines that are out of date, or that the agent already acted on " +
       "and moved past, are not needed.",
-    criteria,
-  };
-  const out: Record<string, Question> = { keep_whole: keepWhole, focus };
-  for (const c of chunks) {
-    const id = chunkId(c.n);
-    out[id] = bool(
+    whole: "most of it is still needed",
+    none: "none of it is needed any more",
+  },
+  chunk: (id) =>
+    bool(
       `Will the agent still need lines of ${id} to finish user_question? Out-of-date lines and lines it already ` +
         "acted on do not count.",
       "still needed",
       "no longer needed",
-    );
-  }
-  return out;
-}
+    ),
+};
 
 export function buildCheckpointRequest(input: CheckpointRequestInput): ClassifierRequest {
   const { span, candidate, chunks } = input;
-  const withHistory = hasHistory(span.history);
-  const state: JsonObject = { situation: withHistory ? SITUATION + SITUATION_HISTORY : SITUATION };
-  if (withHistory) state.earlier_conversation = earlierConversation(span.history);
-  state.user_question = clip(span.question, LIMITS.question);
-  const progress: JsonObject = { latest_note: clip(span.answer, LIMITS.latestNote) };
-  if (span.notes.trim() !== "") progress.earlier_notes = clipStart(span.notes, LIMITS.earlierNotes);
-  state.agent_progress = progress;
+  const state = workState(span, "mid-run", {
+    situation: SITUATION,
+    historyNote: SITUATION_HISTORY,
+    runEndNotes: false,
+  });
   state.later_tool_calls = input.laterCalls;
   if (input.superseded) state.superseded = input.superseded;
   state.tool = candidate.tool;
@@ -81,5 +70,5 @@ export function buildCheckpointRequest(input: CheckpointRequestInput): Classifie
   const chunkTexts: JsonObject = {};
   for (const c of chunks) chunkTexts[chunkId(c.n)] = c.text;
   state.chunks = chunkTexts;
-  return { state, questions: questions(chunks) };
+  return { state, questions: segmentQuestions(chunks, WORDING) };
 }

@@ -6,9 +6,9 @@
 import { entryChars } from "./break-even.ts";
 import type { GuardConfig } from "./config.ts";
 import { formatProbability, isProbability } from "./interpret.ts";
-import { bool, earlierConversation, hasHistory } from "./request.ts";
+import { bool, hasHistory, workState } from "./request.ts";
 import { isUserMessage, promptText, toolLabel } from "./run.ts";
-import { clip, clipStart, formatCount, oneLine } from "./text.ts";
+import { clip, formatCount, oneLine } from "./text.ts";
 import {
   type ClassifierOutcome,
   type ClassifierRequest,
@@ -53,8 +53,6 @@ export const EXCHANGE_MIN_CHARS = 2000;
 
 /** Limits of what the classifier sees per exchange. */
 const ITEM_LIMITS = { user: 600, assistant: 800, toolCalls: 20 } as const;
-/** The current work, as at run end: question and answer, or the agent's notes mid-run. */
-const WORK_LIMITS = { question: 4000, answer: 6000, latestNote: 2000, earlierNotes: 2000 } as const;
 
 /** Results that were not a real judgment for this run: the exchange is judged again at the next pass. */
 const JUDGE_AGAIN = new Set(["deferred", "error", "timeout", "no-answer", "aborted"]);
@@ -293,20 +291,9 @@ function item(ex: Exchange): { value: JsonObject; chars: number } {
 }
 
 /** What the current work is, shared by every request of the pass. */
-function workState(span: RunSpan, phase: "run-end" | "mid-run"): JsonObject {
-  const withHistory = hasHistory(span.history);
+function currentWork(span: RunSpan, phase: "run-end" | "mid-run"): JsonObject {
   const situation = phase === "run-end" ? SITUATION_RUN_END : SITUATION_MID_RUN;
-  const state: JsonObject = { situation: withHistory ? situation + SITUATION_HISTORY : situation };
-  if (withHistory) state.earlier_conversation = earlierConversation(span.history);
-  state.user_question = clip(span.question, WORK_LIMITS.question);
-  if (phase === "run-end") {
-    state.final_answer = clip(span.answer, WORK_LIMITS.answer);
-  } else {
-    const progress: JsonObject = { latest_note: clip(span.answer, WORK_LIMITS.latestNote) };
-    if (span.notes.trim() !== "") progress.earlier_notes = clipStart(span.notes, WORK_LIMITS.earlierNotes);
-    state.agent_progress = progress;
-  }
-  return state;
+  return workState(span, phase, { situation, historyNote: SITUATION_HISTORY, runEndNotes: false });
 }
 
 function exchangeQuestion(n: number, phase: "run-end" | "mid-run", withHistory: boolean): Question {
@@ -332,7 +319,7 @@ export function buildExchangeRequests(
   limits: ExchangeRequestLimits,
 ): ExchangeRequest[] {
   if (exchanges.length === 0) return [];
-  const base = workState(span, phase);
+  const base = currentWork(span, phase);
   const withHistory = hasHistory(span.history);
   const maxItems = Math.max(1, limits.maxItemsPerRequest);
   const out: ExchangeRequest[] = [];

@@ -2,7 +2,7 @@
 // because one bool per chunk is repeated up to maxChunksPerSegment times.
 
 import { safeJson } from "./run.ts";
-import { clip } from "./text.ts";
+import { clip, clipStart } from "./text.ts";
 import type {
   BoolQuestion,
   Candidate,
@@ -27,7 +27,7 @@ export interface RunEndRequestInput {
   totalLines: number;
 }
 
-const LIMITS = { question: 4000, answer: 6000, notes: 2000, args: 600 } as const;
+const LIMITS = { question: 4000, answer: 6000, notes: 2000, args: 600, latestNote: 2000, earlierNotes: 2000 } as const;
 
 const SITUATION =
   "A coding agent has finished its reply (final_answer) to user_question. Below is a single output of a tool it ran " +
@@ -59,6 +59,35 @@ export function earlierConversation(h: History): JsonObject {
   return out;
 }
 
+export interface WorkStateOptions {
+  /** The fixed explanation, and the sentence added when there is earlier conversation. */
+  situation: string;
+  historyNote: string;
+  /** At run end, also send the agent's earlier notes of the run. */
+  runEndNotes: boolean;
+}
+
+/**
+ * The current work every request carries: the situation, the earlier conversation, the question, and
+ * the final answer at run end or the agent's progress mid-run.
+ */
+export function workState(span: RunSpan, phase: "run-end" | "mid-run", options: WorkStateOptions): JsonObject {
+  const withHistory = hasHistory(span.history);
+  const state: JsonObject = { situation: withHistory ? options.situation + options.historyNote : options.situation };
+  if (withHistory) state.earlier_conversation = earlierConversation(span.history);
+  state.user_question = clip(span.question, LIMITS.question);
+  if (phase === "run-end") {
+    state.final_answer = clip(span.answer, LIMITS.answer);
+    if (options.runEndNotes && span.notes.trim() !== "")
+      state.agent_notes_during_the_run = clip(span.notes, LIMITS.notes);
+  } else {
+    const progress: JsonObject = { latest_note: clip(span.answer, LIMITS.latestNote) };
+    if (span.notes.trim() !== "") progress.earlier_notes = clipStart(span.notes, LIMITS.earlierNotes);
+    state.agent_progress = progress;
+  }
+  return state;
+}
+
 function outputSize(totalLines: number, segmentIndex: number, segmentCount: number): string {
   const lines = `${totalLines} ${totalLines === 1 ? "line" : "lines"}`;
   return segmentCount > 1 ? `${lines}, part ${segmentIndex + 1} of ${segmentCount}` : lines;
@@ -68,48 +97,57 @@ export function bool(instructions: string, yes: string, no: string): BoolQuestio
   return { type: "bool", instructions, criteria: { true: yes, false: no } };
 }
 
-/** keep_whole, focus and one chunk_N per chunk; with history they also weigh the ongoing work. */
-function questions(chunks: Chunk[], withHistory: boolean): Record<string, Question> {
-  const purpose = withHistory ? "final_answer or the ongoing work in earlier_conversation" : "final_answer";
-  const keepWhole = bool(
-    `Is all of this output still needed for ${purpose}, so that hiding any chunk would lose evidence ` +
-      "or details a likely next step needs?",
-    "every part of the output is still needed",
-    "some chunks could be hidden without loss",
-  );
-  const focusCriteria: Record<string, string> = {
-    whole: "most of the output is used",
-    none: "nothing in the output is used",
-  };
-  for (const c of chunks) focusCriteria[chunkId(c.n)] = `a few chunks; ${chunkId(c.n)} is the key one`;
-  const focus: ChoiceQuestion = {
-    type: "choice",
-    instructions:
-      `How much of this output is used by ${purpose}: most of it (whole), none of it (none), ` +
-      "or only a few chunks? In the last case, pick the most important of them.",
-    criteria: focusCriteria,
-  };
-  const out: Record<string, Question> = { keep_whole: keepWhole, focus };
-  for (const c of chunks) {
-    const id = chunkId(c.n);
-    const ask = withHistory
-      ? `Does ${id} hold lines final_answer is based on, or that the user's ongoing task in ` +
-        "earlier_conversation will need, even if user_question is on another topic?"
-      : `Does ${id} hold lines final_answer is based on, or that a likely next step would need?`;
-    out[id] = bool(ask, "it has such lines", "it has none");
-  }
+/** The wording of a segment's questions; the ids and types are the same for every phase. */
+export interface SegmentWording {
+  keepWhole: BoolQuestion;
+  focus: { instructions: string; whole: string; none: string };
+  chunk: (id: string) => BoolQuestion;
+}
+
+/** keep_whole, focus (whole, none or the key chunk) and one bool chunk_N per chunk. */
+export function segmentQuestions(chunks: Chunk[], wording: SegmentWording): Record<string, Question> {
+  const criteria: Record<string, string> = { whole: wording.focus.whole, none: wording.focus.none };
+  for (const c of chunks) criteria[chunkId(c.n)] = `a few chunks; ${chunkId(c.n)} is the key one`;
+  const focus: ChoiceQuestion = { type: "choice", instructions: wording.focus.instructions, criteria };
+  const out: Record<string, Question> = { keep_whole: wording.keepWhole, focus };
+  for (const c of chunks) out[chunkId(c.n)] = wording.chunk(chunkId(c.n));
   return out;
+}
+
+/** Run-end wording; with history the questions also weigh the ongoing work. */
+function runEndWording(withHistory: boolean): SegmentWording {
+  const purpose = withHistory ? "final_answer or the ongoing work in earlier_conversation" : "final_answer";
+  return {
+    keepWhole: bool(
+      `Is all of this output still needed for ${purpose}, so that hiding any chunk would lose evidence ` +
+        "or details a likely next step needs?",
+      "every part of the output is still needed",
+      "some chunks could be hidden without loss",
+    ),
+    focus: {
+      instructions:
+        `How much of this output is used by ${purpose}: most of it (whole), none of it (none), ` +
+        "or only a few chunks? In the last case, pick the most important of them.",
+      whole: "most of the output is used",
+      none: "nothing in the output is used",
+    },
+    chunk: (id) =>
+      bool(
+        withHistory
+          ? `Does ${id} hold lines final_answer is based on, or that the user's ongoing task in ` +
+              "earlier_conversation will need, even if user_question is on another topic?"
+          : `Does ${id} hold lines final_answer is based on, or that a likely next step would need?`,
+        "it has such lines",
+        "it has none",
+      ),
+  };
 }
 
 /** One request per segment: the run's question and answer, the call, and this segment's chunks. */
 export function buildRunEndRequest(input: RunEndRequestInput): ClassifierRequest {
   const { span, candidate, chunks } = input;
   const withHistory = hasHistory(span.history);
-  const state: JsonObject = { situation: withHistory ? SITUATION + SITUATION_HISTORY : SITUATION };
-  if (withHistory) state.earlier_conversation = earlierConversation(span.history);
-  state.user_question = clip(span.question, LIMITS.question);
-  state.final_answer = clip(span.answer, LIMITS.answer);
-  if (span.notes.trim() !== "") state.agent_notes_during_the_run = clip(span.notes, LIMITS.notes);
+  const state = workState(span, "run-end", { situation: SITUATION, historyNote: SITUATION_HISTORY, runEndNotes: true });
   state.tool = candidate.tool;
   state.tool_arguments = clip(safeJson(candidate.args), LIMITS.args);
   if (candidate.isError) state.tool_status = FAILED_STATUS;
@@ -117,5 +155,5 @@ export function buildRunEndRequest(input: RunEndRequestInput): ClassifierRequest
   const chunkTexts: JsonObject = {};
   for (const c of chunks) chunkTexts[chunkId(c.n)] = c.text;
   state.chunks = chunkTexts;
-  return { state, questions: questions(chunks, withHistory) };
+  return { state, questions: segmentQuestions(chunks, runEndWording(withHistory)) };
 }

@@ -4,9 +4,9 @@
 
 import type { GuardConfig } from "./config.ts";
 import { formatProbability, isProbability } from "./interpret.ts";
-import { earlierConversation, hasHistory } from "./request.ts";
+import { hasHistory, workState } from "./request.ts";
 import { collectRunResults } from "./run.ts";
-import { clip, clipStart, formatCount, oneLine } from "./text.ts";
+import { clip, formatCount, oneLine } from "./text.ts";
 import {
   type BoolQuestion,
   type ClassifierOutcome,
@@ -54,8 +54,6 @@ export type SmallConfig = Pick<
 
 /** Most output characters shown to the classifier per item. */
 export const ITEM_TEXT_MAX = 4000;
-
-const LIMITS = { question: 4000, answer: 6000, notes: 2000, latestNote: 2000, earlierNotes: 2000 } as const;
 
 const SITUATION_RUN_END =
   "A coding agent has replied (final_answer) to user_question. items holds short outputs of tools it called " +
@@ -137,19 +135,8 @@ function itemState(item: SmallItem): JsonObject {
 }
 
 function sharedState(span: RunSpan, phase: "run-end" | "mid-run"): JsonObject {
-  const withHistory = hasHistory(span.history);
   const situation = phase === "run-end" ? SITUATION_RUN_END : SITUATION_MID_RUN;
-  const state: JsonObject = { situation: withHistory ? situation + SITUATION_HISTORY : situation };
-  if (withHistory) state.earlier_conversation = earlierConversation(span.history);
-  state.user_question = clip(span.question, LIMITS.question);
-  if (phase === "run-end") {
-    state.final_answer = clip(span.answer, LIMITS.answer);
-    if (span.notes.trim() !== "") state.agent_notes_during_the_run = clip(span.notes, LIMITS.notes);
-  } else {
-    const progress: JsonObject = { latest_note: clip(span.answer, LIMITS.latestNote) };
-    if (span.notes.trim() !== "") progress.earlier_notes = clipStart(span.notes, LIMITS.earlierNotes);
-    state.agent_progress = progress;
-  }
+  const state = workState(span, phase, { situation, historyNote: SITUATION_HISTORY, runEndNotes: true });
   return state;
 }
 
