@@ -14,7 +14,9 @@ const run = promisify(execFile);
 
 const output = `${Array.from({ length: 360 }, (_, i) => {
   const f = Math.floor(i / 12);
-  return f === 9 ? `lib/special.ts:${i}:export const needle_value = ${i};` : `lib/file${f}.ts:${i}:const other${i} = ${i};`;
+  return f === 9
+    ? `lib/special.ts:${i}:export const needle_value = ${i};`
+    : `lib/file${f}.ts:${i}:const other${i} = ${i};`;
 }).join("\n")}\n`;
 
 let classifier: LoopbackClassifier;
@@ -46,10 +48,24 @@ afterAll(async () => {
 });
 
 async function runWith(extension: string) {
-  const agentDir = await makeAgentDir({ mainBaseUrl: main.baseUrl, classifierBaseUrl: classifier.baseUrl, guardConfig: {} });
+  const agentDir = await makeAgentDir({
+    mainBaseUrl: main.baseUrl,
+    classifierBaseUrl: classifier.baseUrl,
+    guardConfig: {},
+  });
   const before = main.log.length;
   const result = await runPiCli(
-    ["-p", "-ne", "--no-session", "--model", FAKE_MODEL, "-e", extension, "Where is needle_value?", "Thanks, and again?"],
+    [
+      "-p",
+      "-ne",
+      "--no-session",
+      "--model",
+      FAKE_MODEL,
+      "-e",
+      extension,
+      "Where is needle_value?",
+      "Thanks, and again?",
+    ],
     { PI_CODING_AGENT_DIR: agentDir },
     { cwd, timeoutMs: 60_000 },
   );
@@ -84,7 +100,16 @@ describe("pi CLI", () => {
     await writeFile(join(installDir, "package.json"), JSON.stringify({ name: "cg-install-test", private: true }));
     await run(
       "npm",
-      ["install", "--no-save", "--omit=dev", "--legacy-peer-deps", "--prefer-offline", "--no-audit", "--no-fund", tarball],
+      [
+        "install",
+        "--no-save",
+        "--omit=dev",
+        "--legacy-peer-deps",
+        "--prefer-offline",
+        "--no-audit",
+        "--no-fund",
+        tarball,
+      ],
       { cwd: installDir, env },
     );
     const pkg = join(installDir, "node_modules", "pi-context-guard");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { sanitizeAnswers } from "../src/core/answers.ts";
 import { DEFAULT_CONFIG } from "../src/core/config.ts";
-import { finishRunEnd, type PassPlan, planRunEnd } from "../src/core/pass.ts";
+import { finishPass, type PassPlan, planRunEnd } from "../src/core/pass.ts";
 import { currentSavings, savingsText } from "../src/core/stats.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../src/core/types.ts";
 import { statusText } from "../src/main/status.ts";
@@ -59,7 +59,7 @@ function runPass(
   const texts = plan.candidates.map((c) => entries.find((e) => e.id === c.entryId)?.text ?? "");
   return {
     plan,
-    out: finishRunEnd({ plan, entries, texts, outcomes: plan.requests.map(answer), config }),
+    out: finishPass({ plan, entries, texts, outcomes: plan.requests.map(answer), config }),
   };
 }
 
@@ -80,7 +80,10 @@ describe("a run-end pass", () => {
       status: "skip",
       reason: "nothing to judge",
     });
-    expect(planRunEnd(run([{ text: "small" }]), DEFAULT_CONFIG)).toEqual({ status: "skip", reason: "nothing to judge" });
+    expect(planRunEnd(run([{ text: "small" }]), DEFAULT_CONFIG)).toEqual({
+      status: "skip",
+      reason: "nothing to judge",
+    });
   });
 
   it("never sends an oversize chunk and keeps it as it is", () => {

@@ -123,7 +123,11 @@ describe("answers and failures", () => {
     expect(isRateLimit("System One API error (429): slow down")).toBe(true);
     expect(isRateLimit("System One API error (500): boom")).toBe(false);
     expect(batchHealth([])).toBe("empty");
-    expect(batchHealth([{ status: "timeout" }, { status: "stop", answers: {} }])).toBe("ok");
+    expect(
+      batchHealth([{ status: "timeout" }, { status: "stop", answers: { q: { type: "bool", probability: 0.4 } } }]),
+    ).toBe("ok");
+    // A reply whose probabilities were all unusable (dropped as out of range) answered nothing.
+    expect(batchHealth([{ status: "timeout" }, { status: "stop", answers: {} }])).toBe("failed");
     expect(batchHealth([{ status: "error", error: "System One API error (429): x" }, { status: "timeout" }])).toBe(
       "rate-limited",
     );

@@ -23,7 +23,15 @@ export type Behaviour =
   | "malformed"
   | "missing-ids"
   | "wrong-types"
-  | "nan";
+  | "nan"
+  /** 200 with the answer body sent one byte every `dripIntervalMs`: it never completes within a deadline. */
+  | "drip"
+  /** Reads the request, then resets the TCP connection (the client sees ECONNRESET / "fetch failed"). */
+  | "reset"
+  /** 200 with a body of `hugeBytes`: not a System One answer unless `hugeValid` (then valid answers + padding). */
+  | "huge"
+  /** Answers normally, but only after `lateMs` (longer than the caller's deadline). */
+  | "late";
 
 export interface WireBoolQuestion {
   type: "noul";
@@ -77,6 +85,14 @@ export interface LoopbackOptions {
   nanValue?: number | string;
   /** `usage.input_tokens` for a request. Default `ceil(JSON.stringify(state).length / 4)`. */
   inputTokens?: (body: SystemOneRequestBody) => number;
+  /** Behaviour "drip": ms between body bytes. Default 200. */
+  dripIntervalMs?: number;
+  /** Behaviour "late": ms before the answer. Default 10 000. */
+  lateMs?: number;
+  /** Behaviour "huge": body size in bytes. Default 32 MiB. */
+  hugeBytes?: number;
+  /** Behaviour "huge": send well-formed answers padded to `hugeBytes` instead of a non-answer. Default false. */
+  hugeValid?: boolean;
 }
 
 export interface LoopbackClassifier {
@@ -85,6 +101,8 @@ export interface LoopbackClassifier {
   port: number;
   /** Every parsed request body, in arrival order (including requests answered with an error). */
   requests: SystemOneRequestBody[];
+  /** Answers of behaviour "late" that were written after their delay (the client had not hung up). */
+  lateAnswers: number;
   /** Request headers, parallel to `requests`. */
   requestHeaders: IncomingHttpHeaders[];
   /** Change options for later requests. Setting `seed` restarts the jitter PRNG. */
@@ -265,6 +283,16 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
   res.end(text);
 }
 
+/** A `bytes`-long 200 body: padded valid answers (`valid`), or a JSON object without usable answers. */
+function sendHuge(res: ServerResponse, reply: unknown, bytes: number, valid: boolean): void {
+  const head = valid ? `${JSON.stringify(reply).slice(0, -1)},"padding":"` : '{"answers":"';
+  const tail = valid ? '"}' : '"}';
+  const pad = Math.max(0, bytes - Buffer.byteLength(head) - tail.length);
+  const body = Buffer.concat([Buffer.from(head), Buffer.alloc(pad, 0x78), Buffer.from(tail)]);
+  res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
+  res.end(body);
+}
+
 function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": "text/plain", "content-length": Buffer.byteLength(text), ...headers });
   res.end(text);
@@ -278,6 +306,7 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
   const requests: SystemOneRequestBody[] = [];
   const requestHeaders: IncomingHttpHeaders[] = [];
   let closed = false;
+  let lateAnswers = 0;
 
   const basePath = (): string => `/${(options.basePath ?? "/api/v1").replace(/^\/+|\/+$/g, "")}`.replace(/^\/$/, "");
 
@@ -313,6 +342,10 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
 
     const behaviour = options.behaviour ?? "answer";
     if (behaviour === "hang") return; // never answer; close() destroys the socket
+    if (behaviour === "reset") {
+      req.socket.resetAndDestroy();
+      return;
+    }
 
     const jitter = (options.jitterMs ?? 0) > 0 ? random() * (options.jitterMs ?? 0) : 0;
     await delay((options.latencyMs ?? 0) + jitter);
@@ -337,8 +370,47 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
     else if (behaviour === "wrong-types") answers = wrongTypes(answers);
     else if (behaviour === "nan") answers = nanAnswers(answers, options.nanValue ?? "NaN");
     const inputTokens = options.inputTokens?.(body) ?? Math.ceil((JSON.stringify(body.state) ?? "").length / 4);
-    sendJson(res, 200, { answers, usage: { input_tokens: inputTokens, output_tokens: 0 } });
+    const reply = { answers, usage: { input_tokens: inputTokens, output_tokens: 0 } };
+    if (behaviour === "late") {
+      await delay(options.lateMs ?? 10_000);
+      if (closed || res.destroyed || req.socket.destroyed) return;
+      lateAnswers++;
+    } else if (behaviour === "drip") {
+      await drip(res, JSON.stringify(reply), options.dripIntervalMs ?? 200);
+      return;
+    } else if (behaviour === "huge") {
+      sendHuge(res, reply, options.hugeBytes ?? 32 * 1024 * 1024, options.hugeValid === true);
+      return;
+    }
+    sendJson(res, 200, reply);
   };
+
+  /** Headers at once, then one byte per interval; stops when the client hangs up or the server closes. */
+  const drip = (res: ServerResponse, text: string, intervalMs: number): Promise<void> =>
+    new Promise((resolve) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.flushHeaders();
+      let i = 0;
+      const timer = setInterval(
+        () => {
+          if (closed || res.destroyed || i >= text.length) {
+            clearInterval(timer);
+            timers.delete(timer);
+            if (!res.destroyed && !closed) res.end();
+            resolve();
+            return;
+          }
+          res.write(text[i++] as string);
+        },
+        Math.max(1, intervalMs),
+      );
+      timers.add(timer);
+      res.on("close", () => {
+        clearInterval(timer);
+        timers.delete(timer);
+        resolve();
+      });
+    });
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -368,6 +440,9 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
     port,
     requests,
     requestHeaders,
+    get lateAnswers() {
+      return lateAnswers;
+    },
     set(next) {
       Object.assign(options, next);
       if (next.seed !== undefined) random = prng(next.seed);

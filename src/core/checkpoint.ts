@@ -52,10 +52,13 @@ export function checkpointMemo(entries: readonly SnapEntry[], runStart: number):
     if (e.type !== "custom" || e.customType !== RECORD_TYPE || !e.data || typeof e.data !== "object") continue;
     const record = e.data as Partial<GuardRecord>;
     if (record.phase !== "mid-run" || !Array.isArray(record.results)) continue;
-    for (const r of record.results) {
-      if (r.kind === "exchange" || r.kind === "image") continue;
-      const reasons = String(r.reason ?? "").split(",");
-      if (!reasons.some((x) => UNANSWERED.has(x.trim()))) memo.add(r.entryId);
+    for (const r of record.results as unknown[]) {
+      // Records come back from session files: a damaged result is skipped, not trusted.
+      if (typeof r !== "object" || r === null) continue;
+      const { kind, entryId, reason } = r as { kind?: unknown; entryId?: unknown; reason?: unknown };
+      if (kind === "exchange" || kind === "image" || typeof entryId !== "string") continue;
+      const reasons = String(reason ?? "").split(",");
+      if (!reasons.some((x) => UNANSWERED.has(x.trim()))) memo.add(entryId);
     }
   }
   return memo;

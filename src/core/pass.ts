@@ -222,7 +222,7 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
     kinds,
   );
 
-  const images = collectImages(entries, config.imageKeepTurns, span.startIndex);
+  const images = removableImages(entries, config.imageKeepTurns, span.startIndex);
   if (requests.length === 0 && images.length === 0) return { status: "skip", reason: "nothing to judge" };
   return {
     status: "run",
@@ -239,6 +239,11 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
     requests,
     kinds,
   };
+}
+
+/** Old images whose stub is smaller than they are (a tiny image costs less than the line standing for it). */
+function removableImages(entries: SnapEntry[], keepTurns: number, promptIndex: number): ImageItem[] {
+  return collectImages(entries, keepTurns, promptIndex).filter((i) => i.afterChars < i.beforeChars);
 }
 
 /** The call id behind each tool result of the run (for the age rule). */
@@ -267,7 +272,7 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
   const large = collectCandidates(entries, span, config).filter(eligible);
   const small = collectSmall(entries, span, config, superseded).filter(eligible);
   const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex));
-  const images = collectImages(entries, config.imageKeepTurns, span.startIndex);
+  const images = removableImages(entries, config.imageKeepTurns, span.startIndex);
   const batch: CheckpointBatch = {
     outputIds: [...large.map((c) => c.entryId), ...small.map((i) => i.entryId)],
     outputChars: large.reduce((n, c) => n + c.text.length, 0) + small.reduce((n, i) => n + i.chars, 0),

@@ -46,10 +46,14 @@ export function recordDraft(record: GuardRecord): CustomDraft {
 
 /** One line per result for `/guard`, e.g. `bash \`rg foo\`: distilled 36.1k→1.2k chars (chunks) kw.15 …`. */
 export function summarizeRecord(record: GuardRecord): string[] {
-  return record.results.map((r) => {
-    const size = `${formatCount(r.beforeChars)}→${formatCount(r.afterChars)} chars`;
-    // Records are read back from session files, where an older or damaged one may lack traces.
-    const traces = Array.isArray(r.jev) && r.jev.length > 0 ? ` ${r.jev.join(" | ")}` : "";
-    return `[${r.kind ?? "large"}] ${r.label}: ${r.outcome} ${size} (${r.reason})${traces}`;
-  });
+  // Read back from session files: a damaged record shows what it can instead of failing /guard.
+  const results = Array.isArray(record.results) ? record.results : [];
+  return results
+    .filter((r) => typeof r === "object" && r !== null)
+    .map((r) => {
+      const size = `${formatCount(r.beforeChars)}→${formatCount(r.afterChars)} chars`;
+      // Records are read back from session files, where an older or damaged one may lack traces.
+      const traces = Array.isArray(r.jev) && r.jev.length > 0 ? ` ${r.jev.join(" | ")}` : "";
+      return `[${r.kind ?? "large"}] ${r.label}: ${r.outcome} ${size} (${r.reason})${traces}`;
+    });
 }

@@ -267,13 +267,20 @@ export function isRateLimit(error: string | undefined): boolean {
   return error !== undefined && RATE_LIMIT.test(error);
 }
 
+/** An answer with at least one usable probability (a reply whose numbers are all out of range is none). */
+function answered(o: ClassifierOutcome): boolean {
+  if (o.status !== "stop") return false;
+  return Object.keys(o.answers ?? {}).some((id) => boolScore(o, id) !== undefined);
+}
+
 /**
- * `ok`: at least one request answered. `rate-limited`: nothing answered and some request was refused for
- * rate or quota. `failed`: nothing answered (errors and timeouts). `empty`: nothing was asked.
+ * `ok`: at least one request answered usably. `rate-limited`: nothing answered and some request was
+ * refused for rate or quota. `failed`: nothing answered (errors, timeouts, unusable answers). `empty`:
+ * nothing was asked.
  */
 export function batchHealth(outcomes: readonly ClassifierOutcome[]): BatchHealth {
   if (outcomes.length === 0) return "empty";
-  if (outcomes.some((o) => o.status === "stop")) return "ok";
+  if (outcomes.some(answered)) return "ok";
   if (outcomes.some((o) => o.status === "error" && isRateLimit(o.error))) return "rate-limited";
   return "failed";
 }

@@ -41,6 +41,18 @@ export function toOutcome(result: ClassifierResult): ClassifierOutcome {
   return { status: "stop", answers: sanitizeAnswers(result.answers), ...usage };
 }
 
+/**
+ * Error text can echo the request (a proxy's debug page, a gateway that repeats the headers): the
+ * credential is cut out before the text reaches a record, telemetry or a notice.
+ */
+export function redactSecrets(text: string, secrets: ReadonlyArray<string | undefined> = []): string {
+  let out = text;
+  for (const secret of secrets) if (secret && secret.length >= 8) out = out.split(secret).join("[redacted]");
+  return out
+    .replace(/\b(Bearer|Basic)\s+[^\s"',;]+/gi, "$1 [redacted]")
+    .replace(/\bsk-[A-Za-z0-9_-]{8,}/g, "[redacted]");
+}
+
 export function piClassify(registry: Registry, model: ClassifierModel<ClassifierApi>): ClassifyFn {
   return async (request, { signal, timeoutMs }) => {
     const result = await registry.classify(
@@ -48,7 +60,12 @@ export function piClassify(registry: Registry, model: ClassifierModel<Classifier
       { state: request.state, questions: request.questions } as Parameters<Registry["classify"]>[1],
       { signal, timeoutMs, maxRetries: 0 },
     );
-    return toOutcome(result);
+    const outcome = toOutcome(result);
+    if (outcome.error) {
+      const key = await registry.getApiKeyForProvider(model.provider).catch(() => undefined);
+      outcome.error = redactSecrets(outcome.error, [key]);
+    }
+    return outcome;
   };
 }
 

@@ -134,9 +134,10 @@ function omittedIds(branch: BranchEntry[], promptId: string): Set<string> | unde
   for (let i = branch.length - 1; i >= 0; i--) {
     const e = branch[i] as BranchEntry;
     if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
-    const result = (e.data as GuardRecord | undefined)?.results?.find(
-      (r) => r.kind === "exchange" && r.entryId === promptId && Array.isArray(r.omitted),
-    );
+    // Records come back from session files: skip anything damaged.
+    const results = (e.data as GuardRecord | undefined)?.results;
+    if (!Array.isArray(results)) continue;
+    const result = results.find((r) => r?.kind === "exchange" && r.entryId === promptId && Array.isArray(r.omitted));
     if (result?.omitted) return new Set(result.omitted);
   }
   return undefined;

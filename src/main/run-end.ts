@@ -28,6 +28,26 @@ export interface RunEndDeps {
   onJudging?: () => void;
   /** Stops the classifier requests early (the agent's signal, mid-run). */
   signal?: AbortSignal;
+  /** Most time one worker task (plan, finish) may take before its worker is stopped. Default 30 s. */
+  workerTimeoutMs?: number;
+}
+
+/** A stuck worker task (a pathological input, a bug) must not hold the hook forever. */
+export const WORKER_TASK_TIMEOUT_MS = 30_000;
+
+/** Runs one worker task under the pass's worker time limit; the pool terminates the worker on abort. */
+async function inWorker<T>(deps: RunEndDeps, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ms = deps.workerTimeoutMs ?? WORKER_TASK_TIMEOUT_MS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  try {
+    return await task(controller.signal);
+  } catch (error) {
+    if (controller.signal.aborted) throw new Error(`a worker task took longer than ${ms} ms and was stopped`);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export interface PassOptions {
@@ -49,13 +69,13 @@ async function planInWorker(
   const mirror = deps.mirror ?? new WorkerMirror();
   for (let attempt = 0; attempt < 2; attempt++) {
     const sync = mirror.prepare(entries);
-    const out = await deps.runner.run("plan", {
-      sync,
-      config: deps.config,
-      passId,
-      phase: options.phase,
-      cache: options.cache,
-    });
+    const out = await inWorker(deps, (signal) =>
+      deps.runner.run(
+        "plan",
+        { sync, config: deps.config, passId, phase: options.phase, cache: options.cache },
+        { signal },
+      ),
+    );
     if ("plan" in out) {
       mirror.accept(out.storeId, sync);
       return out.plan;
@@ -90,7 +110,9 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
         ms: 0,
         timedOut: false,
       };
-  const finished = await deps.runner.run("finish", { passId, outcomes: queued.outcomes, config, family: deps.family });
+  const finished = await inWorker(deps, (signal) =>
+    deps.runner.run("finish", { passId, outcomes: queued.outcomes, config, family: deps.family }, { signal }),
+  );
   let edits = finished.drafts;
   let results = finished.results;
   if (deps.validate) {

@@ -1,7 +1,7 @@
 // The settings file: read at session start and on /guard reload; written atomically by /guard on|off,
 // keeping every key the user put there.
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { type NormalizedConfig, normalizeConfig } from "../core/config.ts";
@@ -42,13 +42,24 @@ export async function loadSettings(path = settingsPath()): Promise<LoadedSetting
   return { ...normalized, path };
 }
 
-/** Set one key, keeping the others (unknown ones included), via a temp file and rename. */
+/**
+ * Set one key, keeping the others (unknown ones included), via a temp file and rename. A file that
+ * cannot be read or is not a JSON object is never overwritten: it may be the user's work in progress.
+ */
 export async function saveSetting(key: string, value: unknown, path = settingsPath()): Promise<void> {
-  const { raw } = await readRaw(path);
-  const current = raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
-  const next = { ...current, [key]: value };
+  const { raw, warning } = await readRaw(path);
+  if (warning) throw new Error(`${warning.replace(/; using the defaults$/, "")}; it was left as it is`);
+  if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
+    throw new Error(`${path} is not a JSON object; it was left as it is`);
+  }
+  const next = { ...(raw as Record<string, unknown> | undefined), [key]: value };
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+    await rename(tmp, path);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
+  }
 }

@@ -31,7 +31,9 @@ const replacementSize = (draft: ContextEditDraft) =>
  */
 export function validateEdits(drafts: readonly ContextEditDraft[], context: readonly ProjectedLike[]): Validation {
   const index = new Map<string, number>();
-  context.forEach((entry, i) => index.set(entry.sourceEntry.id, i));
+  context.forEach((entry, i) => {
+    index.set(entry.sourceEntry.id, i);
+  });
   const omitted = new Set(drafts.filter((d) => d.replacement === null).map((d) => d.targetId));
   const valid: ContextEditDraft[] = [];
   const dropped: Validation["dropped"] = [];
@@ -50,10 +52,8 @@ export function validateEdits(drafts: readonly ContextEditDraft[], context: read
     } else if (draft.replacement !== null) {
       let before = sizeOf(raw.content);
       if (raw.role === "user") {
-        for (let i = at + 1; i < context.length; i++) {
-          const next = rawOf((context[i] as ProjectedLike).sourceEntry);
-          if (next?.role === "user") break;
-          if (omitted.has((context[i] as ProjectedLike).sourceEntry.id)) before += sizeOf(next?.content);
+        for (const i of exchangeOmissions(context, at, omitted)) {
+          before += sizeOf(rawOf((context[i] as ProjectedLike).sourceEntry)?.content);
         }
       }
       if (replacementSize(draft) >= before) why = "replacement is not shorter than the original";
@@ -64,5 +64,35 @@ export function validateEdits(drafts: readonly ContextEditDraft[], context: read
       seen.add(draft.targetId);
     }
   }
-  return { valid, dropped };
+  // An exchange goes as a whole or not at all: when its prompt's stub is dropped, the omissions behind
+  // it go too (else the model would lose the exchange without the note that says how to recall it).
+  const orphaned = new Set<string>();
+  for (const { draft } of dropped) {
+    const at = index.get(draft.targetId);
+    if (draft.replacement === null || at === undefined) continue;
+    if (rawOf((context[at] as ProjectedLike).sourceEntry)?.role !== "user") continue;
+    for (const i of exchangeOmissions(context, at, omitted)) orphaned.add((context[i] as ProjectedLike).sourceEntry.id);
+  }
+  if (orphaned.size === 0) return { valid, dropped };
+  for (const draft of valid) {
+    if (draft.replacement === null && orphaned.has(draft.targetId)) {
+      dropped.push({ draft, why: "the stub of its exchange was rejected" });
+    }
+  }
+  return { valid: valid.filter((d) => !(d.replacement === null && orphaned.has(d.targetId))), dropped };
+}
+
+/**
+ * Indices of the entries after the prompt at `at` that this draft set omits, up to the next prompt that
+ * stays: a steering message omitted with the exchange is part of it.
+ */
+function exchangeOmissions(context: readonly ProjectedLike[], at: number, omitted: Set<string>): number[] {
+  const out: number[] = [];
+  for (let i = at + 1; i < context.length; i++) {
+    const id = (context[i] as ProjectedLike).sourceEntry.id;
+    const next = rawOf((context[i] as ProjectedLike).sourceEntry);
+    if (next?.role === "user" && !omitted.has(id)) break;
+    if (omitted.has(id)) out.push(i);
+  }
+  return out;
 }
