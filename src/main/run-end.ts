@@ -93,6 +93,8 @@ export function distillRunEnd(entries: SnapEntry[], deps: RunEndDeps): Promise<R
 /** A pass of either phase: plan in the worker, ask the classifier, finish in the worker, record. */
 export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: PassOptions): Promise<RunEndResult> {
   const { config } = deps;
+  // The budget counts from the start of the pass, so planning a cold session does not add to it.
+  const started = performance.now();
   const passId = randomUUID();
   const plan = await planInWorker(entries, deps, passId, options);
   if (plan.status === "skip") return { status: "skipped", reason: plan.reason };
@@ -101,7 +103,7 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
   const queued: QueueResult = deps.classify
     ? await classifyAll(plan.requests, deps.classify, {
         concurrency: config.concurrency,
-        timeoutMs: config.timeoutMs,
+        timeoutMs: Math.max(1, config.timeoutMs - (performance.now() - started)),
         signal: deps.signal,
       })
     : {
