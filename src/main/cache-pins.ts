@@ -3,6 +3,7 @@
 // falls back to the question pin. The log lives in memory only and starts empty with each session.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type AnthropicPayload, placeGuardBreakpoints } from "../core/cache-pin.ts";
+import { BranchIndex, type IndexedEntry } from "./branch-index.ts";
 
 /** Anthropic's default cache lifetime. */
 export const CACHE_TTL_MS = 5 * 60_000;
@@ -17,12 +18,7 @@ interface Logged {
   lastEntryId: string;
 }
 
-interface BranchEntry {
-  id: string;
-  type: string;
-  targetId?: string;
-  message?: { role?: string; toolCallId?: string; stopReason?: string; content?: unknown; usage?: unknown };
-}
+type BranchEntry = IndexedEntry;
 
 type Ctx = Pick<ExtensionContext, "sessionManager" | "model">;
 
@@ -46,8 +42,10 @@ export class CachePins {
   /** Full input of the run's first request, in tokens: the floor any read-through must exceed. */
   #baseline: number | undefined;
   #lastRequest: { time: number; model: string } | undefined;
+  #branch = new BranchIndex();
 
   clear(): void {
+    this.#branch = new BranchIndex();
     this.#log.clear();
     this.#baseline = undefined;
     this.#lastRequest = undefined;
@@ -56,8 +54,7 @@ export class CachePins {
   /** Entries whose cache the next request can still read, oldest first. */
   trustedIds(ctx: Ctx, now = Date.now()): string[] {
     if (this.#log.size === 0) return [];
-    const branch = ctx.sessionManager.getBranch() as unknown as BranchEntry[];
-    const position = new Map(branch.map((e, i) => [e.id, i]));
+    const { entries: branch, position } = this.#branch.sync(ctx.sessionManager);
     const model = modelKey(ctx);
     const out: Array<[number, string]> = [];
     for (const item of this.#log.values()) {
@@ -80,17 +77,7 @@ export class CachePins {
    * entries the request will write to cache.
    */
   onRequest(payload: AnthropicPayload, ctx: Ctx, now = Date.now()): void {
-    const branch = ctx.sessionManager.getBranch() as unknown as BranchEntry[];
-    const position = new Map(branch.map((e, i) => [e.id, i]));
-    const toolCallOf = new Map<string, string>();
-    const entryOfCall = new Map<string, string>();
-    for (const e of branch) {
-      const callId = e.type === "message" && e.message?.role === "toolResult" ? e.message.toolCallId : undefined;
-      if (callId) {
-        toolCallOf.set(e.id, callId);
-        entryOfCall.set(callId, e.id);
-      }
-    }
+    const { entries: branch, position, callOf: toolCallOf, entryOfCall } = this.#branch.sync(ctx.sessionManager);
     // Edits appended since the last answered request are still unpaid: this request rewrites after them.
     let firstEdited = Number.POSITIVE_INFINITY;
     for (let i = branch.length - 1; i >= 0; i--) {
@@ -126,7 +113,7 @@ export class CachePins {
   onAssistantEnd(usage: { input?: number; cacheRead?: number; cacheWrite?: number } | undefined, ctx: Ctx): void {
     const request = this.#lastRequest;
     if (!usage || !request || request.model !== modelKey(ctx)) return;
-    const branch = ctx.sessionManager.getBranch() as unknown as BranchEntry[];
+    const branch = this.#branch.sync(ctx.sessionManager).entries;
     // The run's first reply sets the baseline: the prompt's whole input.
     let lastUser = -1;
     let replies = 0;
