@@ -79,6 +79,19 @@ describe("SnapshotBuilder", () => {
     });
   });
 
+  it("reuses the snapshot of an edited entry while the same edit is shown, and rebuilds it for a new edit", () => {
+    const { sm, result } = makeSession();
+    const builder = new SnapshotBuilder();
+    sm.appendContextEdit(result, { content: [{ type: "text", text: "[context-guard] short" }] });
+    const first = builder.entries(projected(sm)).find((e) => e.id === result);
+    const again = builder.entries(projected(sm)).find((e) => e.id === result);
+    expect(again).toBe(first);
+    sm.appendContextEdit(result, { content: [{ type: "text", text: "[context-guard] shorter" }] });
+    const next = builder.entries(projected(sm)).find((e) => e.id === result);
+    expect(next).not.toBe(first);
+    expect(next).toMatchObject({ edited: true, text: "[context-guard] shorter", rawText: "a.ts:1:x\nb.ts:2:x" });
+  });
+
   it("marks an omitted entry as not visible and edited, keeping its tool calls", () => {
     const { sm, assistant } = makeSession();
     sm.appendContextEdit(assistant, null);

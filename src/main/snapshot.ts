@@ -116,12 +116,21 @@ function build(entry: ProjectedLike, first: MessageLike | undefined): SnapEntry 
   return snap;
 }
 
+/** The snapshot of an entry shown with other content than its raw message, and what it was built from. */
+interface ShownSnap {
+  content: unknown;
+  role: string | undefined;
+  count: number;
+  snap: SnapEntry;
+}
+
 /**
  * Builds snapshots with a cache keyed by the raw entry: an entry whose projected message is the raw
  * message itself (no edit applies) maps to the same SnapEntry every time.
  */
 export class SnapshotBuilder {
   #cache = new WeakMap<object, SnapEntry>();
+  #shown = new WeakMap<object, ShownSnap>();
 
   entry(entry: ProjectedLike): SnapEntry {
     const source = entry.sourceEntry;
@@ -135,7 +144,17 @@ export class SnapshotBuilder {
       this.#cache.set(source, snap);
       return snap;
     }
-    return build(entry, first);
+    // Pi projects an edited message (and a custom message) as a new object on every call, but its content
+    // is the edit's (or the entry's) own immutable content: while that is what is shown, the snapshot is
+    // the same. build() reads nothing else of the projected entry.
+    const shown = this.#shown.get(source);
+    const count = entry.messages.length;
+    if (shown && shown.content === first?.content && shown.role === first?.role && shown.count === count) {
+      return shown.snap;
+    }
+    const snap = build(entry, first);
+    this.#shown.set(source, { content: first?.content, role: first?.role, count, snap });
+    return snap;
   }
 
   entries(entries: readonly ProjectedLike[]): SnapEntry[] {

@@ -1,0 +1,183 @@
+/**
+ * Main-thread cost of the hooks besides run end: a mid-run checkpoint at turn_end (pool vs inline), the
+ * Anthropic breakpoint pass in before_provider_request, and a footer redraw (snapshot + savings +
+ * lifetime), on generated sessions of 2,000 and 10,000 entries.
+ *
+ *   npm run bench:hooks            # quick: 2,000 entries, 3 repetitions
+ *   npm run bench:hooks -- --full  # 2,000 and 10,000 entries, 7 repetitions; writes bench/HOOKS.md
+ */
+import { writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { parseArgs } from "node:util";
+import { type AnthropicPayload, placeGuardBreakpoints } from "../src/core/cache-pin.ts";
+import { currentSavings, lifetime } from "../src/core/stats.ts";
+import type { ContextEditDraft } from "../src/core/types.ts";
+import { CachePins } from "../src/main/cache-pins.ts";
+import type { PoolBackend } from "../src/main/pool.ts";
+import { runPass } from "../src/main/run-end.ts";
+import { SnapshotBuilder } from "../src/main/snapshot.ts";
+import { WorkerMirror } from "../src/main/worker-mirror.ts";
+import type { SessionEntryLike } from "./lib/generate.ts";
+import { benchConfig, loopbackClassify, MODEL_REF, passRunner } from "./lib/hook.ts";
+import { startLoopbackHost } from "./lib/loopback-host.ts";
+import { measureStall, ownStall } from "./lib/stall.ts";
+import { summarize } from "./lib/stats.ts";
+import { baseSession, SessionSim } from "./lib/workloads.ts";
+
+const { values } = parseArgs({ options: { full: { type: "boolean", default: false } } });
+const sizes = values.full ? [2_000, 10_000] : [2_000];
+const reps = values.full ? 7 : 3;
+
+const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+const cell = (xs: number[]) => {
+  const s = summarize(xs);
+  return `${fmt(s.median)} / ${fmt(s.max)}`;
+};
+
+/** A prefix of the session that ends in the middle of its final run, right after a turn's tool results. */
+function midRun(entries: SessionEntryLike[]): SessionEntryLike[] {
+  for (let i = entries.length - 2; i > entries.length / 2; i--) {
+    const e = entries[i] as { type: string; message?: { role?: string } };
+    const next = entries[i + 1] as { type: string; message?: { role?: string } };
+    if (e.message?.role === "toolResult" && next.message?.role === "assistant") return entries.slice(0, i + 1);
+  }
+  return entries;
+}
+
+/** Pi's Anthropic payload for a context: user/assistant messages with tool_use and tool_result blocks. */
+function anthropicPayload(entries: SessionEntryLike[]): AnthropicPayload {
+  const messages: NonNullable<AnthropicPayload["messages"]> = [];
+  for (const e of entries) {
+    const m = e.message as { role?: string; content?: unknown; toolCallId?: string } | undefined;
+    if (e.type !== "message" || !m) continue;
+    if (m.role === "user") messages.push({ role: "user", content: [{ type: "text", text: "prompt" }] });
+    else if (m.role === "assistant") messages.push({ role: "assistant", content: [{ type: "text", text: "…" }] });
+    else if (m.role === "toolResult") {
+      const block = { type: "tool_result", tool_use_id: m.toolCallId, content: "…" };
+      const last = messages.at(-1);
+      if (last?.role === "user" && Array.isArray(last.content) && last.content[0]?.type === "tool_result")
+        last.content.push(block);
+      else messages.push({ role: "user", content: [block] });
+    }
+  }
+  const last = messages.at(-1)?.content;
+  if (Array.isArray(last)) (last.at(-1) as Record<string, unknown>).cache_control = { type: "ephemeral" };
+  return { system: [{ type: "text", text: "sys", cache_control: { type: "ephemeral" } }], tools: [], messages };
+}
+
+interface Row {
+  label: string;
+  values: string[];
+}
+
+const host = await startLoopbackHost({ latencyMs: 20, keyword: "\\b(error|fail(ed|ure|s)?)\\b", flags: "i" });
+const classify = loopbackClassify(host.baseUrl);
+const config = benchConfig({ midRunBreakEven: false, timeoutMs: 600_000 });
+const rows: Row[] = [];
+
+for (const size of sizes) {
+  const prefix = midRun(baseSession(size));
+  const sim = new SessionSim(prefix);
+
+  // turn_end: a checkpoint pass, cold (first pass of the session) and after 20 more entries (warm mirror).
+  for (const backend of ["piscina", "inline"] as PoolBackend[]) {
+    const runner = await passRunner(backend);
+    const cold: number[] = [];
+    const warm: number[] = [];
+    for (let r = 0; r < reps; r++) {
+      const snapshots = new SnapshotBuilder();
+      const mirror = new WorkerMirror();
+      const deps = { runner, classify, family: "anthropic" as const, config, modelRef: MODEL_REF, mirror };
+      const context = sim.project();
+      const first = await measureStall(
+        () => runPass(snapshots.entries(context), deps, { phase: "mid-run", cache: { family: "anthropic" } }),
+        "quiet",
+      );
+      cold.push(ownStall(first.stall));
+      const again = await measureStall(
+        () => runPass(snapshots.entries(sim.project()), deps, { phase: "mid-run", cache: { family: "anthropic" } }),
+        "quiet",
+      );
+      warm.push(ownStall(again.stall));
+    }
+    await runner.destroy();
+    rows.push({ label: `turn_end checkpoint, ${size} entries, ${backend}`, values: [cell(cold), cell(warm)] });
+  }
+
+  // before_provider_request: the breakpoint pass alone, and with the cache log's branch walk.
+  const payload = anthropicPayload(prefix);
+  const pure: number[] = [];
+  const withLog: number[] = [];
+  const byId = new Map(prefix.map((e) => [e.id, e]));
+  const ctx = {
+    sessionManager: { getLeafEntry: () => prefix.at(-1), getEntry: (id: string) => byId.get(id) },
+    model: { provider: "anthropic", id: "claude" },
+  };
+  const pins = new CachePins();
+  for (let r = 0; r < reps * 20; r++) {
+    const copy = structuredClone(payload);
+    let t = performance.now();
+    placeGuardBreakpoints(copy, {});
+    pure.push(performance.now() - t);
+    const copy2 = structuredClone(payload);
+    t = performance.now();
+    pins.onRequest(copy2, ctx as never);
+    withLog.push(performance.now() - t);
+  }
+  rows.push({
+    label: `before_provider_request, ${size} entries (${payload.messages?.length} messages)`,
+    values: [cell(pure), cell(withLog)],
+  });
+
+  // Footer redraw: after a pass, the snapshot is cached; a redraw recomputes the savings and the lifetime.
+  const edits: ContextEditDraft[] = [];
+  for (const e of prefix) {
+    const m = e.message as { role?: string } | undefined;
+    if (m?.role === "toolResult" && edits.length < 200) {
+      edits.push({
+        type: "context_edit",
+        targetId: e.id,
+        replacement: { content: [{ type: "text", text: "[context-guard] x" }] },
+      });
+    }
+  }
+  sim.applyPass(edits);
+  const snapshots = new SnapshotBuilder();
+  snapshots.entries(sim.project());
+  const redraw: number[] = [];
+  const withProjection: number[] = [];
+  for (let r = 0; r < reps * 20; r++) {
+    const projection = sim.project();
+    let t = performance.now();
+    currentSavings(snapshots.entries(projection));
+    lifetime(sim.entries as never);
+    redraw.push(performance.now() - t);
+    t = performance.now();
+    currentSavings(snapshots.entries(sim.project()));
+    lifetime(sim.entries as never);
+    withProjection.push(performance.now() - t);
+  }
+  rows.push({ label: `footer redraw, ${size} entries (200 edited)`, values: [cell(redraw), cell(withProjection)] });
+}
+await host.close();
+
+const header = ["| hook, workload | measure A (ms, median / max) | measure B (ms, median / max) |", "|---|---:|---:|"];
+const table = [...header, ...rows.map((r) => `| ${r.label} | ${r.values.join(" | ")} |`)].join("\n");
+const legend = [
+  "- **turn_end checkpoint:** A = longest main-thread stall of the first checkpoint pass of the session (cold: every entry sent to the worker), B = the next checkpoint pass (warm mirror). Break-even off so the pass always does its work; classifier 20 ms away in its own thread.",
+  "- **before_provider_request:** A = the breakpoint placement alone on the payload, B = the whole handler work (branch walk of the cache log, trust check, placement, logging).",
+  "- **footer redraw:** A = savings and lifetime from the cached snapshot, B = the same including the projection Pi hands over (the simulated `buildSessionProjection`).",
+].join("\n");
+console.log(table);
+console.log(legend);
+if (values.full) {
+  const doc = `# Hook costs besides run end
+
+Generated by \`npm run bench:hooks -- --full\` on ${new Date().toISOString()}: ${cpus()[0]?.model ?? "cpu"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}. ${reps} repetitions; medians and maxima.
+
+${table}
+
+${legend}
+`;
+  writeFileSync(new URL("./HOOKS.md", import.meta.url), doc);
+}

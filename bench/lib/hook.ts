@@ -1,0 +1,159 @@
+// The agent_before_settle hook as src/main/index.ts runs it, with the real pi-ai System One client
+// pointed at the loopback classifier: Pi's projection → SnapshotBuilder → distillRunEnd (plan in the
+// pool, classifier requests through the queue, finish in the pool) → validateEdits → the returned entries.
+import type { ClassifierContext, ClassifierModel } from "@earendil-works/pi-ai";
+import { classify } from "@earendil-works/pi-ai/api/typesafe-system-one";
+import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/config.ts";
+import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../../src/core/types.ts";
+import { toOutcome } from "../../src/main/classifier.ts";
+import type { ClassifyFn } from "../../src/main/classify-queue.ts";
+import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../src/main/pool.ts";
+import { runPass } from "../../src/main/run-end.ts";
+import { type ProjectedLike, SnapshotBuilder } from "../../src/main/snapshot.ts";
+import { validateEdits } from "../../src/main/validate.ts";
+import { WorkerMirror } from "../../src/main/worker-mirror.ts";
+import type { SyncInput } from "../../src/workers/session-store.ts";
+
+export const MODEL_REF = "openrouter/~typesafe/jev-latest";
+
+/** The catalog entry Pi would hand to the extension, pointed at the loopback server. */
+export function loopbackModel(baseUrl: string): ClassifierModel<"typesafe-system-one"> {
+  return {
+    type: "classifier",
+    id: "~typesafe/jev-latest",
+    name: "Jev (loopback)",
+    api: "typesafe-system-one",
+    provider: "openrouter",
+    baseUrl,
+    input: ["text"],
+    cost: { input: 0.042, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 262144,
+  };
+}
+
+/** piClassify (src/main/classifier.ts) without Pi's registry: same options, same toOutcome mapping. */
+export function loopbackClassify(baseUrl: string): ClassifyFn {
+  const model = loopbackModel(baseUrl);
+  return async (request, { signal, timeoutMs }) => {
+    const context = { state: request.state, questions: request.questions } as ClassifierContext;
+    const result = await classify(model, context, { apiKey: "k", signal, timeoutMs, maxRetries: 0 });
+    return toOutcome(result);
+  };
+}
+
+export function benchConfig(overrides: Partial<GuardConfig> = {}): GuardConfig {
+  return { ...DEFAULT_CONFIG, excludeTools: [...DEFAULT_CONFIG.excludeTools], ...overrides };
+}
+
+/** What one pass sent and got back, read from the task traffic (counted after the hook returns). */
+export interface Traffic {
+  planCalls: number;
+  fresh: SnapEntry[];
+  orderLength: number;
+}
+
+/** Records the plan task's sync payload by reference; the wrapper itself does no work per entry. */
+class CountingRunner implements TaskRunner {
+  readonly inner: TaskRunner;
+  traffic: Traffic = { planCalls: 0, fresh: [], orderLength: 0 };
+  constructor(inner: TaskRunner) {
+    this.inner = inner;
+  }
+  get backend() {
+    return this.inner.backend;
+  }
+  run: TaskRunner["run"] = (name, input, options) => {
+    if (name === "plan") {
+      const sync = (input as { sync: SyncInput }).sync;
+      this.traffic.planCalls++;
+      this.traffic.fresh = sync.fresh;
+      this.traffic.orderLength = sync.order.length;
+    }
+    return this.inner.run(name, input, options);
+  };
+  destroy() {
+    return this.inner.destroy();
+  }
+}
+
+/** The per-session state the extension keeps (index.ts `Session`): one pass runner, builder, mirror. */
+export class HookSession {
+  readonly runner: CountingRunner;
+  snapshots = new SnapshotBuilder();
+  mirror = new WorkerMirror();
+  /** The session's stop signal (index.ts aborts it at shutdown). */
+  readonly stop = new AbortController();
+  constructor(runner: TaskRunner) {
+    this.runner = new CountingRunner(runner);
+  }
+  /** A session whose first pass starts from nothing: empty snapshot cache, nothing known to be sent. */
+  resetCold(): void {
+    this.snapshots = new SnapshotBuilder();
+    this.mirror = new WorkerMirror();
+  }
+}
+
+export interface HookResult {
+  status: "skipped" | "done" | "failed";
+  reason?: string;
+  edits: ContextEditDraft[];
+  record?: CustomDraft;
+  /** Classifier calls started (the record's `requests`). */
+  requests: number;
+  timedOut: boolean;
+  /** Time spent in the classifier queue (the record's `ms`): the rest of the hook is pipeline. */
+  classifierMs: number;
+  /** What the hook returns to Pi (entries appended on settle). */
+  returned?: unknown[];
+}
+
+/** One agent_before_settle, as index.ts's guardPass runs it (minus UI calls and telemetry, off by default). */
+export async function runHook(
+  session: HookSession,
+  context: ProjectedLike[],
+  classifyFn: ClassifyFn,
+  config: GuardConfig,
+): Promise<HookResult> {
+  session.runner.traffic = { planCalls: 0, fresh: [], orderLength: 0 };
+  try {
+    const entries = session.snapshots.entries(context);
+    const result = await runPass(
+      entries,
+      {
+        runner: session.runner,
+        classify: classifyFn,
+        // cacheFamily(ctx.model) for the generated sessions' main model (anthropic-messages).
+        family: "anthropic",
+        config,
+        modelRef: MODEL_REF,
+        mirror: session.mirror,
+        signal: AbortSignal.any([session.stop.signal]),
+        validate: (edits) => validateEdits(edits, context),
+        onJudging: () => {},
+      },
+      { phase: "run-end" },
+    );
+    if (result.status === "skipped")
+      return { status: "skipped", reason: result.reason, edits: [], requests: 0, timedOut: false, classifierMs: 0 };
+    const record: GuardRecord = result.record;
+    return {
+      status: "done",
+      edits: result.edits,
+      record: result.recordDraft,
+      requests: record.requests,
+      timedOut: record.timedOut,
+      classifierMs: record.ms,
+      returned: [...result.edits, result.recordDraft],
+    };
+  } catch (error) {
+    const reason = (error as Error).message;
+    return { status: "failed", reason, edits: [], requests: 0, timedOut: false, classifierMs: 0 };
+  }
+}
+
+/** The pass runner index.ts creates (one warm thread), warmed with a ping. */
+export async function passRunner(backend: PoolBackend): Promise<TaskRunner> {
+  const runner = await createTaskRunner({ backend, minThreads: 1, maxThreads: 1 });
+  await runner.run("ping", undefined as never);
+  return runner;
+}

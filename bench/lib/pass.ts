@@ -1,0 +1,76 @@
+// One measured hook run: stall while it runs, its duration, and what it sent and asked.
+import type { GuardConfig } from "../../src/core/config.ts";
+import type { ClassifyFn } from "../../src/main/classify-queue.ts";
+import type { ProjectedLike } from "../../src/main/snapshot.ts";
+import { type HookResult, type HookSession, runHook } from "./hook.ts";
+import { measureStall, type ProbeMode, type StallStats } from "./stall.ts";
+import { sentChars } from "./workloads.ts";
+
+export interface PassSample {
+  backend: string;
+  probe: ProbeMode;
+  rep: number;
+  /** Hook start → return, ms. */
+  ms: number;
+  stall: StallStats;
+  /** Main-thread CPU during the hook (quiet probe only), ms. */
+  cpuMs?: number;
+  status: HookResult["status"];
+  reason?: string;
+  requests: number;
+  /** ceil(requests / concurrency): sequential classifier round trips at the configured latency. */
+  waves: number;
+  /** ms − latency × waves: the pipeline's own share of the settle time. */
+  overheadMs: number;
+  /** ms − classifier queue time: everything but the classifier (snapshot, sync, plan, finish, validate). */
+  pipelineMs: number;
+  timedOut: boolean;
+  edits: number;
+  /** Entries sent to the pass worker (new or edited) and their characters (text + raw text). */
+  sentEntries: number;
+  sentChars: number;
+  /** Of those, entries under a context_edit (their raw text travels too). */
+  sentEdited: number;
+  /** Entries in the projection. */
+  contextEntries: number;
+}
+
+export interface PassEnv {
+  classify: ClassifyFn;
+  config: GuardConfig;
+  latencyMs: number;
+}
+
+export async function measurePass(
+  session: HookSession,
+  context: ProjectedLike[],
+  env: PassEnv,
+  probe: ProbeMode,
+  rep: number,
+): Promise<{ sample: PassSample; result: HookResult }> {
+  const m = await measureStall(() => runHook(session, context, env.classify, env.config), probe);
+  const result = m.value;
+  const traffic = session.runner.traffic;
+  const waves = Math.ceil(result.requests / env.config.concurrency);
+  const sample: PassSample = {
+    backend: session.runner.backend,
+    probe,
+    rep,
+    ms: m.ms,
+    stall: m.stall,
+    status: result.status,
+    requests: result.requests,
+    waves,
+    overheadMs: m.ms - env.latencyMs * waves,
+    pipelineMs: m.ms - result.classifierMs,
+    timedOut: result.timedOut,
+    edits: result.edits.length,
+    sentEntries: traffic.fresh.length,
+    sentChars: sentChars(traffic.fresh),
+    sentEdited: traffic.fresh.filter((e) => e.edited).length,
+    contextEntries: context.length,
+  };
+  if (m.cpuMs !== undefined) sample.cpuMs = m.cpuMs;
+  if (result.reason !== undefined) sample.reason = result.reason;
+  return { sample, result };
+}

@@ -1,0 +1,79 @@
+// Benchmarks 1–3 on heavy sessions: main-thread stall and settle latency of agent_before_settle for each
+// backend (inline / piscina / tinypool, the same code behind one switch), on the first pass with a cold
+// mirror (every entry sent) and on later passes after N new entries (the steady state of a session).
+// Between passes the previous pass's edits are applied the way Pi applies them.
+import type { PoolBackend, TaskRunner } from "../../src/main/pool.ts";
+import { HookSession } from "../lib/hook.ts";
+import type { BenchMode } from "../lib/mode.ts";
+import { measurePass, type PassEnv, type PassSample } from "../lib/pass.ts";
+import type { ProbeMode } from "../lib/stall.ts";
+import { settle } from "../lib/stall.ts";
+import { rotate } from "../lib/stats.ts";
+import { appendedRun, baseSession, SessionSim } from "../lib/workloads.ts";
+
+export interface SessionSample extends PassSample {
+  size: number;
+  /** "cold" or "+N". */
+  pass: string;
+}
+
+export interface SessionsResult {
+  samples: SessionSample[];
+  /** Entries of each appended run, by step. */
+  steps: number[];
+}
+
+/** cold pass, then one pass after each step of new entries, on one session model. */
+async function sequence(
+  runner: TaskRunner,
+  size: number,
+  mode: BenchMode,
+  env: PassEnv,
+  probe: ProbeMode,
+  rep: number,
+  appended: Map<number, ReturnType<typeof appendedRun>>,
+  out: SessionSample[] | undefined,
+): Promise<void> {
+  const session = new HookSession(runner);
+  const sim = new SessionSim(baseSession(size));
+  const passes: Array<[string, number | undefined]> = [
+    ["cold", undefined],
+    ...mode.steps.map((s): [string, number] => [`+${s}`, s]),
+  ];
+  for (const [label, step] of passes) {
+    if (step !== undefined) sim.append(appended.get(step) ?? []);
+    const context = sim.project();
+    const { sample, result } = await measurePass(session, context, env, probe, rep);
+    out?.push({ ...sample, size, pass: label });
+    sim.applyPass(result.edits, result.record);
+    await settle();
+  }
+}
+
+export async function runSessions(
+  mode: BenchMode,
+  env: PassEnv,
+  runners: ReadonlyMap<PoolBackend, TaskRunner>,
+  log: (line: string) => void,
+): Promise<SessionsResult> {
+  const samples: SessionSample[] = [];
+  const runner = (b: PoolBackend) => runners.get(b) as TaskRunner;
+  for (const [i, size] of mode.sessionSizes.entries()) {
+    const base = baseSession(size);
+    const last = base.at(-1)?.id ?? null;
+    const appended = new Map(mode.steps.map((s) => [s, appendedRun(s, 1000 + s, `s${size}n${s}`, last)]));
+    // Warm-up: one unrecorded sequence per backend (JIT on both sides, sockets, the worker's store). The
+    // quick suite warms up on the first size only, the full one on every size but the largest (20 s a pass).
+    if (i === 0 || (mode.name === "full" && size < 10_000))
+      for (const b of mode.backends) await sequence(runner(b), size, mode, env, "spin", -1, appended, undefined);
+    for (let rep = 0; rep < mode.reps; rep++) {
+      for (const b of rotate(mode.backends, rep)) {
+        await sequence(runner(b), size, mode, env, "spin", rep, appended, samples);
+      }
+      // The product's backend once more without the spinning probe: main-thread CPU per pass.
+      await sequence(runner("piscina"), size, mode, env, "quiet", rep, appended, samples);
+      log(`  sessions ${size}: rep ${rep + 1}/${mode.reps}`);
+    }
+  }
+  return { samples, steps: mode.steps };
+}
