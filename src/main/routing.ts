@@ -136,6 +136,28 @@ interface BatchResult {
   digestChars: number;
 }
 
+/** A batch with no scores yet: the start of a scoring round, or one that failed as a whole. */
+function emptyBatch(gen: number, health: "empty" | "failed", extra: Partial<BatchResult> = {}): BatchResult {
+  return {
+    gen,
+    health,
+    skillHealth: health,
+    nsHealth: health,
+    skillScores: new Map(),
+    decayScores: new Map(),
+    nsScores: new Map(),
+    nsDecayScores: new Map(),
+    bodies: new Map(),
+    requests: 0,
+    inputTokens: 0,
+    costUsd: 0,
+    timedOut: false,
+    promptChars: 0,
+    digestChars: 0,
+    ...extra,
+  };
+}
+
 export interface RoutingSnapshot {
   v: 1;
   /** Whether the catalog is reduced and whether namespaces are surfaced by score (else Pi's default). */
@@ -273,23 +295,7 @@ export class Router {
   ): Promise<BatchResult> {
     const classify = input.classify as ClassifyFn;
     const routing = await this.#routingState(input.prompt ?? "", input.history());
-    const result: BatchResult = {
-      gen,
-      health: "empty",
-      skillHealth: "empty",
-      nsHealth: "empty",
-      skillScores: new Map(),
-      decayScores: new Map(),
-      nsScores: new Map(),
-      nsDecayScores: new Map(),
-      bodies: new Map(),
-      requests: 0,
-      inputTokens: 0,
-      costUsd: 0,
-      timedOut: false,
-      promptChars: routing.promptChars,
-      digestChars: routing.digestChars,
-    };
+    const result = emptyBatch(gen, "empty", { promptChars: routing.promptChars, digestChars: routing.digestChars });
     const requests: ClassifierRequest[] = [];
     const kinds: Array<{ kind: "skill" | "decay"; name: string } | { kind: "ns"; ids: Record<string, string> }> = [];
     if (skillsOn) {
@@ -406,24 +412,8 @@ export class Router {
           }
         }
         const batch = this.#score(input, config, gen, skillsOn, namespaces, surfacedNs, due).catch(
-          (error: unknown): BatchResult => ({
-            gen,
-            health: "failed",
-            skillHealth: "failed",
-            nsHealth: "failed",
-            error: error instanceof Error ? error.message : String(error),
-            skillScores: new Map(),
-            decayScores: new Map(),
-            nsScores: new Map(),
-            nsDecayScores: new Map(),
-            bodies: new Map(),
-            requests: 0,
-            inputTokens: 0,
-            costUsd: 0,
-            timedOut: false,
-            promptChars: 0,
-            digestChars: 0,
-          }),
+          (error: unknown): BatchResult =>
+            emptyBatch(gen, "failed", { error: error instanceof Error ? error.message : String(error) }),
         );
         const left = Math.max(0, config.routingTimeoutMs - (performance.now() - started));
         let timer: NodeJS.Timeout | undefined;
