@@ -16,34 +16,20 @@ import {
   interpretExchanges,
 } from "../src/core/exchanges.ts";
 import { findRunStart } from "../src/core/run.ts";
-import { RECORD_TYPE, type RecordResult, type SnapEntry, type SnapToolCall } from "../src/core/types.ts";
+import type { RecordResult, SnapEntry, SnapRole, SnapToolCall } from "../src/core/types.ts";
+import { assistantEntry, messageEntry, recordEntry, toolCall, userEntry } from "./support/snap.ts";
 
 let seq = 0;
 const nextId = () => `b${++seq}`;
 
-const entry = (role: SnapEntry["role"], text: string, extra: Partial<SnapEntry> = {}): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  ...(role ? { role } : {}),
-  visible: true,
-  text,
-  images: 0,
-  ...extra,
-});
-const user = (text: string) => entry("user", text);
-const assistant = (text: string, toolCalls?: SnapToolCall[]) =>
-  entry("assistant", text, toolCalls ? { toolCalls } : {});
-const call = (): SnapToolCall => ({ id: `c${++seq}`, name: "bash", args: { command: "make" } });
+const entry = (role: SnapRole, text: string, extra: Partial<SnapEntry> = {}): SnapEntry =>
+  messageEntry(nextId(), role, text, extra);
+const user = (text: string) => userEntry(nextId(), text);
+const assistant = (text: string, toolCalls?: SnapToolCall[]) => assistantEntry(nextId(), text, toolCalls);
+const call = (): SnapToolCall => toolCall(`c${++seq}`, "bash", { command: "make" });
+/** A tool result without isError (the break-even maths must not need it). */
 const result = (c: SnapToolCall, text: string) => entry("toolResult", text, { toolCallId: c.id, toolName: c.name });
-const record = (results: RecordResult[]): SnapEntry => ({
-  id: nextId(),
-  type: "custom",
-  visible: false,
-  text: "",
-  images: 0,
-  customType: RECORD_TYPE,
-  data: { v: 1, phase: "run-end", results },
-});
+const record = (results: RecordResult[]): SnapEntry => recordEntry(nextId(), { v: 1, phase: "run-end", results });
 
 /** A finished exchange whose tool output has `size` characters. */
 function exchange(prompt: string, size: number): SnapEntry[] {

@@ -13,53 +13,24 @@ import {
 import { DEFAULT_CONFIG } from "../src/core/config.ts";
 import { planCheckpoint } from "../src/core/pass.ts";
 import { collectRun } from "../src/core/run.ts";
-import { RECORD_TYPE, type SnapEntry } from "../src/core/types.ts";
+import type { SnapEntry } from "../src/core/types.ts";
+import { assistantEntry, recordEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
-const user = (id: string, text: string): SnapEntry => ({
-  id,
-  type: "message",
-  role: "user",
-  visible: true,
-  text,
-  images: 0,
-});
-const call = (id: string, callId: string, command = `cmd ${callId}`): SnapEntry => ({
-  id,
-  type: "message",
-  role: "assistant",
-  visible: true,
-  text: "",
-  images: 0,
-  toolCalls: [{ id: callId, name: "bash", args: { command } }],
-});
-const result = (id: string, callId: string, text: string, toolName = "bash"): SnapEntry => ({
-  id,
-  type: "message",
-  role: "toolResult",
-  visible: true,
-  text,
-  images: 0,
-  toolCallId: callId,
-  toolName,
-  isError: false,
-});
-const record = (id: string, results: Array<{ entryId: string; reason: string; kind?: string }>): SnapEntry => ({
-  id,
-  type: "custom",
-  visible: false,
-  text: "",
-  images: 0,
-  customType: RECORD_TYPE,
-  data: {
+/** An assistant message making one bash call. */
+const call = (id: string, callId: string, command = `cmd ${callId}`): SnapEntry =>
+  assistantEntry(id, "", [toolCall(callId, "bash", { command })]);
+const result = (id: string, callId: string, text: string, toolName = "bash"): SnapEntry =>
+  toolResultEntry(id, callId, toolName, text);
+const record = (id: string, results: Array<{ entryId: string; reason: string; kind?: string }>): SnapEntry =>
+  recordEntry(id, {
     v: 1,
     phase: "mid-run",
     results: results.map((r) => ({ ...r, outcome: "kept", label: "x", beforeChars: 1, afterChars: 1, jev: [] })),
-  },
-});
+  });
 
 /** A run of n turns, each calling bash and getting `size` chars back. */
 function run(n: number, size = 6000): SnapEntry[] {
-  const out: SnapEntry[] = [user("u", "fix the tests")];
+  const out: SnapEntry[] = [userEntry("u", "fix the tests")];
   for (let i = 1; i <= n; i++) {
     out.push(
       call(`a${i}`, `c${i}`),
@@ -162,7 +133,7 @@ describe("batch and break-even", () => {
 
   it("drops old exchanges from the batch when only the outputs pay off", () => {
     const withExchange = [
-      user("old", "old topic"),
+      userEntry("old", "old topic"),
       { ...call("oa", "oc"), text: "x".repeat(50_000), toolCalls: undefined },
       ...entries,
     ];

@@ -17,103 +17,41 @@ import {
   type ClassifierOutcome,
   type ContextEditDraft,
   GUARD_MARKER,
-  RECORD_TYPE,
   type RecordResult,
   type SnapEntry,
   type SnapToolCall,
 } from "../src/core/types.ts";
+import {
+  assistantEntry,
+  branchSummaryEntry,
+  callResultEntry,
+  compactionEntry,
+  customMessageEntry,
+  hiddenEntry,
+  messageEntry,
+  recordEntry,
+  toolCall,
+  userEntry,
+} from "./support/snap.ts";
 
 let seq = 0;
 const nextId = () => `e${++seq}`;
 
-const user = (text: string, images = 0): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "user",
-  visible: true,
-  text,
-  images,
-});
-const assistant = (text: string, toolCalls: SnapToolCall[] = [], stopReason?: string): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "assistant",
-  visible: true,
-  text,
-  images: 0,
-  ...(toolCalls.length ? { toolCalls } : {}),
-  ...(stopReason ? { stopReason } : {}),
-});
-const call = (name = "bash", args: Record<string, unknown> = { command: "ls" }): SnapToolCall => ({
-  id: `call-${++seq}`,
-  name,
-  args,
-});
-const result = (c: SnapToolCall, text: string, extra: Partial<SnapEntry> = {}): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "toolResult",
-  visible: true,
-  text,
-  images: 0,
-  toolCallId: c.id,
-  toolName: c.name,
-  isError: false,
-  ...extra,
-});
-const notice = (text: string): SnapEntry => ({
-  id: nextId(),
-  type: "custom_message",
-  role: "custom",
-  visible: true,
-  text,
-  images: 0,
-  customType: "subagent",
-});
-const stateOnly = (): SnapEntry => ({ id: nextId(), type: "model_change", visible: false, text: "", images: 0 });
-const systemMessage = (text: string): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "system",
-  visible: true,
-  text,
-  images: 0,
-});
-const bashExecution = (text: string): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "bashExecution",
-  visible: true,
-  text,
-  images: 0,
-});
-const compaction = (summary: string): SnapEntry => ({
-  id: nextId(),
-  type: "compaction",
-  role: "compactionSummary",
-  visible: true,
-  text: "",
-  images: 0,
-  summary,
-});
-const branchSummary = (summary: string): SnapEntry => ({
-  id: nextId(),
-  type: "branch_summary",
-  role: "branchSummary",
-  visible: true,
-  text: "",
-  images: 0,
-  summary,
-});
-const record = (results: Array<Partial<RecordResult>>): SnapEntry => ({
-  id: nextId(),
-  type: "custom",
-  visible: false,
-  text: "",
-  images: 0,
-  customType: RECORD_TYPE,
-  data: { v: 1, phase: "mid-run", results },
-});
+const user = (text: string, images = 0): SnapEntry => userEntry(nextId(), text, { images });
+const assistant = (text: string, toolCalls: SnapToolCall[] = [], stopReason?: string): SnapEntry =>
+  assistantEntry(nextId(), text, toolCalls.length ? toolCalls : undefined, stopReason ? { stopReason } : {});
+const call = (name = "bash", args: Record<string, unknown> = { command: "ls" }): SnapToolCall =>
+  toolCall(`call-${++seq}`, name, args);
+const result = (c: SnapToolCall, text: string, extra: Partial<SnapEntry> = {}): SnapEntry =>
+  callResultEntry(nextId(), c, text, extra);
+const notice = (text: string): SnapEntry => customMessageEntry(nextId(), "subagent", text);
+const stateOnly = (): SnapEntry => hiddenEntry(nextId(), "model_change");
+const systemMessage = (text: string): SnapEntry => messageEntry(nextId(), "system", text);
+const bashExecution = (text: string): SnapEntry => messageEntry(nextId(), "bashExecution", text);
+const compaction = (summary: string): SnapEntry => compactionEntry(nextId(), summary);
+const branchSummary = (summary: string): SnapEntry => branchSummaryEntry(nextId(), summary);
+const record = (results: Array<Partial<RecordResult>>): SnapEntry =>
+  recordEntry(nextId(), { v: 1, phase: "mid-run", results });
 
 const big = (label: string, n = 3000) => `${label} ${"x".repeat(n)}`;
 
@@ -250,7 +188,7 @@ describe("collectExchanges", () => {
 
   it("reads damaged records without throwing", () => {
     const damaged: SnapEntry[] = [null, 5, "x", { results: "no" }, { results: [null, 3, { kind: "exchange" }] }].map(
-      (data) => ({ id: nextId(), type: "custom", visible: false, text: "", images: 0, customType: RECORD_TYPE, data }),
+      (data) => recordEntry(nextId(), data),
     );
     expect(exchangeMemo([user("q"), ...damaged], 0).size).toBe(0);
   });

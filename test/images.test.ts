@@ -4,6 +4,7 @@ import { DEFAULT_CONFIG, normalizeConfig } from "../src/core/config.ts";
 import { collectImages, type ImageItem, imageDraft, imageResult, imageStub } from "../src/core/images.ts";
 import { visibleChars } from "../src/core/size.ts";
 import { GUARD_MARKER, type ImageHead, type SnapEntry, type SnapToolCall } from "../src/core/types.ts";
+import { assistantEntry, messageEntry, toolCall, userEntry } from "./support/snap.ts";
 
 // A real PNG header (signature, IHDR with CRC) for the given size.
 function pngHead(width: number, height: number): ImageHead {
@@ -21,25 +22,15 @@ function pngHead(width: number, height: number): ImageHead {
 let seq = 0;
 const nextId = () => `e${++seq}`;
 
-const user = (text: string, images = 0): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "user",
-  visible: true,
-  text,
-  images,
-  ...(images ? { imageHeads: Array.from({ length: images }, () => pngHead(1000, 1000)) } : {}),
-});
-const assistant = (text: string, toolCalls: SnapToolCall[] = []): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "assistant",
-  visible: true,
-  text,
-  images: 0,
-  toolCalls,
-});
-const call = (id: string, name: string, args: Record<string, unknown> = {}): SnapToolCall => ({ id, name, args });
+const user = (text: string, images = 0): SnapEntry =>
+  userEntry(nextId(), text, {
+    images,
+    ...(images ? { imageHeads: Array.from({ length: images }, () => pngHead(1000, 1000)) } : {}),
+  });
+const assistant = (text: string, toolCalls: SnapToolCall[] = []): SnapEntry =>
+  assistantEntry(nextId(), text, toolCalls);
+const call = (id: string, name: string, args: Record<string, unknown> = {}): SnapToolCall => toolCall(id, name, args);
+/** A tool result with image blocks; unlike the other tests' results it has no toolName or isError unless `extra` sets them. */
 const result = (
   toolCallId: string,
   text: string,
@@ -47,17 +38,12 @@ const result = (
   extra: Partial<SnapEntry> = {},
 ): SnapEntry => {
   const known = heads.filter((h): h is ImageHead => h !== undefined);
-  return {
-    id: nextId(),
-    type: "message",
-    role: "toolResult",
-    visible: true,
-    text,
+  return messageEntry(nextId(), "toolResult", text, {
     images: heads.length,
     toolCallId,
     ...(known.length === heads.length && known.length > 0 ? { imageHeads: known } : {}),
     ...extra,
-  };
+  });
 };
 const turns = (n: number): SnapEntry[] => Array.from({ length: n }, (_, i) => assistant(`turn ${i}`));
 

@@ -5,6 +5,7 @@ import { finishPass, type PassPlan, planRunEnd } from "../src/core/pass.ts";
 import { currentSavings, savingsText } from "../src/core/stats.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../src/core/types.ts";
 import { statusText } from "../src/main/status.ts";
+import { assistantEntry, messageEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
 const grep = (files: number, perFile: number, hot: number) =>
   Array.from({ length: files * perFile }, (_, i) => {
@@ -16,24 +17,12 @@ function run(
   outputs: Array<Partial<SnapEntry> & { text: string }>,
   answer = "hot_symbol is in src/f3.ts",
 ): SnapEntry[] {
-  const calls = outputs.map((_, i) => ({ id: `c${i}`, name: "bash", args: { command: `cmd ${i}` } }));
+  const calls = outputs.map((_, i) => toolCall(`c${i}`, "bash", { command: `cmd ${i}` }));
   return [
-    { id: "u", type: "message", role: "user", visible: true, text: "where is hot_symbol?", images: 0 },
-    { id: "a", type: "message", role: "assistant", visible: true, text: "", images: 0, toolCalls: calls },
-    ...outputs.map(
-      (o, i): SnapEntry => ({
-        id: `t${i}`,
-        type: "message",
-        role: "toolResult",
-        visible: true,
-        images: 0,
-        toolCallId: `c${i}`,
-        toolName: "bash",
-        isError: false,
-        ...o,
-      }),
-    ),
-    { id: "z", type: "message", role: "assistant", visible: true, text: answer, images: 0 },
+    userEntry("u", "where is hot_symbol?"),
+    assistantEntry("a", "", calls),
+    ...outputs.map((o, i) => toolResultEntry(`t${i}`, `c${i}`, "bash", o.text, o)),
+    assistantEntry("z", answer),
   ];
 }
 
@@ -151,27 +140,9 @@ describe("answers, stats and status texts", () => {
 
   it("counts savings only for the guard's own replacements", () => {
     const entries: SnapEntry[] = [
-      {
-        id: "1",
-        type: "message",
-        role: "toolResult",
-        visible: true,
-        images: 0,
-        text: "[context-guard] x",
-        edited: true,
-        rawText: "y".repeat(4001),
-      },
-      {
-        id: "2",
-        type: "message",
-        role: "toolResult",
-        visible: true,
-        images: 0,
-        text: "other ext",
-        edited: true,
-        rawText: "y".repeat(9000),
-      },
-      { id: "3", type: "message", role: "toolResult", visible: true, images: 0, text: "plain" },
+      messageEntry("1", "toolResult", "[context-guard] x", { edited: true, rawText: "y".repeat(4001) }),
+      messageEntry("2", "toolResult", "other ext", { edited: true, rawText: "y".repeat(9000) }),
+      messageEntry("3", "toolResult", "plain"),
     ];
     const savings = currentSavings(entries);
     expect(savings).toEqual({ chars: 4001 - 17, items: 1 });

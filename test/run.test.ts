@@ -11,73 +11,31 @@ import {
   toolLabel,
 } from "../src/core/run.ts";
 import { GUARD_MARKER, type RunSpan, type SnapEntry, type SnapToolCall } from "../src/core/types.ts";
+import {
+  assistantEntry,
+  branchSummaryEntry,
+  compactionEntry,
+  customMessageEntry,
+  hiddenEntry,
+  toolCall,
+  toolResultEntry,
+  userEntry,
+} from "./support/snap.ts";
 
 let seq = 0;
 const id = () => `e${++seq}`;
 
-const user = (text: string, images = 0): SnapEntry => ({
-  id: id(),
-  type: "message",
-  role: "user",
-  visible: true,
-  text,
-  images,
-});
-const assistant = (text: string, toolCalls: SnapToolCall[] = [], stopReason?: string): SnapEntry => ({
-  id: id(),
-  type: "message",
-  role: "assistant",
-  visible: true,
-  text,
-  images: 0,
-  toolCalls,
-  ...(stopReason ? { stopReason } : {}),
-});
-const call = (callId: string, name: string, args: Record<string, unknown> = {}): SnapToolCall => ({
-  id: callId,
-  name,
-  args,
-});
-const result = (callId: string, name: string, text: string, extra: Partial<SnapEntry> = {}): SnapEntry => ({
-  id: id(),
-  type: "message",
-  role: "toolResult",
-  visible: true,
-  text,
-  images: 0,
-  toolCallId: callId,
-  toolName: name,
-  isError: false,
-  ...extra,
-});
-const notice = (text: string): SnapEntry => ({
-  id: id(),
-  type: "custom_message",
-  role: "custom",
-  visible: true,
-  text,
-  images: 0,
-  customType: "notice",
-});
-const stateOnly = (): SnapEntry => ({ id: id(), type: "custom", visible: false, text: "", images: 0 });
-const compaction = (summary: string): SnapEntry => ({
-  id: id(),
-  type: "compaction",
-  role: "compactionSummary",
-  visible: true,
-  text: summary,
-  images: 0,
-  summary,
-});
-const branchSummary = (summary: string): SnapEntry => ({
-  id: id(),
-  type: "branch_summary",
-  role: "branchSummary",
-  visible: true,
-  text: summary,
-  images: 0,
-  summary,
-});
+const user = (text: string, images = 0): SnapEntry => userEntry(id(), text, { images });
+const assistant = (text: string, toolCalls: SnapToolCall[] = [], stopReason?: string): SnapEntry =>
+  assistantEntry(id(), text, toolCalls, stopReason ? { stopReason } : {});
+const call = (callId: string, name: string, args: Record<string, unknown> = {}): SnapToolCall =>
+  toolCall(callId, name, args);
+const result = (callId: string, name: string, text: string, extra: Partial<SnapEntry> = {}): SnapEntry =>
+  toolResultEntry(id(), callId, name, text, extra);
+const notice = (text: string): SnapEntry => customMessageEntry(id(), "notice", text);
+const stateOnly = (): SnapEntry => hiddenEntry(id(), "custom");
+const compaction = (summary: string): SnapEntry => compactionEntry(id(), summary, { text: summary });
+const branchSummary = (summary: string): SnapEntry => branchSummaryEntry(id(), summary, { text: summary });
 
 /** A completed run: prompt, one tool call, its result, the final answer. */
 function simpleRun(prompt: string, answer: string): SnapEntry[] {

@@ -21,44 +21,18 @@ import {
   type SnapEntry,
   type SnapToolCall,
 } from "../src/core/types.ts";
+import { assistantEntry, callResultEntry, toolCall, userEntry } from "./support/snap.ts";
 
 let seq = 0;
 const nextId = () => `e${++seq}`;
 
-const user = (text: string): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "user",
-  visible: true,
-  text,
-  images: 0,
-});
-const assistant = (text: string, toolCalls: SnapToolCall[] = []): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "assistant",
-  visible: true,
-  text,
-  images: 0,
-  toolCalls,
-});
-const call = (callId: string, name: string, args: Record<string, unknown>): SnapToolCall => ({
-  id: callId,
-  name,
-  args,
-});
-const result = (c: SnapToolCall, text: string, extra: Partial<SnapEntry> = {}): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "toolResult",
-  visible: true,
-  text,
-  images: 0,
-  toolCallId: c.id,
-  toolName: c.name,
-  isError: false,
-  ...extra,
-});
+const user = (text: string): SnapEntry => userEntry(nextId(), text);
+const assistant = (text: string, toolCalls: SnapToolCall[] = []): SnapEntry =>
+  assistantEntry(nextId(), text, toolCalls);
+const call = (callId: string, name: string, args: Record<string, unknown>): SnapToolCall =>
+  toolCall(callId, name, args);
+const result = (c: SnapToolCall, text: string, extra: Partial<SnapEntry> = {}): SnapEntry =>
+  callResultEntry(nextId(), c, text, extra);
 
 const config = { smallResultMinChars: 400, minResultChars: 4000, excludeTools: ["edit", "write"], distillErrors: true };
 

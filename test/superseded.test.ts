@@ -2,41 +2,18 @@ import { describe, expect, it } from "vitest";
 import { collectRun } from "../src/core/run.ts";
 import { normalizeCommand, normalizePath, stableJson, supersededIn } from "../src/core/superseded.ts";
 import type { RunSpan, SnapEntry, SnapToolCall } from "../src/core/types.ts";
+import { assistantEntry, callResultEntry, toolCall, userEntry } from "./support/snap.ts";
 
 let seq = 0;
 const nextId = () => `e${++seq}`;
 
-const user = (text: string): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "user",
-  visible: true,
-  text,
-  images: 0,
-});
-const assistant = (text: string, toolCalls: SnapToolCall[] = []): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "assistant",
-  visible: true,
-  text,
-  images: 0,
-  toolCalls,
-});
-const result = (c: SnapToolCall, text = "output"): SnapEntry => ({
-  id: nextId(),
-  type: "message",
-  role: "toolResult",
-  visible: true,
-  text,
-  images: 0,
-  toolCallId: c.id,
-  toolName: c.name,
-  isError: false,
-});
+const user = (text: string): SnapEntry => userEntry(nextId(), text);
+const assistant = (text: string, toolCalls: SnapToolCall[] = []): SnapEntry =>
+  assistantEntry(nextId(), text, toolCalls);
+const result = (c: SnapToolCall, text = "output"): SnapEntry => callResultEntry(nextId(), c, text);
 
 let callSeq = 0;
-const call = (name: string, args: Record<string, unknown>): SnapToolCall => ({ id: `c${++callSeq}`, name, args });
+const call = (name: string, args: Record<string, unknown>): SnapToolCall => toolCall(`c${++callSeq}`, name, args);
 
 /** One assistant turn per group of calls, each followed by its results. */
 function run(turns: SnapToolCall[][], before: SnapEntry[] = []): { entries: SnapEntry[]; span: RunSpan } {
