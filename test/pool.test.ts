@@ -47,7 +47,10 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
     const order = entries.map((e) => e.id);
     const out = await runner.run("plan", { sync: { fresh: entries, order }, config: DEFAULT_CONFIG, passId: "p1" });
     if (!("plan" in out) || out.plan.status !== "run") throw new Error(`unexpected ${JSON.stringify(out)}`);
-    expect(out.plan.requests.length).toBeGreaterThan(0);
+    expect(out.plan.requestCount).toBeGreaterThan(0);
+    const firstTwo = await runner.run("requests", { passId: "p1", from: 0, to: 2 });
+    expect(firstTwo.length).toBe(Math.min(2, out.plan.requestCount));
+    expect(Object.keys(firstTwo[0]?.questions ?? {})).toContain("keep_whole");
     // The worker kept the entries: ids alone are enough for the next pass.
     const again = await runner.run("plan", {
       sync: { storeId: out.storeId, fresh: [], order },

@@ -90,8 +90,8 @@ function transportRunner(inner: TaskRunner, step: () => Step): TaskRunner {
     run: async (name, input, options) => {
       const s = step();
       const ser = timeSync(() => serialize(input));
-      if (name === "plan") {
-        const sync = (input as { sync: SyncInput }).sync;
+      if (name === "plan" || name === "sync") {
+        const sync = name === "sync" ? (input as SyncInput) : (input as { sync: SyncInput }).sync;
         s.syncSerializeMs += ser.ms;
         s.syncBytes += ser.value.length;
         s.sentEntries += sync.fresh.length;

@@ -32,14 +32,24 @@ export interface QueueResult {
 
 const DEADLINE = Symbol("deadline");
 
+/** The requests themselves, or a count and a loader that fetches each one when its turn comes. */
+export type RequestSource =
+  | readonly ClassifierRequest[]
+  | { count: number; get(index: number): Promise<ClassifierRequest> };
+
 export async function classifyAll(
-  requests: ClassifierRequest[],
+  requests: RequestSource,
   classify: ClassifyFn,
   options: QueueOptions,
 ): Promise<QueueResult> {
   const started = performance.now();
-  const outcomes: ClassifierOutcome[] = requests.map(() => ({ status: "timeout" }));
-  if (requests.length === 0) return { outcomes, timedOut: false, sent: 0, ms: 0 };
+  const count = Array.isArray(requests) ? requests.length : (requests as { count: number }).count;
+  const load = (index: number): Promise<ClassifierRequest> | ClassifierRequest =>
+    Array.isArray(requests)
+      ? (requests[index] as ClassifierRequest)
+      : (requests as { get(i: number): Promise<ClassifierRequest> }).get(index);
+  const outcomes: ClassifierOutcome[] = Array.from({ length: count }, () => ({ status: "timeout" }));
+  if (count === 0) return { outcomes, timedOut: false, sent: 0, ms: 0 };
   const deadlineAt = started + options.timeoutMs;
   const attempts = Math.max(1, options.attempts ?? 2);
   const controller = new AbortController();
@@ -64,8 +74,13 @@ export async function classifyAll(
       sent++;
       let outcome: ClassifierOutcome | typeof DEADLINE;
       try {
+        const request = await Promise.race([load(index), deadline, stopped]);
+        if (request === DEADLINE || closed) return;
         outcome = await Promise.race([
-          classify(requests[index] as ClassifierRequest, { signal: controller.signal, timeoutMs: Math.ceil(left) }),
+          classify(request, {
+            signal: controller.signal,
+            timeoutMs: Math.ceil(Math.max(1, deadlineAt - performance.now())),
+          }),
           deadline,
           stopped,
         ]);
@@ -80,7 +95,7 @@ export async function classifyAll(
 
   try {
     options.signal?.throwIfAborted();
-    const all = queue.addAll(requests.map((_, i) => () => runOne(i)));
+    const all = queue.addAll(Array.from({ length: count }, (_, i) => () => runOne(i)));
     const winner = await Promise.race([all.then(() => "done" as const), deadline, stopped]);
     return { outcomes, timedOut: winner === DEADLINE, sent, ms: Math.round(performance.now() - started) };
   } catch {

@@ -5,9 +5,9 @@ import type { CacheModel } from "../core/break-even.ts";
 import type { CheckpointCacheView } from "../core/checkpoint.ts";
 import type { GuardConfig } from "../core/config.ts";
 import { buildRecord, recordDraft } from "../core/record.ts";
-import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../core/types.ts";
+import type { ClassifierRequest, ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../core/types.ts";
 import type { PlanSummary } from "../workers/tasks.ts";
-import { type ClassifyFn, classifyAll, type QueueResult } from "./classify-queue.ts";
+import { type ClassifyFn, classifyAll, type QueueResult, type RequestSource } from "./classify-queue.ts";
 import type { TaskRunner } from "./pool.ts";
 import type { Validation } from "./validate.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
@@ -60,6 +60,34 @@ export type RunEndResult =
   | { status: "skipped"; reason: string }
   | { status: "done"; edits: ContextEditDraft[]; record: GuardRecord; recordDraft: CustomDraft };
 
+/** Characters per message when a large first sync is sent ahead of the plan: about 1–2 ms of cloning each. */
+const SYNC_SLICE_CHARS = 1_000_000;
+
+/**
+ * Sends what the worker does not hold yet in slices, yielding between them, so the first pass over a
+ * large session does not block the main thread on one huge message. The last slice goes with the plan.
+ */
+async function sendInSlices(entries: SnapEntry[], deps: RunEndDeps, mirror: WorkerMirror): Promise<void> {
+  const { fresh } = mirror.prepare(entries);
+  let slice: SnapEntry[] = [];
+  let chars = 0;
+  for (const e of fresh) {
+    slice.push(e);
+    chars += e.text.length + (e.rawText?.length ?? 0);
+    if (chars < SYNC_SLICE_CHARS) continue;
+    const part = { storeId: mirror.storeId, fresh: slice, order: [] };
+    const out = await inWorker(deps, (signal) => deps.runner.run("sync", part, { signal }));
+    if (out.missing) {
+      // Not the store the mirror filled: the plan call below resends everything.
+      mirror.reset(out.storeId);
+      return;
+    }
+    mirror.accept(out.storeId, part);
+    slice = [];
+    chars = 0;
+  }
+}
+
 async function planInWorker(
   entries: SnapEntry[],
   deps: RunEndDeps,
@@ -67,6 +95,7 @@ async function planInWorker(
   options: PassOptions,
 ): Promise<PlanSummary> {
   const mirror = deps.mirror ?? new WorkerMirror();
+  await sendInSlices(entries, deps, mirror);
   for (let attempt = 0; attempt < 2; attempt++) {
     const sync = mirror.prepare(entries);
     const out = await inWorker(deps, (signal) =>
@@ -85,6 +114,27 @@ async function planInWorker(
   throw new Error("the pass worker could not take the session snapshot");
 }
 
+/** The pass's requests, fetched from the worker a window at a time as the queue starts them. */
+function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, window: number): RequestSource {
+  const windows = new Map<number, Promise<ClassifierRequest[]>>();
+  return {
+    count,
+    async get(index) {
+      const from = index - (index % window);
+      let pending = windows.get(from);
+      if (!pending) {
+        const to = Math.min(count, from + window);
+        pending = inWorker(deps, (signal) => deps.runner.run("requests", { passId, from, to }, { signal }));
+        windows.set(from, pending);
+        // A failed fetch is tried again by the request's retry.
+        pending.catch(() => windows.delete(from));
+      }
+      const list = await pending;
+      return list[index - from] as ClassifierRequest;
+    },
+  };
+}
+
 /** The run-end pass (agent_before_settle). */
 export function distillRunEnd(entries: SnapEntry[], deps: RunEndDeps): Promise<RunEndResult> {
   return runPass(entries, deps, { phase: "run-end" });
@@ -99,15 +149,19 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
   const plan = await planInWorker(entries, deps, passId, options);
   if (plan.status === "skip") return { status: "skipped", reason: plan.reason };
   if (!deps.classify && plan.images === 0) return { status: "skipped", reason: "no classifier" };
-  if (deps.classify && plan.requests.length > 0) deps.onJudging?.();
+  if (deps.classify && plan.requestCount > 0) deps.onJudging?.();
+  const requests = requestsFromWorker(deps, passId, plan.requestCount, config.concurrency);
   const queued: QueueResult = deps.classify
-    ? await classifyAll(plan.requests, deps.classify, {
+    ? await classifyAll(requests, deps.classify, {
         concurrency: config.concurrency,
         timeoutMs: Math.max(1, config.timeoutMs - (performance.now() - started)),
         signal: deps.signal,
       })
     : {
-        outcomes: plan.requests.map(() => ({ status: "error" as const, error: "no classifier" })),
+        outcomes: Array.from({ length: plan.requestCount }, () => ({
+          status: "error" as const,
+          error: "no classifier",
+        })),
         sent: 0,
         ms: 0,
         timedOut: false,

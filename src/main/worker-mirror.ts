@@ -38,6 +38,11 @@ export class WorkerMirror {
   /** Entries sent without their raw text (the store fills it in), mapped to the full snapshot. */
   #slim = new WeakMap<SyncEntry, SnapEntry>();
 
+  /** The store the mirror's bookkeeping refers to. */
+  get storeId(): string | undefined {
+    return this.#storeId;
+  }
+
   prepare(entries: readonly SnapEntry[]): SyncInput {
     const fresh: SyncEntry[] = [];
     const order: string[] = new Array(entries.length);

@@ -13,7 +13,7 @@ import {
   type RunPlan,
 } from "../core/pass.ts";
 import { buildRoutingState, type RoutingState, type RoutingStateInput } from "../core/routing.ts";
-import type { ClassifierOutcome, SnapEntry } from "../core/types.ts";
+import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../core/types.ts";
 import { type RecallTaskInput, type RecallTaskOutput, recallText } from "./recall-task.ts";
 import { type SyncInput, syncEntries } from "./session-store.ts";
 
@@ -30,7 +30,7 @@ export interface PlanTaskInput {
 /** What the main thread needs of a plan: the requests to send. The rest stays in the worker for `finish`. */
 export type PlanSummary =
   | { status: "skip"; reason: string }
-  | { status: "run"; requests: RunPlan["requests"]; kinds: RunPlan["kinds"]; images: number };
+  | { status: "run"; requestCount: number; kinds: RunPlan["kinds"]; images: number };
 
 export type PlanTaskOutput = { storeId: string; missing: string[] } | { storeId: string; plan: PlanSummary };
 
@@ -59,9 +59,31 @@ export function plan(input: PlanTaskInput): PlanTaskOutput {
   }
   const summary: PlanSummary =
     result.status === "run"
-      ? { status: "run", requests: result.requests, kinds: result.kinds, images: result.images.length }
+      ? { status: "run", requestCount: result.requests.length, kinds: result.kinds, images: result.images.length }
       : result;
   return { storeId: synced.storeId, plan: summary };
+}
+
+export interface RequestsTaskInput {
+  passId: string;
+  from: number;
+  to: number;
+}
+
+/**
+ * A window of a held pass's classifier requests. The main thread fetches them as the queue starts them,
+ * so no single message carries every request of a large pass.
+ */
+export function requests(input: RequestsTaskInput): ClassifierRequest[] {
+  const pass = held.get(input.passId);
+  if (!pass) throw new Error("the pass worker was replaced during the pass; nothing is changed");
+  return pass.plan.requests.slice(input.from, input.to);
+}
+
+/** Stores entries ahead of a plan (the first pass of a large session sends them in slices). */
+export function sync(input: SyncInput): { storeId: string; missing?: string[] } {
+  const out = syncEntries(input);
+  return "missing" in out ? out : { storeId: out.storeId };
 }
 
 export interface FinishTaskInput {
