@@ -1,19 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { mulberry32 } from "../bench/lib/prng.ts";
 import { chunkFiles, chunkOutput, chunkTarget, isGrepStyle, segmentChunks } from "../src/core/chunk.ts";
 import { countLines } from "../src/core/text.ts";
 import type { Chunk } from "../src/core/types.ts";
-
-/** Small deterministic PRNG so the property loop is reproducible. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Checks every structural promise of chunkOutput (collects problems so big loops stay fast). */
 function expectWellFormed(text: string, chunks: Chunk[]): void {

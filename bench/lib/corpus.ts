@@ -9,9 +9,11 @@
  * If the packages cannot be found, a small built-in corpus is used so that the generator still works (the output is
  * then less varied, but still deterministic).
  */
+
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Rng } from "./prng.ts";
 
 /** Upper bound on the bytes read from disk. */
 export const CORPUS_BUDGET_BYTES = 8 * 1024 * 1024;
@@ -290,7 +292,7 @@ function builtinFiles(): CorpusFile[] {
 // ---------------------------------------------------------------------------------------------------------------
 // grep-style output
 
-export type Rng = () => number;
+export type { Rng };
 
 export interface GrepOptions {
   /**

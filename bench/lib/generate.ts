@@ -22,6 +22,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Corpus, type CorpusFile, getCorpus, grepOutput, pickTerm, type Rng, utf8Length } from "./corpus.ts";
+import { mulberry32 } from "./prng.ts";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Public types
@@ -66,17 +67,7 @@ export const PI_MAX_BYTES = 50 * 1024;
 // ---------------------------------------------------------------------------------------------------------------
 // PRNG and small helpers
 
-/** mulberry32: tiny, fast, good enough for test data. */
-export function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from "./prng.ts";
 
 function int(rng: Rng, lo: number, hi: number): number {
   return lo + Math.floor(rng() * (hi - lo + 1));

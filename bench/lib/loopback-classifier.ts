@@ -14,6 +14,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { mulberry32 } from "./prng.ts";
 
 export type Behaviour =
   | "answer"
@@ -253,18 +254,6 @@ function nanAnswers(answers: Record<string, WireAnswer>, nanValue: number | stri
   return out;
 }
 
-/** mulberry32: small seeded PRNG in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // ------------------------------------------------------------------------------------------------------------------
 // Server
 
@@ -300,7 +289,7 @@ function sendText(res: ServerResponse, status: number, text: string, headers: Re
 
 export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promise<LoopbackClassifier> {
   const options: LoopbackOptions = { ...opts };
-  let random = prng(options.seed ?? 1);
+  let random = mulberry32(options.seed ?? 1);
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const requests: SystemOneRequestBody[] = [];
@@ -445,7 +434,7 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
     },
     set(next) {
       Object.assign(options, next);
-      if (next.seed !== undefined) random = prng(next.seed);
+      if (next.seed !== undefined) random = mulberry32(next.seed);
     },
     close() {
       closed = true;
