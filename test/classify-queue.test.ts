@@ -108,3 +108,16 @@ describe("classifyAll", () => {
     expect(out.outcomes[0]?.status).toBe("timeout");
   });
 });
+
+describe("classifyAll at the deadline", () => {
+  it("counts a client error that arrives at the deadline as a timeout", async () => {
+    // The client's own timer fires as the deadline passes, before the deadline's timer gets to run.
+    const classify: ClassifyFn = (_r, o) => {
+      const until = performance.now() + o.timeoutMs + 10;
+      while (performance.now() < until) {}
+      return Promise.resolve({ status: "error", error: "Request timed out" });
+    };
+    const out = await classifyAll([req(1)], classify, { concurrency: 1, timeoutMs: 60, attempts: 1 });
+    expect(out.outcomes[0]?.status).toBe("timeout");
+  });
+});

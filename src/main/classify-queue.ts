@@ -87,7 +87,8 @@ export async function classifyAll(
       } catch (error) {
         outcome = { status: "error", error: error instanceof Error ? error.message : String(error) };
       }
-      if (outcome === DEADLINE || closed) return;
+      // A client that gave up on its own timer at the deadline lost the same race: that is a timeout.
+      if (outcome === DEADLINE || closed || (outcome.status !== "stop" && performance.now() >= deadlineAt)) return;
       outcomes[index] = { ...outcome, ms: outcome.ms ?? Math.round(performance.now() - began) };
       if (outcome.status === "stop") return;
     }
