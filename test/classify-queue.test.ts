@@ -119,5 +119,6 @@ describe("classifyAll at the deadline", () => {
     };
     const out = await classifyAll([req(1)], classify, { concurrency: 1, timeoutMs: 60, attempts: 1 });
     expect(out.outcomes[0]?.status).toBe("timeout");
+    expect(out.timedOut).toBe(true);
   });
 });

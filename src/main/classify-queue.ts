@@ -98,7 +98,12 @@ export async function classifyAll(
     options.signal?.throwIfAborted();
     const all = queue.addAll(Array.from({ length: count }, (_, i) => () => runOne(i)));
     const winner = await Promise.race([all.then(() => "done" as const), deadline, stopped]);
-    return { outcomes, timedOut: winner === DEADLINE, sent, ms: Math.round(performance.now() - started) };
+    return {
+      outcomes,
+      timedOut: winner === DEADLINE || performance.now() >= deadlineAt,
+      sent,
+      ms: Math.round(performance.now() - started),
+    };
   } catch {
     return { outcomes, timedOut: false, sent, ms: Math.round(performance.now() - started) };
   } finally {
