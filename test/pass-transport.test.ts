@@ -2,11 +2,14 @@
 // and the classifier requests come back from the worker a window at a time as the queue starts them.
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../src/core/config.ts";
+import type { FinishOutput } from "../src/core/pass.ts";
 import type { ClassifierOutcome, SnapEntry } from "../src/core/types.ts";
 import type { ClassifyFn } from "../src/main/classify-queue.ts";
 import { createTaskRunner, type TaskRunner } from "../src/main/pool.ts";
-import { runPass } from "../src/main/run-end.ts";
+import { runPass, SYNC_SLICE_CHARS } from "../src/main/run-end.ts";
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
+import type { SyncInput } from "../src/workers/session-store.ts";
+import { FINISH_PART_CHARS } from "../src/workers/tasks.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
 /** A run with `n` grep outputs of `size` characters each. */
@@ -24,15 +27,38 @@ function session(n: number, size: number): SnapEntry[] {
   return out;
 }
 
-function counting(inner: TaskRunner): TaskRunner & { calls: Record<string, number> } {
+/** Characters of entry text a sync message carries (entries and pieces). */
+function syncChars(sync: SyncInput): number {
+  let n = 0;
+  for (const e of sync.fresh) n += e.text.length + (e.rawText?.length ?? 0);
+  for (const p of sync.pieces ?? []) n += p.part.length;
+  return n;
+}
+
+function counting(inner: TaskRunner): TaskRunner & { calls: Record<string, number>; largest: Record<string, number> } {
   const calls: Record<string, number> = {};
+  const largest: Record<string, number> = {};
+  const note = (name: string, chars: number) => {
+    largest[name] = Math.max(largest[name] ?? 0, chars);
+  };
   return {
     calls,
+    largest,
     backend: inner.backend,
     destroy: () => inner.destroy(),
-    run: (name, input, options) => {
+    run: async (name, input, options) => {
       calls[name] = (calls[name] ?? 0) + 1;
-      return inner.run(name, input, options);
+      if (name === "sync") note(name, syncChars(input as SyncInput));
+      if (name === "plan") note(name, syncChars((input as { sync: SyncInput }).sync));
+      const out = await inner.run(name, input, options);
+      if (name === "finish" || name === "finishPart") {
+        const { drafts } = out as FinishOutput;
+        note(
+          "answer",
+          drafts.reduce((k, d) => k + (d.replacement?.content[0]?.text.length ?? 0), 0),
+        );
+      }
+      return out;
     },
   };
 }
@@ -47,7 +73,66 @@ const keepNothing: ClassifyFn = async (request) => {
   return { status: "stop", answers };
 };
 
+/** Keeps every other chunk: half of each output stays. */
+const keepMost: ClassifyFn = async (request) => {
+  const answers: NonNullable<ClassifierOutcome["answers"]> = {
+    keep_whole: { type: "bool", probability: 0.05 },
+    focus: { type: "choice", choice: "none", probabilities: { none: 0.9 } },
+  };
+  for (const id of Object.keys(request.questions))
+    if (id.startsWith("chunk_"))
+      answers[id] = { type: "bool", probability: Number(id.slice(6)) % 2 === 0 ? 0.05 : 0.95 };
+  return { status: "stop", answers };
+};
+
 describe("pass transport", () => {
+  it("sends a text larger than a slice in pieces, and the plan equals the inline one", async () => {
+    const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));
+    const inline = await createTaskRunner({ backend: "inline" });
+    try {
+      const entries = session(1, 3_500_000);
+      const deps = { classify: keepNothing, config: DEFAULT_CONFIG, modelRef: "x/y" };
+      const pooled = await runPass(entries, { ...deps, runner, mirror: new WorkerMirror() }, { phase: "run-end" });
+      const direct = await runPass(
+        entries,
+        { ...deps, runner: inline, mirror: new WorkerMirror() },
+        { phase: "run-end" },
+      );
+      if (pooled.status !== "done" || direct.status !== "done") throw new Error("no pass");
+      expect(runner.calls.sync).toBeGreaterThanOrEqual(4);
+      expect(runner.largest.sync).toBeLessThanOrEqual(SYNC_SLICE_CHARS);
+      expect(pooled.edits).toEqual(direct.edits);
+      expect(pooled.record.results).toEqual(direct.record.results);
+    } finally {
+      await runner.destroy();
+      await inline.destroy();
+    }
+  });
+
+  it("brings a large result back in parts and assembles the same drafts as inline", async () => {
+    const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));
+    const inline = await createTaskRunner({ backend: "inline" });
+    try {
+      const entries = session(60, 60_000);
+      const deps = { classify: keepMost, config: DEFAULT_CONFIG, modelRef: "x/y" };
+      const pooled = await runPass(entries, { ...deps, runner, mirror: new WorkerMirror() }, { phase: "run-end" });
+      const direct = await runPass(
+        entries,
+        { ...deps, runner: inline, mirror: new WorkerMirror() },
+        { phase: "run-end" },
+      );
+      if (pooled.status !== "done" || direct.status !== "done") throw new Error("no pass");
+      expect(runner.calls.finishPart).toBeGreaterThanOrEqual(1);
+      expect(runner.largest.answer).toBeLessThan(FINISH_PART_CHARS + 60_000);
+      expect(pooled.edits).toEqual(direct.edits);
+      expect(pooled.edits.length).toBe(60);
+      expect(pooled.record.results).toEqual(direct.record.results);
+    } finally {
+      await runner.destroy();
+      await inline.destroy();
+    }
+  });
+
   it("sends a large first sync in slices and fetches requests in windows of `concurrency`", async () => {
     const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));
     try {
@@ -61,10 +146,14 @@ describe("pass transport", () => {
       expect(result.record.requests).toBeGreaterThan(DEFAULT_CONFIG.concurrency);
       expect(runner.calls.requests).toBe(Math.ceil(result.record.requests / DEFAULT_CONFIG.concurrency));
       expect(result.edits).toHaveLength(60);
+      expect(runner.largest.sync).toBeLessThan(SYNC_SLICE_CHARS + 60_000);
+      // Everything went ahead: the plan's own message carries only the order.
+      expect(runner.largest.plan).toBe(0);
       // The next pass over the same session sends nothing ahead of the plan.
+      const syncs = runner.calls.sync;
       const again = await runPass(entries, deps, { phase: "run-end" });
       expect(again.status).toBe("done");
-      expect(runner.calls.sync).toBeGreaterThanOrEqual(2);
+      expect(runner.calls.sync).toBe(syncs);
       expect(runner.calls.plan).toBe(2);
     } finally {
       await runner.destroy();

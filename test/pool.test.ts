@@ -44,8 +44,12 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
     const runner = await createTaskRunner({ backend, maxThreads: 1 });
     runners.push(runner);
     const entries = session();
-    const order = entries.map((e) => e.id);
-    const out = await runner.run("plan", { sync: { fresh: entries, order }, config: DEFAULT_CONFIG, passId: "p1" });
+    const ids = entries.map((e) => e.id);
+    const out = await runner.run("plan", {
+      sync: { fresh: entries, order: { keep: 0, tail: ids, version: 1 } },
+      config: DEFAULT_CONFIG,
+      passId: "p1",
+    });
     if (!("plan" in out) || out.plan.status !== "run") throw new Error(`unexpected ${JSON.stringify(out)}`);
     expect(out.plan.requestCount).toBeGreaterThan(0);
     const firstTwo = await runner.run("requests", { passId: "p1", from: 0, to: 2 });
@@ -53,14 +57,14 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
     expect(Object.keys(firstTwo[0]?.questions ?? {})).toContain("keep_whole");
     // The worker kept the entries: ids alone are enough for the next pass.
     const again = await runner.run("plan", {
-      sync: { storeId: out.storeId, fresh: [], order },
+      sync: { storeId: out.storeId, base: 1, fresh: [], order: { keep: ids.length, tail: [], version: 2 } },
       config: DEFAULT_CONFIG,
       passId: "p2",
     });
     expect("plan" in again && again.plan.status).toBe("run");
     // A store that does not know the ids asks for them.
     const unknown = await runner.run("plan", {
-      sync: { fresh: [], order: ["zz1"] },
+      sync: { storeId: out.storeId, base: 2, fresh: [], order: { keep: 0, tail: ["zz1"], version: 3 } },
       config: DEFAULT_CONFIG,
       passId: "p3",
     });

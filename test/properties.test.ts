@@ -177,6 +177,9 @@ describe("passes on generated sessions, applied to Pi's SessionManager", async (
         const rejected = result.record.results.filter((r) => r.reason.startsWith("rejected"));
         expect(rejected).toEqual([]);
         const drafts: ContextEditDraft[] = result.edits;
+        // A wrong position hint changes nothing: each hint is checked, and a miss falls back to an index.
+        const hinted = validateEdits(drafts, context, (id) => (id.length * 7) % (context.length + 2));
+        expect(hinted).toEqual({ valid: drafts, dropped: [] });
         const branchIds = new Set(sm.getBranch().map((e) => e.id));
         const omitted = new Set(drafts.filter((d) => d.replacement === null).map((d) => d.targetId));
         for (const d of drafts) {

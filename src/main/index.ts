@@ -19,7 +19,7 @@ import { loadSettings, saveSetting } from "./settings.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type GuardState, statusText } from "./status.ts";
 import { recordPass, Telemetry, telemetryStatsReport } from "./telemetry.ts";
-import { validateEdits } from "./validate.ts";
+import { validateEditsPaced } from "./validate.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
 
 const STATUS_KEY = "context-guard";
@@ -148,7 +148,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const found = lookup(ctx);
     const context = event.context.contextEntries as ProjectedLike[];
     try {
-      const entries = s.snapshots.entries(context);
+      const entries = await s.snapshots.entriesPaced(context);
       const result = await runPass(
         entries,
         {
@@ -159,7 +159,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
           modelRef: found.ref,
           mirror: s.mirror,
           signal: ctx.signal ? AbortSignal.any([ctx.signal, s.stop.signal]) : s.stop.signal,
-          validate: (edits) => validateEdits(edits, context),
+          validate: (edits) => validateEditsPaced(edits, context, (id) => s.snapshots.positionOf(id)),
           onJudging: () => {
             s.busy = true;
             draw(ctx);

@@ -6,6 +6,7 @@ import type { CheckpointCacheView } from "../core/checkpoint.ts";
 import type { GuardConfig } from "../core/config.ts";
 import { buildRecord, recordDraft } from "../core/record.ts";
 import type { ClassifierRequest, ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../core/types.ts";
+import type { SyncEntry, SyncInput, TextPiece } from "../workers/session-store.ts";
 import type { PlanSummary } from "../workers/tasks.ts";
 import { type ClassifyFn, classifyAll, type QueueResult, type RequestSource } from "./classify-queue.ts";
 import type { TaskRunner } from "./pool.ts";
@@ -23,7 +24,7 @@ export interface RunEndDeps {
   /** What the pass worker already holds; without one every entry is sent. */
   mirror?: WorkerMirror;
   /** Checks the edits against the context they will be applied to; rejected ones become "kept". */
-  validate?: (edits: ContextEditDraft[]) => Validation;
+  validate?: (edits: ContextEditDraft[]) => Validation | Promise<Validation>;
   /** Called once the pass knows it will ask the classifier (for the busy status). */
   onJudging?: () => void;
   /** Stops the classifier requests early (the agent's signal, mid-run). */
@@ -60,32 +61,52 @@ export type RunEndResult =
   | { status: "skipped"; reason: string }
   | { status: "done"; edits: ContextEditDraft[]; record: GuardRecord; recordDraft: CustomDraft };
 
-/** Characters per message when a large first sync is sent ahead of the plan: about 1–2 ms of cloning each. */
-const SYNC_SLICE_CHARS = 1_000_000;
+/** Characters per message when a large sync is sent ahead of the plan: about 1–2 ms of cloning each. */
+export const SYNC_SLICE_CHARS = 1_000_000;
+
+const sentChars = (e: SnapEntry) => e.text.length + (e.rawText?.length ?? 0);
 
 /**
- * Sends what the worker does not hold yet in slices, yielding between them, so the first pass over a
- * large session does not block the main thread on one huge message. The last slice goes with the plan.
+ * Sends what the worker does not hold yet in slices of about SYNC_SLICE_CHARS, yielding between them,
+ * so a pass over a large session or a huge output never blocks the main thread on one big message. A
+ * text larger than a slice travels as pieces ahead of its entry. Returns false if the store turned out to be another than the
+ * mirror thought (it has been reset; the caller starts over).
  */
-async function sendInSlices(entries: SnapEntry[], deps: RunEndDeps, mirror: WorkerMirror): Promise<void> {
-  const { fresh } = mirror.prepare(entries);
-  let slice: SnapEntry[] = [];
-  let chars = 0;
-  for (const e of fresh) {
-    slice.push(e);
-    chars += e.text.length + (e.rawText?.length ?? 0);
-    if (chars < SYNC_SLICE_CHARS) continue;
-    const part = { storeId: mirror.storeId, fresh: slice, order: [] };
+async function sendAhead(fresh: SyncEntry[], deps: RunEndDeps, mirror: WorkerMirror): Promise<boolean> {
+  const send = async (part: SyncInput): Promise<boolean> => {
     const out = await inWorker(deps, (signal) => deps.runner.run("sync", part, { signal }));
     if (out.missing) {
-      // Not the store the mirror filled: the plan call below resends everything.
       mirror.reset(out.storeId);
-      return;
+      return false;
     }
     mirror.accept(out.storeId, part);
+    return true;
+  };
+  let slice: SyncEntry[] = [];
+  let chars = 0;
+  for (const e of fresh) {
+    let entry: SyncEntry = e;
+    for (const field of ["text", "rawText"] as const) {
+      const text = entry[field];
+      if (text === undefined || text.length <= SYNC_SLICE_CHARS) continue;
+      for (let at = 0; at < text.length; at += SYNC_SLICE_CHARS) {
+        const piece: TextPiece = { id: e.id, field, part: text.slice(at, at + SYNC_SLICE_CHARS) };
+        const ok = await send({ storeId: mirror.storeId, base: mirror.orderVersion, fresh: [], pieces: [piece] });
+        if (!ok) return false;
+      }
+      entry =
+        field === "text" ? { ...entry, text: "", textInPieces: true } : { ...entry, rawText: "", rawInPieces: true };
+    }
+    if (entry !== e) mirror.sentAs(entry, mirror.fullOf(e));
+    slice.push(entry);
+    chars += sentChars(entry);
+    if (chars < SYNC_SLICE_CHARS && entry === e) continue;
+    if (!(await send({ storeId: mirror.storeId, base: mirror.orderVersion, fresh: slice }))) return false;
     slice = [];
     chars = 0;
   }
+  if (slice.length > 0) return send({ storeId: mirror.storeId, base: mirror.orderVersion, fresh: slice });
+  return true;
 }
 
 async function planInWorker(
@@ -95,9 +116,15 @@ async function planInWorker(
   options: PassOptions,
 ): Promise<PlanSummary> {
   const mirror = deps.mirror ?? new WorkerMirror();
-  await sendInSlices(entries, deps, mirror);
   for (let attempt = 0; attempt < 2; attempt++) {
-    const sync = mirror.prepare(entries);
+    let sync = await mirror.preparePaced(entries);
+    let chars = 0;
+    for (const e of sync.fresh) chars += sentChars(e);
+    if (chars >= SYNC_SLICE_CHARS) {
+      // Too much for the plan's own message: send it ahead, then the plan's sync carries only the order.
+      if (!(await sendAhead(sync.fresh, deps, mirror))) continue;
+      sync = await mirror.preparePaced(entries);
+    }
     const out = await inWorker(deps, (signal) =>
       deps.runner.run(
         "plan",
@@ -171,8 +198,14 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
   );
   let edits = finished.drafts;
   let results = finished.results;
+  // A large output comes back in parts, each a message of bounded size.
+  for (let part = 0; part < finished.parts; part++) {
+    const more = await inWorker(deps, (signal) => deps.runner.run("finishPart", { passId }, { signal }));
+    edits = edits.concat(more.drafts);
+    results = results.concat(more.results);
+  }
   if (deps.validate) {
-    const { valid, dropped } = deps.validate(edits);
+    const { valid, dropped } = await deps.validate(edits);
     if (dropped.length > 0) {
       const why = new Map(dropped.map((d) => [d.draft.targetId, d.why]));
       edits = valid;

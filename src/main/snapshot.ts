@@ -1,6 +1,7 @@
 // Turns Pi's projected entries into the plain SnapEntry shape the workers read. Unedited entries are
 // cached by their raw entry object (Pi's entries are immutable), so a pass only walks what is new.
 import { IMAGE_HEAD_CHARS, type ImageHead, type SnapEntry, type SnapRole, type SnapToolCall } from "../core/types.ts";
+import { drain, PACE_STRIDE, paced, type Steps } from "./pace.ts";
 
 /** The parts of Pi's ProjectedSessionEntry this module reads. */
 export interface ProjectedLike {
@@ -127,10 +128,23 @@ interface ShownSnap {
 /**
  * Builds snapshots with a cache keyed by the raw entry: an entry whose projected message is the raw
  * message itself (no edit applies) maps to the same SnapEntry every time.
+ *
+ * Pi rebuilds the projection for every hook, but a session only grows at the end and edits change
+ * what a position shows, not which entry sits there. So the builder also remembers the last projection
+ * by position: an entry at the same position with the same source, message count, content and role
+ * reuses its snapshot with a few reference compares, and the id → position index is only updated from
+ * the first position that changed. A pass then costs the main thread little more than what is new.
  */
 export class SnapshotBuilder {
   #cache = new WeakMap<object, SnapEntry>();
   #shown = new WeakMap<object, ShownSnap>();
+  // The last projection, by position.
+  #source: object[] = [];
+  #content: unknown[] = [];
+  #role: unknown[] = [];
+  #count: number[] = [];
+  #snaps: SnapEntry[] = [];
+  #index = new Map<string, number>();
 
   entry(entry: ProjectedLike): SnapEntry {
     const source = entry.sourceEntry;
@@ -157,7 +171,65 @@ export class SnapshotBuilder {
     return snap;
   }
 
+  /** Snapshots of a whole projection, built straight through. */
   entries(entries: readonly ProjectedLike[]): SnapEntry[] {
-    return entries.map((e) => this.entry(e));
+    return drain(this.steps(entries));
+  }
+
+  /** The same, handing the event loop back between slices (a cold session of thousands of entries). */
+  entriesPaced(entries: readonly ProjectedLike[]): Promise<SnapEntry[]> {
+    return paced(this.steps(entries));
+  }
+
+  /**
+   * Position of an entry id in the last projection built. A hint: the caller checks that the entry at
+   * that position has the id (another projection may have been built since).
+   */
+  positionOf(id: string): number | undefined {
+    return this.#index.get(id);
+  }
+
+  *steps(entries: readonly ProjectedLike[]): Steps<SnapEntry[]> {
+    const n = entries.length;
+    const before = this.#source.length;
+    const out: SnapEntry[] = new Array(n);
+    let moved = Math.min(n, before);
+    for (let i = 0; i < n; i++) {
+      if ((i & (PACE_STRIDE - 1)) === 0 && i > 0) yield;
+      const e = entries[i] as ProjectedLike;
+      const source = e.sourceEntry;
+      const first = e.messages[0] as MessageLike | undefined;
+      if (
+        i < before &&
+        this.#source[i] === source &&
+        this.#count[i] === e.messages.length &&
+        this.#content[i] === first?.content &&
+        this.#role[i] === first?.role
+      ) {
+        out[i] = this.#snaps[i] as SnapEntry;
+        continue;
+      }
+      if (i < moved && this.#source[i] !== source) moved = i;
+      out[i] = this.entry(e);
+      this.#source[i] = source;
+      this.#count[i] = e.messages.length;
+      this.#content[i] = first?.content;
+      this.#role[i] = first?.role;
+    }
+    // Re-index from the first position that holds another entry than before.
+    for (let i = moved; i < before; i++) {
+      const id = (this.#snaps[i] as SnapEntry).id;
+      if (this.#index.get(id) === i) this.#index.delete(id);
+    }
+    for (let i = moved; i < n; i++) {
+      if (((i - moved) & (PACE_STRIDE - 1)) === 0 && i > moved) yield;
+      this.#index.set((out[i] as SnapEntry).id, i);
+    }
+    this.#source.length = n;
+    this.#count.length = n;
+    this.#content.length = n;
+    this.#role.length = n;
+    this.#snaps = out;
+    return out;
   }
 }

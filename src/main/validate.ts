@@ -2,7 +2,9 @@
 // context it will be applied to before it is returned.
 import { imageChars } from "../core/size.ts";
 import type { ContextEditDraft } from "../core/types.ts";
-import { type ProjectedLike, readContent } from "./snapshot.ts";
+import { IMAGE_HEAD_CHARS } from "../core/types.ts";
+import { drain, PACE_STRIDE, paced, type Steps } from "./pace.ts";
+import type { ProjectedLike } from "./snapshot.ts";
 
 export interface Validation {
   valid: ContextEditDraft[];
@@ -15,10 +17,37 @@ function rawOf(entry: ProjectedLike["sourceEntry"]): { role?: string; content?: 
   return undefined;
 }
 
-/** Context size of a content: text plus images by the size model. */
+/** Context size of a content: its text blocks joined with newlines, plus images by the size model. */
 function sizeOf(content: unknown): number {
-  const c = readContent(content);
-  return c.text.length + c.imageHeads.reduce((n, head) => n + imageChars(head), 0);
+  if (typeof content === "string") return content.length;
+  if (!Array.isArray(content)) return 0;
+  let chars = 0;
+  let texts = 0;
+  for (const b of content as Array<{ type?: string; text?: unknown; data?: unknown; mimeType?: unknown }>) {
+    if (!b || typeof b !== "object") continue;
+    if (b.type === "text" && typeof b.text === "string") {
+      chars += b.text.length;
+      texts++;
+    } else if (b.type === "image") {
+      const data = typeof b.data === "string" ? b.data : "";
+      chars += imageChars({ mimeType: String(b.mimeType ?? ""), head: data.slice(0, IMAGE_HEAD_CHARS) });
+    }
+  }
+  return chars + Math.max(0, texts - 1);
+}
+
+/** Where an entry id sits in the context: the hint if it is right, else from an index built once. */
+function locator(context: readonly ProjectedLike[], hint?: (id: string) => number | undefined) {
+  let index: Map<string, number> | undefined;
+  return (id: string): number | undefined => {
+    const at = hint?.(id);
+    if (at !== undefined && context[at]?.sourceEntry.id === id) return at;
+    if (!index) {
+      index = new Map();
+      for (let i = 0; i < context.length; i++) index.set((context[i] as ProjectedLike).sourceEntry.id, i);
+    }
+    return index.get(id);
+  };
 }
 
 const replacementSize = (draft: ContextEditDraft) =>
@@ -29,17 +58,41 @@ const replacementSize = (draft: ContextEditDraft) =>
  * no target is edited twice, and each edit makes the context smaller. A prompt's stub counts together
  * with the entries of its exchange that the same set omits.
  */
-export function validateEdits(drafts: readonly ContextEditDraft[], context: readonly ProjectedLike[]): Validation {
-  const index = new Map<string, number>();
-  context.forEach((entry, i) => {
-    index.set(entry.sourceEntry.id, i);
-  });
+export function validateEdits(
+  drafts: readonly ContextEditDraft[],
+  context: readonly ProjectedLike[],
+  positionOf?: (id: string) => number | undefined,
+): Validation {
+  return drain(validationSteps(drafts, context, positionOf));
+}
+
+/** The same, handing the event loop back between slices (thousands of drafts on a cold session). */
+export function validateEditsPaced(
+  drafts: readonly ContextEditDraft[],
+  context: readonly ProjectedLike[],
+  positionOf?: (id: string) => number | undefined,
+): Promise<Validation> {
+  return paced(validationSteps(drafts, context, positionOf));
+}
+
+/**
+ * `positionOf` is a hint for where an id sits (the snapshot builder's index); a wrong or missing hint
+ * falls back to indexing the whole context.
+ */
+function* validationSteps(
+  drafts: readonly ContextEditDraft[],
+  context: readonly ProjectedLike[],
+  positionOf?: (id: string) => number | undefined,
+): Steps<Validation> {
+  const locate = locator(context, positionOf);
   const omitted = new Set(drafts.filter((d) => d.replacement === null).map((d) => d.targetId));
   const valid: ContextEditDraft[] = [];
   const dropped: Validation["dropped"] = [];
   const seen = new Set<string>();
+  let step = 0;
   for (const draft of drafts) {
-    const at = index.get(draft.targetId);
+    if ((++step & (PACE_STRIDE - 1)) === 0) yield;
+    const at = locate(draft.targetId);
     const target = at === undefined ? undefined : context[at];
     const raw = target ? rawOf(target.sourceEntry) : undefined;
     let why: string | undefined;
@@ -68,7 +121,7 @@ export function validateEdits(drafts: readonly ContextEditDraft[], context: read
   // it go too (else the model would lose the exchange without the note that says how to recall it).
   const orphaned = new Set<string>();
   for (const { draft } of dropped) {
-    const at = index.get(draft.targetId);
+    const at = locate(draft.targetId);
     if (draft.replacement === null || at === undefined) continue;
     if (rawOf((context[at] as ProjectedLike).sourceEntry)?.role !== "user") continue;
     for (const i of exchangeOmissions(context, at, omitted)) orphaned.add((context[i] as ProjectedLike).sourceEntry.id);

@@ -1,6 +1,7 @@
 // Main-thread bookkeeping of which entries the pass worker already holds (see workers/session-store.ts).
 import type { SnapEntry } from "../core/types.ts";
-import type { SyncEntry, SyncInput } from "../workers/session-store.ts";
+import type { OrderDelta, SyncEntry, SyncInput } from "../workers/session-store.ts";
+import { drain, PACE_STRIDE, paced, type Steps } from "./pace.ts";
 
 /** Unedited entries are immutable by id; edited ones can change with every edit and are compared. */
 const stable = (e: SnapEntry) => !e.edited && e.type !== "custom_message";
@@ -35,43 +36,97 @@ export class WorkerMirror {
    * of the session, raw text included, and the per-pass cost would grow with the session.
    */
   #held = new Map<string, SnapEntry>();
-  /** Entries sent without their raw text (the store fills it in), mapped to the full snapshot. */
-  #slim = new WeakMap<SyncEntry, SnapEntry>();
+  /** Entries sent in another shape than their snapshot (raw text left out, text in pieces), mapped back. */
+  #sentAs = new WeakMap<SyncEntry, SnapEntry>();
+  /**
+   * The projection the store last accepted as its order, and that order's version. A snapshot at the same
+   * position as then is the very object the store holds, so it needs no lookup; the order itself is sent
+   * as "keep the first k ids, then these".
+   */
+  #order: readonly SnapEntry[] = [];
+  #orderVersion: number | undefined;
+  #nextVersion = 1;
+  /** The projection each prepared order stands for, until the store accepts it. */
+  #placing = new WeakMap<SyncInput, readonly SnapEntry[]>();
+  /** Ids sent outside an order since the last accepted order: their position in #order may be stale. */
+  #sentSince = new Set<string>();
 
   /** The store the mirror's bookkeeping refers to. */
   get storeId(): string | undefined {
     return this.#storeId;
   }
 
-  prepare(entries: readonly SnapEntry[]): SyncInput {
-    const fresh: SyncEntry[] = [];
-    const order: string[] = new Array(entries.length);
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i] as SnapEntry;
-      order[i] = e.id;
-      if (stable(e)) {
-        if (!this.#stable.has(e.id)) fresh.push(e);
-        continue;
-      }
-      const held = this.#held.get(e.id);
-      if (same(held, e)) continue;
-      // A new edit of an output the store holds: its raw text is already there, only the edit travels.
-      const storeRaw = this.#stable.get(e.id) ?? held?.rawText;
-      if (e.rawText !== undefined && storeRaw === e.rawText) {
-        const { rawText: _, ...rest } = e;
-        const slim: SyncEntry = { ...rest, rawFromStore: true };
-        this.#slim.set(slim, e);
-        fresh.push(slim);
-      } else fresh.push(e);
-    }
-    return { storeId: this.#storeId, fresh, order };
+  /** The order version the store holds as far as this mirror knows (every sync carries it). */
+  get orderVersion(): number | undefined {
+    return this.#orderVersion;
   }
 
-  /** The store answered: remember what it now holds. */
+  /** The sync for a plan: what the store lacks, and the projection's order. */
+  prepare(entries: readonly SnapEntry[]): SyncInput {
+    return drain(this.steps(entries));
+  }
+
+  /** The same, handing the event loop back between slices of a large projection. */
+  preparePaced(entries: readonly SnapEntry[]): Promise<SyncInput> {
+    return paced(this.steps(entries));
+  }
+
+  /** An entry the store does not hold as it is now, in the shape to send it; undefined if it does. */
+  toSend(e: SnapEntry): SyncEntry | undefined {
+    if (stable(e)) return this.#stable.has(e.id) ? undefined : e;
+    const held = this.#held.get(e.id);
+    if (same(held, e)) return undefined;
+    // A new edit of an output the store holds: its raw text is already there, only the edit travels.
+    const storeRaw = this.#stable.get(e.id) ?? held?.rawText;
+    if (e.rawText !== undefined && storeRaw === e.rawText) {
+      const { rawText: _, ...rest } = e;
+      return this.sentAs({ ...rest, rawFromStore: true }, e);
+    }
+    return e;
+  }
+
+  /** The snapshot an entry from `prepare` stands for. */
+  fullOf(sent: SyncEntry): SnapEntry {
+    return this.#sentAs.get(sent) ?? sent;
+  }
+
+  /** Records that `sent` stands for the snapshot `full` (a slimmed or split copy). */
+  sentAs(sent: SyncEntry, full: SnapEntry): SyncEntry {
+    this.#sentAs.set(sent, full);
+    return sent;
+  }
+
+  *steps(entries: readonly SnapEntry[]): Steps<SyncInput> {
+    const fresh: SyncEntry[] = [];
+    const last = this.#order;
+    const checkSent = this.#sentSince.size > 0;
+    let keep = 0;
+    let prefix = true;
+    for (let i = 0; i < entries.length; i++) {
+      if ((i & (PACE_STRIDE - 1)) === 0 && i > 0) yield;
+      const e = entries[i] as SnapEntry;
+      const was = last[i];
+      if (prefix) {
+        if (was !== undefined && was.id === e.id) keep = i + 1;
+        else prefix = false;
+      }
+      if (was === e && !(checkSent && this.#sentSince.has(e.id))) continue;
+      const send = this.toSend(e);
+      if (send) fresh.push(send);
+    }
+    const tail: string[] = new Array(entries.length - keep);
+    for (let i = keep; i < entries.length; i++) tail[i - keep] = (entries[i] as SnapEntry).id;
+    const order: OrderDelta = { keep, tail, version: this.#nextVersion++ };
+    const sync: SyncInput = { storeId: this.#storeId, base: this.#orderVersion, fresh, order };
+    this.#placing.set(sync, entries);
+    return sync;
+  }
+
+  /** The store answered: remember what it now holds (and, for a plan's sync, its order). */
   accept(storeId: string, sync: SyncInput): void {
     if (storeId !== this.#storeId) this.reset(storeId);
     for (const sent of sync.fresh) {
-      const e = this.#slim.get(sent) ?? sent;
+      const e = this.#sentAs.get(sent) ?? sent;
       if (stable(e)) {
         this.#stable.set(e.id, e.text);
         this.#held.delete(e.id);
@@ -79,6 +134,13 @@ export class WorkerMirror {
         this.#stable.delete(e.id);
         this.#held.set(e.id, e);
       }
+      if (!sync.order) this.#sentSince.add(e.id);
+    }
+    const placed = sync.order ? this.#placing.get(sync) : undefined;
+    if (placed && sync.order) {
+      this.#order = placed;
+      this.#orderVersion = sync.order.version;
+      this.#sentSince.clear();
     }
   }
 
@@ -87,5 +149,8 @@ export class WorkerMirror {
     this.#storeId = storeId;
     this.#stable.clear();
     this.#held.clear();
+    this.#order = [];
+    this.#orderVersion = undefined;
+    this.#sentSince.clear();
   }
 }

@@ -1,7 +1,7 @@
 // The worker's copy of the session. Entries are immutable by id (an edited entry is resent, but without
-// its raw text when this store already holds it), so the main thread sends each entry once and afterwards
-// only the ids in projection order: the cost of a pass on the main thread grows with what is new, not
-// with the size of the session.
+// its raw text when this store already holds it), so the main thread sends each entry once, and the
+// order of the projection as "keep the first k ids of the last order, then these": the cost of a pass
+// on the main thread grows with what is new, not with the size of the session.
 import { randomUUID } from "node:crypto";
 import type { SnapEntry } from "../core/types.ts";
 
@@ -9,54 +9,115 @@ import type { SnapEntry } from "../core/types.ts";
 export const STORE_ID = randomUUID();
 
 const entries = new Map<string, SnapEntry>();
+/** Parts of texts too large for one message, by `${field}:${id}`, until their entry arrives. */
+const parts = new Map<string, string[]>();
+let order: string[] = [];
+let orderVersion: number | undefined;
 
 /**
  * An entry as sent. `rawFromStore`: an edited entry sent without `rawText`, which is the text this store
- * holds for the id (the entry's unedited text, or the raw text of its previous edit).
+ * holds for the id (the entry's unedited text, or the raw text of its previous edit). `textInPieces` /
+ * `rawInPieces`: the text arrived before the entry, as pieces.
  */
-export type SyncEntry = SnapEntry & { rawFromStore?: true };
+export type SyncEntry = SnapEntry & { rawFromStore?: true; textInPieces?: true; rawInPieces?: true };
+
+/** A slice of one large text, sent ahead of its entry so that no single message carries all of it. */
+export interface TextPiece {
+  id: string;
+  field: "text" | "rawText";
+  part: string;
+}
+
+/** The projection's order relative to the store's last one. */
+export interface OrderDelta {
+  /** Ids kept from the start of the store's current order. */
+  keep: number;
+  /** The ids after those. */
+  tail: string[];
+  /** Names the resulting order, for the next delta's `base`. */
+  version: number;
+}
 
 export interface SyncInput {
   /** The store the caller believes it filled; another id means the caller's bookkeeping is stale. */
   storeId?: string;
+  /** The order version the caller believes the store holds; another one also means stale bookkeeping. */
+  base?: number;
   /** Entries the store may not have, or whose content changed (edited ones). */
   fresh: SyncEntry[];
-  /** Every entry id of the projection, in order. */
-  order: string[];
+  pieces?: TextPiece[];
+  /** A plan's sync carries the order; a sync sent ahead of the plan does not. */
+  order?: OrderDelta;
 }
 
 export type SyncResult = { storeId: string; entries: SnapEntry[] } | { storeId: string; missing: string[] };
 
+/** Empties the store, as a new worker starts. */
+export function clearStore(): void {
+  entries.clear();
+  parts.clear();
+  order = [];
+  orderVersion = undefined;
+}
+
+/** Forget everything: the caller resends it all. */
+function startOver(missing: string[]): SyncResult {
+  clearStore();
+  return { storeId: STORE_ID, missing };
+}
+
+function joined(key: string): string | undefined {
+  const list = parts.get(key);
+  parts.delete(key);
+  return list?.join("");
+}
+
 export function syncEntries(input: SyncInput): SyncResult {
-  if (input.storeId !== undefined && input.storeId !== STORE_ID) {
-    // The caller counted on entries a replaced worker had: start over so it resends everything.
-    entries.clear();
-    return { storeId: STORE_ID, missing: input.order };
+  // The caller counted on entries or an order this store does not have (a replaced worker, a sync the
+  // caller never saw answered): start over so it resends everything.
+  if ((input.storeId !== undefined && input.storeId !== STORE_ID) || input.base !== orderVersion) return startOver([]);
+  for (const p of input.pieces ?? []) {
+    const key = `${p.field}:${p.id}`;
+    const list = parts.get(key);
+    if (list) list.push(p.part);
+    else parts.set(key, [p.part]);
   }
   const missing: string[] = [];
-  for (const e of input.fresh) {
-    if (!e.rawFromStore) {
-      entries.set(e.id, e);
-      continue;
+  for (const sent of input.fresh) {
+    const { rawFromStore, textInPieces, rawInPieces, ...e } = sent;
+    if (textInPieces) {
+      const text = joined(`text:${e.id}`);
+      if (text === undefined) missing.push(e.id);
+      else e.text = text;
     }
-    const held = entries.get(e.id);
-    const rawText = held?.edited ? held.rawText : held?.text;
-    if (rawText === undefined) {
-      // Not what the caller thinks this store holds: it resends everything.
-      missing.push(e.id);
-      continue;
+    if (rawInPieces) {
+      const rawText = joined(`rawText:${e.id}`);
+      if (rawText === undefined) missing.push(e.id);
+      else e.rawText = rawText;
     }
-    const { rawFromStore: _, ...entry } = e;
-    entries.set(e.id, { ...entry, rawText });
+    if (rawFromStore) {
+      const held = entries.get(e.id);
+      const rawText = held?.edited ? held.rawText : held?.text;
+      if (rawText === undefined) missing.push(e.id);
+      else e.rawText = rawText;
+    }
+    entries.set(e.id, e);
   }
-  if (missing.length > 0) return { storeId: STORE_ID, missing };
-  const out: SnapEntry[] = new Array(input.order.length);
-  input.order.forEach((id, i) => {
-    const e = entries.get(id);
+  if (missing.length > 0) return startOver(missing);
+  if (!input.order) return { storeId: STORE_ID, entries: [] };
+  const { keep, tail, version } = input.order;
+  if (keep > order.length) return startOver([]);
+  const ids = keep === 0 ? tail : order.slice(0, keep).concat(tail);
+  const out: SnapEntry[] = new Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    const e = entries.get(ids[i] as string);
     if (e) out[i] = e;
-    else missing.push(id);
-  });
-  return missing.length > 0 ? { storeId: STORE_ID, missing } : { storeId: STORE_ID, entries: out };
+    else missing.push(ids[i] as string);
+  }
+  if (missing.length > 0) return startOver(missing);
+  order = ids;
+  orderVersion = version;
+  return { storeId: STORE_ID, entries: out };
 }
 
 export function storeSize(): number {

@@ -93,18 +93,66 @@ export interface FinishTaskInput {
   family?: CacheModel["family"];
 }
 
-export function finish(input: FinishTaskInput): FinishOutput {
+/** Characters of drafts and results per message back to the main thread (about 1–2 ms to clone). */
+export const FINISH_PART_CHARS = 1_000_000;
+
+/** The first part of a pass's output, and how many more parts `finishPart` hands out. */
+export type FinishTaskOutput = FinishOutput & { parts: number };
+
+const heldParts = new Map<string, FinishOutput[]>();
+
+/** Splits drafts and results into parts of about FINISH_PART_CHARS. */
+function splitOutput(out: FinishOutput): FinishOutput[] {
+  const parts: FinishOutput[] = [];
+  let part: FinishOutput = { drafts: [], results: [] };
+  let chars = 0;
+  const add = (n: number) => {
+    chars += n;
+    if (chars < FINISH_PART_CHARS) return;
+    parts.push(part);
+    part = { drafts: [], results: [] };
+    chars = 0;
+  };
+  for (const d of out.drafts) {
+    part.drafts.push(d);
+    add(200 + (d.replacement?.content.reduce((n, b) => n + b.text.length, 0) ?? 0));
+  }
+  for (const r of out.results) {
+    part.results.push(r);
+    add(200 + r.label.length + r.reason.length + r.jev.reduce((n, j) => n + j.length, 0));
+  }
+  if (part.drafts.length > 0 || part.results.length > 0 || parts.length === 0) parts.push(part);
+  return parts;
+}
+
+export function finish(input: FinishTaskInput): FinishTaskOutput {
   const pass = held.get(input.passId);
   if (!pass) throw new Error("the pass worker was replaced during the pass; nothing is changed");
   held.delete(input.passId);
-  return finishPass({
-    plan: pass.plan,
-    entries: pass.entries,
-    texts: pass.texts,
-    outcomes: input.outcomes,
-    config: input.config,
-    family: input.family,
-  });
+  const [first, ...rest] = splitOutput(
+    finishPass({
+      plan: pass.plan,
+      entries: pass.entries,
+      texts: pass.texts,
+      outcomes: input.outcomes,
+      config: input.config,
+      family: input.family,
+    }),
+  );
+  if (rest.length > 0) {
+    heldParts.set(input.passId, rest);
+    while (heldParts.size > MAX_HELD) heldParts.delete(heldParts.keys().next().value as string);
+  }
+  return { ...(first as FinishOutput), parts: rest.length };
+}
+
+/** The next part of a large pass output (in order; the last one releases the pass). */
+export function finishPart(input: { passId: string }): FinishOutput {
+  const rest = heldParts.get(input.passId);
+  const part = rest?.shift();
+  if (!rest || !part) throw new Error("the pass worker was replaced during the pass; nothing is changed");
+  if (rest.length === 0) heldParts.delete(input.passId);
+  return part;
 }
 
 export function recall(input: RecallTaskInput): RecallTaskOutput {

@@ -1,0 +1,93 @@
+/**
+ * A timeline of one pass's main-thread blocks, for finding what stalls (not a benchmark: no verdicts).
+ *
+ *   node bench/profile.ts [--entries 2000] [--steps 20,20] [--output grep:20] [--latency 100]
+ *
+ * Runs the cold pass and then each steady step on a generated session, printing every loop gap over
+ * 1.5 ms with the task or classifier events around it.
+ */
+import { parseArgs } from "node:util";
+import { benchConfig, HookSession, loopbackClassify, passRunner, runHook } from "./lib/hook.ts";
+import { startLoopbackHost } from "./lib/loopback-host.ts";
+import { appendedRun, baseSession, type OutputKind, output, outputRun, SessionSim } from "./lib/workloads.ts";
+
+const { values } = parseArgs({
+  options: {
+    entries: { type: "string", default: "2000" },
+    steps: { type: "string", default: "2,20,20" },
+    output: { type: "string" },
+    latency: { type: "string", default: "100" },
+  },
+});
+
+const KEEP = "\\b(error|fail(ed|ure|s)?|throw)\\b";
+const host = await startLoopbackHost({ latencyMs: Number(values.latency), keyword: KEEP, flags: "i" });
+const runner = await passRunner("piscina");
+const session = new HookSession(runner);
+const events: Array<{ t: number; what: string }> = [];
+const inner = session.runner.inner;
+const origRun = inner.run.bind(inner);
+inner.run = ((name, input, options) => {
+  const t0 = performance.now();
+  events.push({ t: t0, what: `task ${name} start` });
+  const p = origRun(name, input, options);
+  events.push({ t: performance.now(), what: `task ${name} posted (${(performance.now() - t0).toFixed(2)} ms)` });
+  p.then(() => events.push({ t: performance.now(), what: `task ${name} done` })).catch(() => {});
+  return p;
+}) as typeof inner.run;
+const base = loopbackClassify(host.baseUrl);
+const classify: typeof base = async (req, opts) => {
+  events.push({ t: performance.now(), what: "classify start" });
+  const out = await base(req, opts);
+  events.push({ t: performance.now(), what: "classify done" });
+  return out;
+};
+const config = benchConfig({ timeoutMs: 600_000, concurrency: 6 });
+
+async function timeline<T>(label: string, run: () => Promise<T>): Promise<T> {
+  events.length = 0;
+  const gaps: Array<{ t: number; ms: number }> = [];
+  let last = performance.now();
+  let spinning = true;
+  const spin = () => {
+    const now = performance.now();
+    if (now - last > 1.5) gaps.push({ t: last, ms: now - last });
+    last = now;
+    if (spinning) setImmediate(spin);
+  };
+  setImmediate(spin);
+  const t0 = performance.now();
+  const out = await run();
+  spinning = false;
+  const total = performance.now() - t0;
+  const worst = gaps.reduce((m, g) => Math.max(m, g.ms), 0);
+  console.log(`\n== ${label}: ${total.toFixed(1)} ms, worst gap ${worst.toFixed(2)} ms, ${gaps.length} gaps > 1.5 ms`);
+  for (const g of gaps.sort((a, b) => b.ms - a.ms).slice(0, 8)) {
+    const near = events.filter((e) => e.t >= g.t - 0.5 && e.t <= g.t + g.ms + 0.5).map((e) => e.what);
+    const counts = new Map<string, number>();
+    for (const n of near) counts.set(n, (counts.get(n) ?? 0) + 1);
+    const desc = [...counts].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(", ");
+    console.log(`  +${(g.t - t0).toFixed(1)} ms: ${g.ms.toFixed(2)} ms  [${desc}]`);
+  }
+  return out;
+}
+
+const sim = new SessionSim(baseSession(Number(values.entries)));
+if (values.output) {
+  const [kind, mb] = values.output.split(":") as [OutputKind, string];
+  sim.append(outputRun(output(kind, Number(mb) * 1024 * 1024), kind, "out", sim.lastId));
+}
+const pass = async (label: string) => {
+  const context = sim.project();
+  const r = await timeline(label, () => runHook(session, context, classify, config));
+  console.log(`  ${r.status} ${r.reason ?? ""} requests ${r.requests}, edits ${r.edits.length}`);
+  sim.applyPass(r.edits, r.record);
+};
+await pass("cold");
+let seed = 100;
+for (const n of (values.steps ?? "").split(",").filter(Boolean).map(Number)) {
+  sim.append(appendedRun(n, seed++, `run${seed}`, sim.lastId));
+  await pass(`+${n}`);
+}
+await runner.destroy();
+await host.close();

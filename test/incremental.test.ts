@@ -1,0 +1,261 @@
+// The main thread's per-pass work is incremental: the snapshot builder reuses what sits at the same
+// position as last time, and the mirror sends the order as a delta against what the worker's store holds.
+// Whatever sequence of projections arrives (growth, edits, reverts, compaction, a branch switch) and
+// whatever the store went through (an answer lost, a replaced worker), the result must be exactly what
+// a from-scratch build would give.
+import fc from "fast-check";
+import { beforeEach, describe, expect, it } from "vitest";
+import type { SnapEntry } from "../src/core/types.ts";
+import { paced } from "../src/main/pace.ts";
+import { type ProjectedLike, SnapshotBuilder } from "../src/main/snapshot.ts";
+import { WorkerMirror } from "../src/main/worker-mirror.ts";
+import { clearStore, syncEntries } from "../src/workers/session-store.ts";
+import { propertyParams } from "./support/arbitraries.ts";
+
+type Source = ProjectedLike["sourceEntry"] & { message?: { role: string; content: unknown } };
+
+let serial = 0;
+function source(role: "user" | "assistant" | "toolResult", text: string): Source {
+  const id = `e${serial++}`;
+  return { id, type: "message", message: { role, content: [{ type: "text", text }] } };
+}
+
+/** A session as Pi projects it: entries in branch order, and the edits that apply to them. */
+class Sim {
+  branch: Source[] = [];
+  edits = new Map<string, { content: unknown } | null>();
+  /** Earlier branches, to navigate back to (Pi's /tree). */
+  seen: Array<{ branch: Source[]; edits: Map<string, { content: unknown } | null> }> = [];
+  project(): ProjectedLike[] {
+    return this.branch.map((s) => {
+      if (s.type === "compaction")
+        return { sourceEntry: s, messages: [{ role: "compactionSummary", summary: s.summary }] };
+      const edit = this.edits.get(s.id);
+      const message = s.message as { role: string; content: unknown };
+      if (edit === undefined) return { sourceEntry: s, messages: [message] };
+      // Pi builds a new message object on every projection of an edited entry, with the edit's content.
+      return { sourceEntry: s, messages: edit === null ? [] : [{ ...message, content: edit.content }] };
+    });
+  }
+}
+
+type Op =
+  | { kind: "append"; n: number; text: string }
+  | { kind: "edit"; at: number; text: string | null }
+  | { kind: "revert"; at: number }
+  | { kind: "compact"; keepFrom: number }
+  | { kind: "switch"; keepTo: number; n: number }
+  | { kind: "back"; to: number }
+  | { kind: "same" };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ kind: fc.constant("append" as const), n: fc.integer({ min: 1, max: 40 }), text: fc.string() }),
+  fc.record({
+    kind: fc.constant("edit" as const),
+    at: fc.nat(),
+    text: fc.option(fc.string({ maxLength: 8 }), { nil: null }),
+  }),
+  fc.record({ kind: fc.constant("revert" as const), at: fc.nat() }),
+  fc.record({ kind: fc.constant("compact" as const), keepFrom: fc.nat() }),
+  fc.record({ kind: fc.constant("switch" as const), keepTo: fc.nat(), n: fc.integer({ min: 0, max: 10 }) }),
+  fc.record({ kind: fc.constant("back" as const), to: fc.nat() }),
+  fc.constant({ kind: "same" as const }),
+);
+
+const ROLES = ["user", "assistant", "toolResult"] as const;
+
+function apply(sim: Sim, op: Op): void {
+  const len = sim.branch.length;
+  if (op.kind !== "same") sim.seen.push({ branch: [...sim.branch], edits: new Map(sim.edits) });
+  if (op.kind === "back") {
+    const earlier = sim.seen[op.to % sim.seen.length] as Sim["seen"][number];
+    sim.branch = [...earlier.branch];
+    sim.edits = new Map(earlier.edits);
+  }
+  if (op.kind === "append") {
+    for (let i = 0; i < op.n; i++) sim.branch.push(source(ROLES[i % 3] as (typeof ROLES)[number], `${op.text}${i}`));
+  } else if (op.kind === "edit" && len > 0) {
+    // context_edit targets messages only.
+    const target = sim.branch[op.at % len] as Source;
+    if (target.type !== "message") return;
+    sim.edits.set(target.id, op.text === null ? null : { content: [{ type: "text", text: `[cg] ${op.text}` }] });
+  } else if (op.kind === "revert" && len > 0) {
+    sim.edits.delete((sim.branch[op.at % len] as Source).id);
+  } else if (op.kind === "compact" && len > 0) {
+    // A compaction: the projection starts with a summary, then the kept tail.
+    const summary: Source = { id: `c${serial++}`, type: "compaction", summary: "earlier work" };
+    sim.branch = [summary, ...sim.branch.slice(op.keepFrom % len)];
+  } else if (op.kind === "switch") {
+    // Another branch: a shared prefix, then entries of its own.
+    sim.branch = sim.branch.slice(0, len === 0 ? 0 : op.keepTo % (len + 1));
+    for (let i = 0; i < op.n; i++) sim.branch.push(source("user", `branch ${i}`));
+  }
+}
+
+const initialArb = fc.integer({ min: 0, max: 60 });
+const opsArb = fc.array(opArb, { minLength: 1, maxLength: 12 });
+
+describe("SnapshotBuilder reuses by position", () => {
+  it("gives what a fresh builder gives, and knows every entry's position", () => {
+    fc.assert(
+      fc.property(initialArb, opsArb, (initial, ops) => {
+        const sim = new Sim();
+        apply(sim, { kind: "append", n: initial, text: "t" });
+        const builder = new SnapshotBuilder();
+        for (const op of [{ kind: "same" } as Op, ...ops]) {
+          apply(sim, op);
+          const projection = sim.project();
+          const got = builder.entries(projection);
+          expect(got).toEqual(new SnapshotBuilder().entries(projection));
+          projection.forEach((p, i) => {
+            expect(builder.positionOf(p.sourceEntry.id)).toBe(i);
+          });
+        }
+      }),
+      propertyParams(120),
+    );
+  });
+
+  it("returns the very snapshot objects of the last build for positions that did not change", () => {
+    const sim = new Sim();
+    apply(sim, { kind: "append", n: 30, text: "x" });
+    const builder = new SnapshotBuilder();
+    const first = builder.entries(sim.project());
+    apply(sim, { kind: "edit", at: 4, text: "short" });
+    apply(sim, { kind: "append", n: 2, text: "y" });
+    const second = builder.entries(sim.project());
+    for (let i = 0; i < 30; i++) {
+      if (i === 4) expect(second[i]).not.toBe(first[i]);
+      else expect(second[i]).toBe(first[i]);
+    }
+    // The edited entry's snapshot is also reused while the same edit shows.
+    expect(builder.entries(sim.project())[4]).toBe(second[4]);
+  });
+
+  it("paced and straight builds agree", async () => {
+    const sim = new Sim();
+    apply(sim, { kind: "append", n: 2000, text: "z" });
+    const projection = sim.project();
+    const pacedBuild = await new SnapshotBuilder().entriesPaced(projection);
+    expect(pacedBuild).toEqual(new SnapshotBuilder().entries(projection));
+  });
+});
+
+describe("WorkerMirror keeps the store exact", () => {
+  beforeEach(() => clearStore());
+
+  /** One plan's sync, as run-end sends it, retried once after the store asks for everything. */
+  function roundTrip(
+    mirror: WorkerMirror,
+    snaps: SnapEntry[],
+    loseAnswer: boolean,
+    ahead = false,
+    planFails = false,
+  ): SnapEntry[] | undefined {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (ahead) {
+        // What a large pass does: the entries go ahead of the plan, without an order.
+        const part = { storeId: mirror.storeId, base: mirror.orderVersion, fresh: mirror.prepare(snaps).fresh };
+        const out = syncEntries(structuredClone(part));
+        if ("missing" in out) {
+          mirror.reset(out.storeId);
+          continue;
+        }
+        mirror.accept(out.storeId, part);
+        // The plan task failed before it touched the store (its worker call was cut off).
+        if (planFails) return undefined;
+      }
+      const sync = mirror.prepare(snaps);
+      const out = syncEntries(structuredClone(sync));
+      if ("missing" in out) {
+        mirror.reset(out.storeId);
+        continue;
+      }
+      // The worker applied it but the answer never reached the main thread (a task timed out).
+      if (!loseAnswer) mirror.accept(out.storeId, sync);
+      return out.entries;
+    }
+    return undefined;
+  }
+
+  it("the store's entries equal the snapshots after every pass, with lost answers and emptied stores", () => {
+    fc.assert(
+      fc.property(
+        initialArb,
+        fc.array(
+          fc.tuple(opArb, fc.constantFrom("ok", "ok", "ok", "lost", "cleared", "ahead", "ahead-lost", "ahead-failed")),
+          { minLength: 1, maxLength: 12 },
+        ),
+        (initial, steps) => {
+          clearStore();
+          const sim = new Sim();
+          apply(sim, { kind: "append", n: initial, text: "t" });
+          const builder = new SnapshotBuilder();
+          const mirror = new WorkerMirror();
+          for (const [op, fate] of steps) {
+            apply(sim, op);
+            const snaps = builder.entries(sim.project());
+            if (fate === "cleared") clearStore();
+            const failed = fate === "ahead-failed";
+            const held = roundTrip(mirror, snaps, fate.endsWith("lost"), fate.startsWith("ahead"), failed);
+            if (!failed) expect(held).toEqual(snaps);
+          }
+        },
+      ),
+      propertyParams(120),
+    );
+  });
+
+  it("an entry sent ahead of a plan that then failed is not taken for the version the last order had", () => {
+    const sim = new Sim();
+    apply(sim, { kind: "append", n: 6, text: "a" });
+    const builder = new SnapshotBuilder();
+    const mirror = new WorkerMirror();
+    const before = builder.entries(sim.project());
+    expect(roundTrip(mirror, before, false)).toEqual(before);
+    // An edit goes ahead of a plan that never reaches the store.
+    apply(sim, { kind: "edit", at: 2, text: "short" });
+    expect(roundTrip(mirror, builder.entries(sim.project()), false, true, true)).toBeUndefined();
+    // The edit is undone (a branch switch): position 2 shows the very snapshot of the last order again.
+    apply(sim, { kind: "revert", at: 2 });
+    const after = builder.entries(sim.project());
+    expect(after[2]).toBe(before[2]);
+    expect(roundTrip(mirror, after, false)).toEqual(after);
+  });
+
+  it("after the first pass, a pass that appends sends only the new entries and the new ids", () => {
+    const sim = new Sim();
+    apply(sim, { kind: "append", n: 500, text: "a" });
+    const builder = new SnapshotBuilder();
+    const mirror = new WorkerMirror();
+    roundTrip(mirror, builder.entries(sim.project()), false);
+    apply(sim, { kind: "edit", at: 10, text: "gone" });
+    apply(sim, { kind: "append", n: 3, text: "b" });
+    const sync = mirror.prepare(builder.entries(sim.project()));
+    expect(sync.fresh.map((e) => e.id)).toEqual([
+      (sim.branch[10] as Source).id,
+      ...sim.branch.slice(500).map((s) => s.id),
+    ]);
+    expect(sync.order).toMatchObject({ keep: 500, tail: sim.branch.slice(500).map((s) => s.id) });
+  });
+});
+
+describe("paced", () => {
+  it("gives the event loop a turn during a long walk", async () => {
+    let turns = 0;
+    let spinning = true;
+    const spin = () => {
+      turns++;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    function* walk() {
+      const until = performance.now() + 30;
+      while (performance.now() < until) yield;
+      return "done";
+    }
+    expect(await paced(walk(), 1)).toBe("done");
+    spinning = false;
+    expect(turns).toBeGreaterThan(3);
+  });
+});
