@@ -6,6 +6,7 @@
  * Runs the cold pass and then each steady step on a generated session, printing every loop gap over
  * 1.5 ms with the task or classifier events around it.
  */
+import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { benchConfig, HookSession, loopbackClassify, passRunner, runHook } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
@@ -42,6 +43,14 @@ const classify: typeof base = async (req, opts) => {
   events.push({ t: performance.now(), what: "classify done" });
   return out;
 };
+// Garbage collections show up in the timeline too: a pause on the main thread is a stall like any other.
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const t = e.startTime;
+    events.push({ t, what: `gc ${e.duration.toFixed(1)} ms` });
+    events.push({ t: t + e.duration, what: `gc ${e.duration.toFixed(1)} ms` });
+  }
+}).observe({ entryTypes: ["gc"] });
 const config = benchConfig({ timeoutMs: 600_000, concurrency: 6 });
 
 async function timeline<T>(label: string, run: () => Promise<T>): Promise<T> {
@@ -65,8 +74,10 @@ async function timeline<T>(label: string, run: () => Promise<T>): Promise<T> {
   for (const g of gaps.sort((a, b) => b.ms - a.ms).slice(0, 8)) {
     const near = events.filter((e) => e.t >= g.t - 0.5 && e.t <= g.t + g.ms + 0.5).map((e) => e.what);
     const counts = new Map<string, number>();
-    for (const n of near) counts.set(n, (counts.get(n) ?? 0) + 1);
+    for (const n of new Set(near.filter((x) => x.startsWith("gc")))) counts.set(n, 0);
+    for (const n of near) if (!n.startsWith("gc")) counts.set(n, (counts.get(n) ?? 0) + 1);
     const desc = [...counts].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(", ");
+    // (a GC is listed once, with its own duration)
     console.log(`  +${(g.t - t0).toFixed(1)} ms: ${g.ms.toFixed(2)} ms  [${desc}]`);
   }
   return out;

@@ -27,6 +27,30 @@ describe("classifyAll", () => {
     expect(out.timedOut).toBe(false);
   });
 
+  it("starts each call in an event-loop turn of its own, also when a whole window is ready at once", async () => {
+    // Counts event-loop turns: a setImmediate chain advances once per turn.
+    let turn = 0;
+    let spinning = true;
+    const spin = () => {
+      turn++;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const startedAt: number[] = [];
+    const classify: ClassifyFn = async () => {
+      startedAt.push(turn);
+      return answered;
+    };
+    const out = await classifyAll(
+      Array.from({ length: 12 }, (_, i) => req(i)),
+      classify,
+      { concurrency: 6, timeoutMs: 5000 },
+    );
+    spinning = false;
+    expect(out.sent).toBe(12);
+    expect(new Set(startedAt).size).toBe(12);
+  });
+
   it("settles at the deadline when the classifier hangs and ignores the abort", async () => {
     const classify: ClassifyFn = () => new Promise(() => {});
     const started = Date.now();

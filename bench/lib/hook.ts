@@ -10,7 +10,7 @@ import type { ClassifyFn } from "../../src/main/classify-queue.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../src/main/pool.ts";
 import { runPass } from "../../src/main/run-end.ts";
 import { type ProjectedLike, SnapshotBuilder } from "../../src/main/snapshot.ts";
-import { validateEdits } from "../../src/main/validate.ts";
+import { validateEditsPaced } from "../../src/main/validate.ts";
 import { WorkerMirror } from "../../src/main/worker-mirror.ts";
 import type { SyncInput } from "../../src/workers/session-store.ts";
 
@@ -49,13 +49,19 @@ export function benchConfig(overrides: Partial<GuardConfig> = {}): GuardConfig {
 export interface Traffic {
   planCalls: number;
   fresh: SnapEntry[];
+  /** Characters of large texts sent as pieces ahead of their entries. */
+  pieceChars: number;
   orderLength: number;
+  /** Every sync payload posted (sync tasks and the plan's), by reference. */
+  messages: SyncInput[];
 }
+
+const noTraffic = (): Traffic => ({ planCalls: 0, fresh: [], pieceChars: 0, orderLength: 0, messages: [] });
 
 /** Records the plan task's sync payload by reference; the wrapper itself does no work per entry. */
 class CountingRunner implements TaskRunner {
   readonly inner: TaskRunner;
-  traffic: Traffic = { planCalls: 0, fresh: [], orderLength: 0 };
+  traffic: Traffic = noTraffic();
   constructor(inner: TaskRunner) {
     this.inner = inner;
   }
@@ -63,14 +69,16 @@ class CountingRunner implements TaskRunner {
     return this.inner.backend;
   }
   run: TaskRunner["run"] = (name, input, options) => {
-    if (name === "sync") {
-      // A large first pass sends most entries ahead of the plan, in slices.
-      this.traffic.fresh = [...this.traffic.fresh, ...(input as SyncInput).fresh];
-    } else if (name === "plan") {
-      const sync = (input as { sync: SyncInput }).sync;
-      this.traffic.planCalls++;
+    if (name === "sync" || name === "plan") {
+      // A large pass sends entries ahead of the plan in slices, and huge texts in pieces.
+      const sync = name === "sync" ? (input as SyncInput) : (input as { sync: SyncInput }).sync;
       this.traffic.fresh = [...this.traffic.fresh, ...sync.fresh];
-      this.traffic.orderLength = sync.order.length;
+      for (const p of sync.pieces ?? []) this.traffic.pieceChars += p.part.length;
+      this.traffic.messages.push(sync);
+      if (name === "plan") {
+        this.traffic.planCalls++;
+        this.traffic.orderLength = sync.order?.tail.length ?? 0;
+      }
     }
     return this.inner.run(name, input, options);
   };
@@ -117,9 +125,9 @@ export async function runHook(
   classifyFn: ClassifyFn,
   config: GuardConfig,
 ): Promise<HookResult> {
-  session.runner.traffic = { planCalls: 0, fresh: [], orderLength: 0 };
+  session.runner.traffic = noTraffic();
   try {
-    const entries = session.snapshots.entries(context);
+    const entries = await session.snapshots.entriesPaced(context);
     const result = await runPass(
       entries,
       {
@@ -131,7 +139,7 @@ export async function runHook(
         modelRef: MODEL_REF,
         mirror: session.mirror,
         signal: AbortSignal.any([session.stop.signal]),
-        validate: (edits) => validateEdits(edits, context),
+        validate: (edits) => validateEditsPaced(edits, context, (id) => session.snapshots.positionOf(id)),
         onJudging: () => {},
       },
       { phase: "run-end" },

@@ -65,17 +65,28 @@ export async function classifyAll(
   let closed = false;
   let sent = 0;
   const queue = new PQueue({ concurrency: options.concurrency });
+  // pi-ai builds and serializes each request body on the main thread before it is sent: calls started
+  // together (a window of requests arriving from the worker, a wave of answers freeing their slots)
+  // would block the event loop for their sum, so each call starts in an event-loop turn of its own.
+  let gate = Promise.resolve();
+  const ownTurn = (): Promise<void> => {
+    const turn = gate.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    gate = turn;
+    return turn;
+  };
 
   const runOne = async (index: number) => {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const left = deadlineAt - performance.now();
       if (closed || left <= 0 || controller.signal.aborted) return;
-      const began = performance.now();
-      sent++;
+      let began = performance.now();
       let outcome: ClassifierOutcome | typeof DEADLINE;
       try {
         const request = await Promise.race([load(index), deadline, stopped]);
         if (request === DEADLINE || closed) return;
+        if ((await Promise.race([ownTurn(), deadline, stopped])) === DEADLINE || closed) return;
+        began = performance.now();
+        sent++;
         outcome = await Promise.race([
           classify(request, {
             signal: controller.signal,

@@ -18,10 +18,16 @@ export function drain<T>(steps: Steps<T>): T {
   }
 }
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Resolves in the next event-loop turn (after pending I/O, such as Pi's UI input and rendering). */
+export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Runs the steps, giving the event loop a turn whenever `sliceMs` of work has passed since the last one. */
+/**
+ * Runs the steps, giving the event loop a turn first and then whenever `sliceMs` of work has passed since
+ * the last one. The first turn keeps two paced walks in a row (or a walk after other synchronous work)
+ * from adding up to one long block.
+ */
 export async function paced<T>(steps: Steps<T>, sliceMs = PACE_SLICE_MS): Promise<T> {
+  await nextTurn();
   let since = performance.now();
   for (;;) {
     const r = steps.next();

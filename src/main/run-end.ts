@@ -9,6 +9,7 @@ import type { ClassifierRequest, ContextEditDraft, CustomDraft, GuardRecord, Sna
 import type { SyncEntry, SyncInput, TextPiece } from "../workers/session-store.ts";
 import type { PlanSummary } from "../workers/tasks.ts";
 import { type ClassifyFn, classifyAll, type QueueResult, type RequestSource } from "./classify-queue.ts";
+import { nextTurn } from "./pace.ts";
 import type { TaskRunner } from "./pool.ts";
 import type { Validation } from "./validate.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
@@ -61,10 +62,14 @@ export type RunEndResult =
   | { status: "skipped"; reason: string }
   | { status: "done"; edits: ContextEditDraft[]; record: GuardRecord; recordDraft: CustomDraft };
 
-/** Characters per message when a large sync is sent ahead of the plan: about 1–2 ms of cloning each. */
-export const SYNC_SLICE_CHARS = 1_000_000;
+/**
+ * Size of one message to the worker when a large sync is sent ahead of the plan: about a millisecond of
+ * cloning. Counted in characters, plus ENTRY_WEIGHT per entry for the fields every entry carries.
+ */
+export const SYNC_SLICE_CHARS = 500_000;
+const ENTRY_WEIGHT = 1000;
 
-const sentChars = (e: SnapEntry) => e.text.length + (e.rawText?.length ?? 0);
+const sentChars = (e: SnapEntry) => ENTRY_WEIGHT + e.text.length + (e.rawText?.length ?? 0);
 
 /**
  * Sends what the worker does not hold yet in slices of about SYNC_SLICE_CHARS, yielding between them,
@@ -74,6 +79,9 @@ const sentChars = (e: SnapEntry) => e.text.length + (e.rawText?.length ?? 0);
  */
 async function sendAhead(fresh: SyncEntry[], deps: RunEndDeps, mirror: WorkerMirror): Promise<boolean> {
   const send = async (part: SyncInput): Promise<boolean> => {
+    // The worker answers within the same event-loop turn when it is quick: without a turn of our own
+    // between messages, several slices would go out back to back in one block.
+    await nextTurn();
     const out = await inWorker(deps, (signal) => deps.runner.run("sync", part, { signal }));
     if (out.missing) {
       mirror.reset(out.storeId);

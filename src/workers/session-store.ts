@@ -75,7 +75,11 @@ function joined(key: string): string | undefined {
 export function syncEntries(input: SyncInput): SyncResult {
   // The caller counted on entries or an order this store does not have (a replaced worker, a sync the
   // caller never saw answered): start over so it resends everything.
-  if ((input.storeId !== undefined && input.storeId !== STORE_ID) || input.base !== orderVersion) return startOver([]);
+  // A caller that knows no store yet sends everything: whatever this store held is dropped, not asked for.
+  if (input.storeId === undefined) {
+    if (input.base === undefined && orderVersion !== undefined) clearStore();
+  } else if (input.storeId !== STORE_ID) return startOver([]);
+  if (input.base !== orderVersion) return startOver([]);
   for (const p of input.pieces ?? []) {
     const key = `${p.field}:${p.id}`;
     const list = parts.get(key);

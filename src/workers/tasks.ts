@@ -94,7 +94,7 @@ export interface FinishTaskInput {
 }
 
 /** Characters of drafts and results per message back to the main thread (about 1–2 ms to clone). */
-export const FINISH_PART_CHARS = 1_000_000;
+export const FINISH_PART_CHARS = 500_000;
 
 /** The first part of a pass's output, and how many more parts `finishPart` hands out. */
 export type FinishTaskOutput = FinishOutput & { parts: number };
