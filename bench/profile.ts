@@ -47,8 +47,11 @@ const classify: typeof base = async (req, opts) => {
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     const t = e.startTime;
-    events.push({ t, what: `gc ${e.duration.toFixed(1)} ms` });
-    events.push({ t: t + e.duration, what: `gc ${e.duration.toFixed(1)} ms` });
+    const kind = ({ 1: "minor", 2: "major", 4: "incremental", 8: "weak" } as Record<number, string>)[
+      (e as { detail?: { kind?: number } }).detail?.kind ?? 0
+    ];
+    events.push({ t, what: `gc ${kind ?? "?"} ${e.duration.toFixed(1)} ms` });
+    events.push({ t: t + e.duration, what: `gc ${kind ?? "?"} ${e.duration.toFixed(1)} ms` });
   }
 }).observe({ entryTypes: ["gc"] });
 const config = benchConfig({ timeoutMs: 600_000, concurrency: 6 });

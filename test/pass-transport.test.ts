@@ -109,7 +109,7 @@ describe("pass transport", () => {
     }
   });
 
-  it("brings a large result back in parts and assembles the same drafts as inline", async () => {
+  it("sends many outcomes ahead in slices, brings a large result back in parts, and matches inline", async () => {
     const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));
     const inline = await createTaskRunner({ backend: "inline" });
     try {
@@ -123,6 +123,9 @@ describe("pass transport", () => {
       );
       if (pooled.status !== "done" || direct.status !== "done") throw new Error("no pass");
       expect(runner.calls.finishPart).toBeGreaterThanOrEqual(1);
+      // Outcomes beyond a hundred went ahead of finish, a hundred per message.
+      expect(pooled.record.requests).toBeGreaterThan(100);
+      expect(runner.calls.outcomes).toBe(Math.ceil(pooled.record.requests / 100));
       expect(runner.largest.answer).toBeLessThan(FINISH_PART_CHARS + 60_000);
       expect(pooled.edits).toEqual(direct.edits);
       expect(pooled.edits.length).toBe(60);

@@ -69,7 +69,9 @@ export type RunEndResult =
 export const SYNC_SLICE_CHARS = 500_000;
 const ENTRY_WEIGHT = 1000;
 
-const sentChars = (e: SnapEntry) => ENTRY_WEIGHT + e.text.length + (e.rawText?.length ?? 0);
+const headChars = (heads: SnapEntry["imageHeads"]) => heads?.reduce((n, h) => n + h.head.length, 0) ?? 0;
+const sentChars = (e: SnapEntry) =>
+  ENTRY_WEIGHT + e.text.length + (e.rawText?.length ?? 0) + headChars(e.imageHeads) + headChars(e.rawImageHeads);
 
 /**
  * Sends what the worker does not hold yet in slices of about SYNC_SLICE_CHARS, yielding between them,
@@ -149,6 +151,9 @@ async function planInWorker(
   throw new Error("the pass worker could not take the session snapshot");
 }
 
+/** Classifier outcomes per message to the worker (each carries the answers to up to 40 questions). */
+const OUTCOME_SLICE = 100;
+
 /** The pass's requests, fetched from the worker a window at a time as the queue starts them. */
 function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, window: number): RequestSource {
   const windows = new Map<number, Promise<ClassifierRequest[]>>();
@@ -201,8 +206,19 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
         ms: 0,
         timedOut: false,
       };
+  // Many outcomes go ahead of finish in slices, each a message of bounded size.
+  const inline = queued.outcomes.length <= OUTCOME_SLICE;
+  for (let from = 0; !inline && from < queued.outcomes.length; from += OUTCOME_SLICE) {
+    const list = queued.outcomes.slice(from, from + OUTCOME_SLICE);
+    await nextTurn();
+    await inWorker(deps, (signal) => deps.runner.run("outcomes", { passId, from, list }, { signal }));
+  }
   const finished = await inWorker(deps, (signal) =>
-    deps.runner.run("finish", { passId, outcomes: queued.outcomes, config, family: deps.family }, { signal }),
+    deps.runner.run(
+      "finish",
+      { passId, outcomes: inline ? queued.outcomes : undefined, config, family: deps.family },
+      { signal },
+    ),
   );
   let edits = finished.drafts;
   let results = finished.results;

@@ -38,6 +38,8 @@ interface HeldPass {
   plan: RunPlan;
   entries: SnapEntry[];
   texts: string[];
+  /** Classifier outcomes sent ahead of `finish` (a pass with many requests sends them in slices). */
+  outcomes: ClassifierOutcome[];
 }
 
 // A pass is planned and finished within one hook; keep a few in case passes overlap.
@@ -54,7 +56,7 @@ export function plan(input: PlanTaskInput): PlanTaskOutput {
   if (result.status === "run") {
     const byId = new Map(synced.entries.map((e) => [e.id, e.text]));
     const texts = result.candidates.map((c) => byId.get(c.entryId) ?? "");
-    held.set(input.passId, { plan: result, entries: synced.entries, texts });
+    held.set(input.passId, { plan: result, entries: synced.entries, texts, outcomes: [] });
     while (held.size > MAX_HELD) held.delete(held.keys().next().value as string);
   }
   const summary: PlanSummary =
@@ -86,9 +88,27 @@ export function sync(input: SyncInput): { storeId: string; missing?: string[] } 
   return "missing" in out ? out : { storeId: out.storeId };
 }
 
+export interface OutcomesTaskInput {
+  passId: string;
+  /** Index of the first outcome in the list. */
+  from: number;
+  list: ClassifierOutcome[];
+}
+
+/** Outcomes of a held pass, a slice at a time, so that no single message carries all of them. */
+export function outcomes(input: OutcomesTaskInput): number {
+  const pass = held.get(input.passId);
+  if (!pass) throw new Error("the pass worker was replaced during the pass; nothing is changed");
+  input.list.forEach((o, i) => {
+    pass.outcomes[input.from + i] = o;
+  });
+  return pass.outcomes.length;
+}
+
 export interface FinishTaskInput {
   passId: string;
-  outcomes: ClassifierOutcome[];
+  /** The classifier outcomes by request; when absent, the ones sent ahead with `outcomes`. */
+  outcomes?: ClassifierOutcome[];
   config: FinishConfig;
   family?: CacheModel["family"];
 }
@@ -134,7 +154,7 @@ export function finish(input: FinishTaskInput): FinishTaskOutput {
       plan: pass.plan,
       entries: pass.entries,
       texts: pass.texts,
-      outcomes: input.outcomes,
+      outcomes: input.outcomes ?? pass.outcomes,
       config: input.config,
       family: input.family,
     }),
