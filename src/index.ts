@@ -1,4 +1,5 @@
-// Library entry: the worker tasks, the pool that runs them, the classifier queue and the pure core.
+// Library entry: a whole pass (runPass), the worker tasks, the pool that runs them, the classifier queue
+// and the pure core.
 // The Pi extension itself is `pi-context-guard/extension` (src/main/index.ts).
 export * from "./core/answers.ts";
 export * from "./core/chunk.ts";
@@ -31,5 +32,14 @@ export {
   type TaskRunner,
   taskModulePath,
 } from "./main/pool.ts";
+export {
+  distillRunEnd,
+  type PassOptions,
+  type RunEndDeps,
+  type RunEndResult,
+  runPass,
+} from "./main/run-end.ts";
 export { type ProjectedLike, readContent, SnapshotBuilder } from "./main/snapshot.ts";
+export { type Validation, validateEdits, validateEditsPaced } from "./main/validate.ts";
+export { WorkerMirror } from "./main/worker-mirror.ts";
 export * as tasks from "./workers/tasks.ts";

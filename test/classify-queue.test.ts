@@ -75,6 +75,26 @@ describe("classifyAll", () => {
     expect(signal?.aborted).toBe(true);
   });
 
+  it("gives each call a signal of its own, aborted when that call ends, and nothing left to abort at the end", async () => {
+    const signals: AbortSignal[] = [];
+    const classify: ClassifyFn = async (_r, o) => {
+      signals.push(o.signal);
+      await new Promise((r) => setTimeout(r, 2));
+      return answered;
+    };
+    const parent = new AbortController();
+    const out = await classifyAll(
+      Array.from({ length: 8 }, (_, i) => req(i)),
+      classify,
+      { concurrency: 2, timeoutMs: 5000, signal: parent.signal },
+    );
+    expect(out.sent).toBe(8);
+    expect(new Set(signals).size).toBe(8);
+    expect(signals.every((s) => s.aborted)).toBe(true);
+    // Aborted as each call ended, not by the pass's end: their reason says so.
+    expect(signals.map((s) => (s.reason as Error).message)).toEqual(Array(8).fill("classifier call ended"));
+  });
+
   it("retries a failed request once, and keeps the error when the retry fails too", async () => {
     const calls = new Map<number, number>();
     const classify: ClassifyFn = async (r) => {

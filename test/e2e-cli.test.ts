@@ -4,11 +4,15 @@ import { execFile } from "node:child_process";
 import { mkdtemp, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../bench/lib/loopback-classifier.ts";
+import type { ClassifierOutcome } from "../src/core/types.ts";
+import type { ClassifyFn } from "../src/main/classify-queue.ts";
 import { type FakeOpenAI, type FakeRequest, startFakeOpenAI } from "./support/fake-openai.ts";
 import { FAKE_MODEL, makeAgentDir, REPO_ROOT, runPiCli } from "./support/pi-agent-dir.ts";
+import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
 const run = promisify(execFile);
 
@@ -118,5 +122,42 @@ describe("pi CLI", () => {
     expect(result.stderr).not.toMatch(/Extension error|context-guard: the pass failed|ERR_UNSUPPORTED/);
     expect(result.code).toBe(0);
     expectDistilled(requests);
+    await passThroughLibrary(pkg);
   }, 180_000);
 });
+
+/** The installed package as a library: a whole pass through its pool, its workers loaded from dist. */
+async function passThroughLibrary(pkg: string): Promise<void> {
+  const lib = (await import(pathToFileURL(join(pkg, "dist", "index.js")).href)) as typeof import("../src/index.ts");
+  const runner = await lib.createTaskRunner({ backend: "piscina", maxThreads: 1 });
+  try {
+    const lines = Array.from({ length: 800 }, (_, i) => `src/f${i % 7}.ts:${i + 1}: ${i === 5 ? "needle()" : "hay()"}`);
+    const entries = [
+      userEntry("u", "where is needle called?"),
+      assistantEntry("a", "", [toolCall("c", "bash", { command: "rg -n needle" })]),
+      toolResultEntry("t", "c", "bash", lines.join("\n")),
+      assistantEntry("z", "needle is called in src/f5.ts"),
+    ];
+    const keepNothing: ClassifyFn = async (request) => {
+      const answers: NonNullable<ClassifierOutcome["answers"]> = {
+        keep_whole: { type: "bool", probability: 0.05 },
+        focus: { type: "choice", choice: "none", probabilities: { none: 0.9 } },
+      };
+      for (const id of Object.keys(request.questions))
+        if (id.startsWith("chunk_")) answers[id] = { type: "bool", probability: 0.05 };
+      return { status: "stop", answers };
+    };
+    const deps = {
+      runner,
+      classify: keepNothing,
+      config: lib.DEFAULT_CONFIG,
+      modelRef: "x/y",
+      mirror: new lib.WorkerMirror(),
+    };
+    const pass = await lib.runPass(entries, deps, { phase: "run-end" });
+    if (pass.status !== "done") throw new Error(`no pass: ${pass.reason}`);
+    expect(pass.edits.map((e) => e.targetId)).toEqual(["t"]);
+  } finally {
+    await runner.destroy();
+  }
+}

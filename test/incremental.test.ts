@@ -132,6 +132,29 @@ describe("SnapshotBuilder reuses by position", () => {
     expect(builder.entries(sim.project())[4]).toBe(second[4]);
   });
 
+  it("a build that runs while a paced one is paused leaves both right", () => {
+    const sim = new Sim();
+    apply(sim, { kind: "append", n: 1500, text: "p" });
+    const builder = new SnapshotBuilder();
+    builder.entries(sim.project());
+    const a = sim.project();
+    apply(sim, { kind: "edit", at: 3, text: "cut" });
+    apply(sim, { kind: "switch", keepTo: 700, n: 40 });
+    const b = sim.project();
+    // The paced build of b pauses after two slices; a redraw builds a in between.
+    const paused = builder.steps(b);
+    paused.next();
+    paused.next();
+    expect(builder.entries(a)).toEqual(new SnapshotBuilder().entries(a));
+    let r = paused.next();
+    while (!r.done) r = paused.next();
+    expect(r.value).toEqual(new SnapshotBuilder().entries(b));
+    b.forEach((p, i) => {
+      expect(builder.positionOf(p.sourceEntry.id)).toBe(i);
+    });
+    expect(builder.entries(a)).toEqual(new SnapshotBuilder().entries(a));
+  });
+
   it("paced and straight builds agree", async () => {
     const sim = new Sim();
     apply(sim, { kind: "append", n: 2000, text: "z" });

@@ -1,6 +1,8 @@
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
-import type { ContextEditDraft } from "../src/core/types.ts";
+import { checkpointMemo } from "../src/core/checkpoint.ts";
+import { exchangeMemo } from "../src/core/exchanges.ts";
+import { type ContextEditDraft, RECORD_TYPE, type SnapEntry } from "../src/core/types.ts";
 import { type ProjectedLike, SnapshotBuilder } from "../src/main/snapshot.ts";
 import { validateEdits } from "../src/main/validate.ts";
 
@@ -98,6 +100,44 @@ describe("SnapshotBuilder", () => {
     const snap = new SnapshotBuilder().entries(projected(sm)).find((e) => e.id === assistant);
     expect(snap).toMatchObject({ visible: false, edited: true, role: "assistant" });
     expect(snap?.toolCalls?.[0]?.id).toBe("call1");
+  });
+});
+
+describe("guard records in the snapshot", () => {
+  it("carry what the worker's memos read, and the memos come out the same", () => {
+    const { sm, result } = makeSession();
+    const results = [
+      { kind: "large", entryId: result, label: "bash `rg`", outcome: "kept", reason: "keep_whole", jev: ["kw.90"] },
+      { kind: "large", entryId: "t2", label: "read a.ts", outcome: "kept", reason: "timeout", jev: [] },
+      {
+        kind: "exchange",
+        entryId: "u0",
+        label: "prompt",
+        outcome: "omitted",
+        reason: "unrelated",
+        jev: [],
+        omitted: ["a0"],
+      },
+      "damaged",
+    ];
+    sm.appendCustomEntry(RECORD_TYPE, { v: 1, phase: "mid-run", model: "x/y", requests: 3, results });
+    const entries = new SnapshotBuilder().entries(projected(sm));
+    const record = entries.at(-1);
+    expect(record?.data).toEqual({
+      phase: "mid-run",
+      results: [
+        { kind: "large", entryId: result, reason: "keep_whole" },
+        { kind: "large", entryId: "t2", reason: "timeout" },
+        { kind: "exchange", entryId: "u0", reason: "unrelated" },
+        "damaged",
+      ],
+    });
+    const raw = sm.getBranch().at(-1) as { data?: unknown };
+    const whole = entries.map((e) => (e === record ? { ...e, data: raw.data } : e));
+    expect(checkpointMemo(entries, -1)).toEqual(checkpointMemo(whole as SnapEntry[], -1));
+    expect(checkpointMemo(entries, -1)).toEqual(new Set([result]));
+    expect(exchangeMemo(entries, -1)).toEqual(exchangeMemo(whole as SnapEntry[], -1));
+    expect(exchangeMemo(entries, -1)).toEqual(new Set(["u0"]));
   });
 });
 

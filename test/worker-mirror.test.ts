@@ -110,4 +110,18 @@ describe("WorkerMirror + session store", () => {
     expect(again.fresh).toHaveLength(2);
     expect("entries" in syncEntries(again)).toBe(true);
   });
+
+  it("joins a text sent in pieces, restarts it at offset 0, and asks for everything after a gap", () => {
+    const text = "abcdefghij";
+    const piece = (offset: number, part: string) => ({ id: "big", field: "text" as const, offset, part });
+    // A pass that failed after two pieces leaves them behind; the next one starts the text over.
+    syncEntries({ fresh: [], pieces: [piece(0, "abc"), piece(3, "XXX")] });
+    const out = syncEntries({
+      fresh: [{ ...entry("big"), text: "", textInPieces: true }],
+      pieces: [piece(0, "abcd"), piece(4, "efghij")],
+      order: { keep: 0, tail: ["big"], version: 1 },
+    });
+    expect("entries" in out && out.entries[0]?.text).toBe(text);
+    expect(syncEntries({ base: 1, fresh: [], pieces: [piece(0, "ab"), piece(5, "fg")] })).toHaveProperty("missing");
+  });
 });

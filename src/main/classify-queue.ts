@@ -81,6 +81,12 @@ export async function classifyAll(
       if (closed || left <= 0 || controller.signal.aborted) return;
       let began = performance.now();
       let outcome: ClassifierOutcome | typeof DEADLINE;
+      // Each call gets its own signal, relayed from the pass's while it runs and aborted when it is
+      // over: the client derives a signal from it per call, and a thousand signals hanging off the
+      // pass's one would all be dispatched in one block when the pass ends.
+      const own = new AbortController();
+      const relay = () => own.abort(controller.signal.reason);
+      controller.signal.addEventListener("abort", relay, { once: true });
       try {
         const request = await Promise.race([load(index), deadline, stopped]);
         if (request === DEADLINE || closed) return;
@@ -89,7 +95,7 @@ export async function classifyAll(
         sent++;
         outcome = await Promise.race([
           classify(request, {
-            signal: controller.signal,
+            signal: own.signal,
             timeoutMs: Math.ceil(Math.max(1, deadlineAt - performance.now())),
           }),
           deadline,
@@ -97,6 +103,9 @@ export async function classifyAll(
         ]);
       } catch (error) {
         outcome = { status: "error", error: error instanceof Error ? error.message : String(error) };
+      } finally {
+        controller.signal.removeEventListener("abort", relay);
+        own.abort(new Error("classifier call ended"));
       }
       // A client that gave up on its own timer at the deadline lost the same race: that is a timeout.
       if (outcome === DEADLINE || closed || (outcome.status !== "stop" && performance.now() >= deadlineAt)) return;

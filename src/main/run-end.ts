@@ -76,8 +76,8 @@ const sentChars = (e: SnapEntry) =>
 /**
  * Sends what the worker does not hold yet in slices of about SYNC_SLICE_CHARS, yielding between them,
  * so a pass over a large session or a huge output never blocks the main thread on one big message. A
- * text larger than a slice travels as pieces ahead of its entry. Returns false if the store turned out to be another than the
- * mirror thought (it has been reset; the caller starts over).
+ * text larger than a slice travels as pieces ahead of its entry. Returns false if the store turned out
+ * to be another than the mirror thought (it has been reset; the caller starts over).
  */
 async function sendAhead(fresh: SyncEntry[], deps: RunEndDeps, mirror: WorkerMirror): Promise<boolean> {
   const send = async (part: SyncInput): Promise<boolean> => {
@@ -100,7 +100,7 @@ async function sendAhead(fresh: SyncEntry[], deps: RunEndDeps, mirror: WorkerMir
       const text = entry[field];
       if (text === undefined || text.length <= SYNC_SLICE_CHARS) continue;
       for (let at = 0; at < text.length; at += SYNC_SLICE_CHARS) {
-        const piece: TextPiece = { id: e.id, field, part: text.slice(at, at + SYNC_SLICE_CHARS) };
+        const piece: TextPiece = { id: e.id, field, offset: at, part: text.slice(at, at + SYNC_SLICE_CHARS) };
         const ok = await send({ storeId: mirror.storeId, base: mirror.orderVersion, fresh: [], pieces: [piece] });
         if (!ok) return false;
       }

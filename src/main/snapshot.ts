@@ -1,6 +1,13 @@
 // Turns Pi's projected entries into the plain SnapEntry shape the workers read. Unedited entries are
 // cached by their raw entry object (Pi's entries are immutable), so a pass only walks what is new.
-import { IMAGE_HEAD_CHARS, type ImageHead, type SnapEntry, type SnapRole, type SnapToolCall } from "../core/types.ts";
+import {
+  IMAGE_HEAD_CHARS,
+  type ImageHead,
+  RECORD_TYPE,
+  type SnapEntry,
+  type SnapRole,
+  type SnapToolCall,
+} from "../core/types.ts";
 import { drain, PACE_STRIDE, paced, type Steps } from "./pace.ts";
 
 /** The parts of Pi's ProjectedSessionEntry this module reads. */
@@ -101,7 +108,8 @@ function build(entry: ProjectedLike, first: MessageLike | undefined): SnapEntry 
   if (raw?.customType) snap.customType = raw.customType;
   else if (source.type === "custom" && typeof source.customType === "string") {
     snap.customType = source.customType;
-    if (source.data !== undefined) snap.data = source.data;
+    if (source.data !== undefined)
+      snap.data = source.customType === RECORD_TYPE ? slimRecord(source.data) : source.data;
   }
   const edited =
     raw !== undefined &&
@@ -115,6 +123,23 @@ function build(entry: ProjectedLike, first: MessageLike | undefined): SnapEntry 
     if (rawContent.imageHeads.length) snap.rawImageHeads = rawContent.imageHeads;
   }
   return snap;
+}
+
+/**
+ * What the worker reads of a guard record (the memos of judged items): its phase and, per result, kind,
+ * entry and reason. A record lists every item of its pass with labels and probabilities; sent whole, the
+ * record of a large pass would be the largest message of the next one.
+ */
+function slimRecord(data: unknown): unknown {
+  if (typeof data !== "object" || data === null) return data;
+  const { phase, results } = data as { phase?: unknown; results?: unknown };
+  if (!Array.isArray(results)) return { phase };
+  const slim = results.map((r: unknown) => {
+    if (typeof r !== "object" || r === null) return r;
+    const { kind, entryId, reason } = r as { kind?: unknown; entryId?: unknown; reason?: unknown };
+    return { kind, entryId, reason };
+  });
+  return { phase, results: slim };
 }
 
 /** The snapshot of an entry shown with other content than its raw message, and what it was built from. */
@@ -138,12 +163,8 @@ interface ShownSnap {
 export class SnapshotBuilder {
   #cache = new WeakMap<object, SnapEntry>();
   #shown = new WeakMap<object, ShownSnap>();
-  // The last projection, by position.
-  #source: object[] = [];
-  #content: unknown[] = [];
-  #role: unknown[] = [];
-  #count: number[] = [];
-  #snaps: SnapEntry[] = [];
+  /** The last projection, by position; replaced as a whole when a build ends. */
+  #last: Positions = { source: [], content: [], role: [], count: [], snaps: [] };
   #index = new Map<string, number>();
 
   entry(entry: ProjectedLike): SnapEntry {
@@ -190,46 +211,64 @@ export class SnapshotBuilder {
   }
 
   *steps(entries: readonly ProjectedLike[]): Steps<SnapEntry[]> {
+    // A paced build yields, and another build (a footer redraw) may run meanwhile: this one reads the
+    // last projection as it was when it started and replaces it as a whole at the end.
+    const last = this.#last;
     const n = entries.length;
-    const before = this.#source.length;
-    const out: SnapEntry[] = new Array(n);
+    const before = last.source.length;
+    const next: Positions = {
+      source: new Array(n),
+      content: new Array(n),
+      role: new Array(n),
+      count: new Array(n),
+      snaps: new Array(n),
+    };
     let moved = Math.min(n, before);
     for (let i = 0; i < n; i++) {
       if ((i & (PACE_STRIDE - 1)) === 0 && i > 0) yield;
       const e = entries[i] as ProjectedLike;
       const source = e.sourceEntry;
       const first = e.messages[0] as MessageLike | undefined;
+      const count = e.messages.length;
+      next.source[i] = source;
+      next.content[i] = first?.content;
+      next.role[i] = first?.role;
+      next.count[i] = count;
       if (
         i < before &&
-        this.#source[i] === source &&
-        this.#count[i] === e.messages.length &&
-        this.#content[i] === first?.content &&
-        this.#role[i] === first?.role
+        last.source[i] === source &&
+        last.count[i] === count &&
+        last.content[i] === first?.content &&
+        last.role[i] === first?.role
       ) {
-        out[i] = this.#snaps[i] as SnapEntry;
+        next.snaps[i] = last.snaps[i] as SnapEntry;
         continue;
       }
-      if (i < moved && this.#source[i] !== source) moved = i;
-      out[i] = this.entry(e);
-      this.#source[i] = source;
-      this.#count[i] = e.messages.length;
-      this.#content[i] = first?.content;
-      this.#role[i] = first?.role;
+      if (i < moved && last.source[i] !== source) moved = i;
+      next.snaps[i] = this.entry(e);
     }
-    // Re-index from the first position that holds another entry than before.
-    for (let i = moved; i < before; i++) {
-      const id = (this.#snaps[i] as SnapEntry).id;
-      if (this.#index.get(id) === i) this.#index.delete(id);
+    if (this.#last !== last) {
+      // Another build ended meanwhile: the index describes its projection, so it is built anew.
+      this.#index.clear();
+      moved = 0;
+    } else {
+      // Re-index from the first position that holds another entry than before.
+      for (let i = moved; i < before; i++) {
+        const id = (last.snaps[i] as SnapEntry).id;
+        if (this.#index.get(id) === i) this.#index.delete(id);
+      }
     }
-    for (let i = moved; i < n; i++) {
-      if (((i - moved) & (PACE_STRIDE - 1)) === 0 && i > moved) yield;
-      this.#index.set((out[i] as SnapEntry).id, i);
-    }
-    this.#source.length = n;
-    this.#count.length = n;
-    this.#content.length = n;
-    this.#role.length = n;
-    this.#snaps = out;
-    return out;
+    for (let i = moved; i < n; i++) this.#index.set((next.snaps[i] as SnapEntry).id, i);
+    this.#last = next;
+    return next.snaps;
   }
+}
+
+/** A projection by position: what each snapshot was built from. */
+interface Positions {
+  source: object[];
+  content: unknown[];
+  role: unknown[];
+  count: number[];
+  snaps: SnapEntry[];
 }

@@ -10,7 +10,7 @@ export const STORE_ID = randomUUID();
 
 const entries = new Map<string, SnapEntry>();
 /** Parts of texts too large for one message, by `${field}:${id}`, until their entry arrives. */
-const parts = new Map<string, string[]>();
+const parts = new Map<string, { list: string[]; length: number }>();
 let order: string[] = [];
 let orderVersion: number | undefined;
 
@@ -25,6 +25,8 @@ export type SyncEntry = SnapEntry & { rawFromStore?: true; textInPieces?: true; 
 export interface TextPiece {
   id: string;
   field: "text" | "rawText";
+  /** Where the part starts in the text. */
+  offset: number;
   part: string;
 }
 
@@ -67,9 +69,9 @@ function startOver(missing: string[]): SyncResult {
 }
 
 function joined(key: string): string | undefined {
-  const list = parts.get(key);
+  const held = parts.get(key);
   parts.delete(key);
-  return list?.join("");
+  return held?.list.join("");
 }
 
 export function syncEntries(input: SyncInput): SyncResult {
@@ -82,9 +84,13 @@ export function syncEntries(input: SyncInput): SyncResult {
   if (input.base !== orderVersion) return startOver([]);
   for (const p of input.pieces ?? []) {
     const key = `${p.field}:${p.id}`;
-    const list = parts.get(key);
-    if (list) list.push(p.part);
-    else parts.set(key, [p.part]);
+    const held = parts.get(key);
+    // A text starts over at offset 0 (what a failed pass left is dropped); a gap means lost pieces.
+    if (p.offset === 0) parts.set(key, { list: [p.part], length: p.part.length });
+    else if (held && held.length === p.offset) {
+      held.list.push(p.part);
+      held.length += p.part.length;
+    } else return startOver([p.id]);
   }
   const missing: string[] = [];
   for (const sent of input.fresh) {
