@@ -150,8 +150,8 @@ describe("pass transport", () => {
       expect(runner.calls.requests).toBe(Math.ceil(result.record.requests / DEFAULT_CONFIG.concurrency));
       expect(result.edits).toHaveLength(60);
       expect(runner.largest.sync).toBeLessThan(SYNC_SLICE_CHARS + 60_000);
-      // Everything went ahead: the plan's own message carries only the order.
-      expect(runner.largest.plan).toBe(0);
+      // What went ahead came in full slices; the plan's own message carries less than one.
+      expect(runner.largest.plan).toBeLessThan(SYNC_SLICE_CHARS);
       // The next pass over the same session sends nothing ahead of the plan.
       const syncs = runner.calls.sync;
       const again = await runPass(entries, deps, { phase: "run-end" });

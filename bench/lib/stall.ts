@@ -48,7 +48,7 @@ const nsToMs = (ns: number) => ns / 1e6;
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Run-queue wait of the calling thread, ns (Linux schedstat; 0 elsewhere). */
-class RunQueueClock {
+export class RunQueueClock {
   #fd: number | undefined;
   #buf = Buffer.alloc(96);
   readonly available: boolean;

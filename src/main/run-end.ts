@@ -115,7 +115,7 @@ async function sendAhead(fresh: SyncEntry[], deps: RunEndDeps, mirror: WorkerMir
     slice = [];
     chars = 0;
   }
-  if (slice.length > 0) return send({ storeId: mirror.storeId, base: mirror.orderVersion, fresh: slice });
+  // The rest, under a slice's worth, goes with the plan's own sync.
   return true;
 }
 
@@ -131,7 +131,7 @@ async function planInWorker(
     let chars = 0;
     for (const e of sync.fresh) chars += sentChars(e);
     if (chars >= SYNC_SLICE_CHARS) {
-      // Too much for the plan's own message: send it ahead, then the plan's sync carries only the order.
+      // Too much for the plan's own message: send it ahead, then the plan's sync carries the rest.
       if (!(await sendAhead(sync.fresh, deps, mirror))) continue;
       sync = await mirror.preparePaced(entries);
     }
