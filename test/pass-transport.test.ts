@@ -85,6 +85,40 @@ const keepMost: ClassifyFn = async (request) => {
   return { status: "stop", answers };
 };
 
+describe("pass deadline", () => {
+  it("keeps back a share of the planning time for what follows the classifier", async () => {
+    const inline = await createTaskRunner({ backend: "inline" });
+    // A plan that takes at least 400 ms (a large cold session).
+    const slowPlan: TaskRunner = {
+      backend: "inline",
+      destroy: () => inline.destroy(),
+      run: async (name, input, options) => {
+        if (name === "plan") await new Promise((r) => setTimeout(r, 400));
+        return inline.run(name, input, options);
+      },
+    };
+    const budgets: number[] = [];
+    const hang: ClassifyFn = (_request, { timeoutMs }) => {
+      budgets.push(timeoutMs);
+      return new Promise(() => {});
+    };
+    try {
+      const config = { ...DEFAULT_CONFIG, timeoutMs: 2000 };
+      const result = await runPass(
+        session(2, 20_000),
+        { runner: slowPlan, classify: hang, config, modelRef: "x/y" },
+        { phase: "run-end" },
+      );
+      expect(result.status).toBe("done");
+      expect(budgets.length).toBeGreaterThan(0);
+      // 2,000 ms − at least 400 ms of planning − 30% of that kept back for the finish.
+      expect(Math.max(...budgets)).toBeLessThanOrEqual(2000 - 400 - 120);
+    } finally {
+      await inline.destroy();
+    }
+  });
+});
+
 describe("pass transport", () => {
   it("sends a text larger than a slice in pieces, and the plan equals the inline one", async () => {
     const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));

@@ -151,6 +151,12 @@ async function planInWorker(
   throw new Error("the pass worker could not take the session snapshot");
 }
 
+/**
+ * Time kept back after the classifier queue, as a share of the time the pass took to plan. Measured
+ * (bench/RESULTS.md, step by step): finishing costs about a fifth of planning, transport included.
+ */
+const FINISH_SHARE_OF_PLAN = 0.3;
+
 /** Classifier outcomes per message to the worker (each carries the answers to up to 40 questions). */
 const OUTCOME_SLICE = 100;
 
@@ -191,10 +197,15 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
   if (!deps.classify && plan.images === 0) return { status: "skipped", reason: "no classifier" };
   if (deps.classify && plan.requestCount > 0) deps.onJudging?.();
   const requests = requestsFromWorker(deps, passId, plan.requestCount, config.concurrency);
+  // What follows the classifier (outcomes to the worker, finish, results back, validation) also has to
+  // fit before the deadline: it grows with the pass much like the plan did, so a share of the plan's time
+  // is kept back for it.
+  const planned = performance.now() - started;
+  const reserve = Math.min(config.timeoutMs / 4, FINISH_SHARE_OF_PLAN * planned);
   const queued: QueueResult = deps.classify
     ? await classifyAll(requests, deps.classify, {
         concurrency: config.concurrency,
-        timeoutMs: Math.max(1, config.timeoutMs - (performance.now() - started)),
+        timeoutMs: Math.max(1, config.timeoutMs - planned - reserve),
         signal: deps.signal,
       })
     : {
