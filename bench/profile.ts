@@ -1,7 +1,7 @@
 /**
  * A timeline of one pass's main-thread blocks, for finding what stalls (not a benchmark: no verdicts).
  *
- *   node bench/profile.ts [--entries 2000] [--steps 20,20] [--output grep:20] [--latency 100]
+ *   npm exec -- node bench/profile.ts [--entries 2000] [--steps 20,20] [--output grep:20] [--latency 100]
  *
  * Runs the cold pass and then each steady step on a generated session, printing every loop gap over
  * 1.5 ms with the task or classifier events around it.
