@@ -2,9 +2,8 @@
 // context it will be applied to before it is returned.
 import { imageChars } from "../core/size.ts";
 import type { ContextEditDraft } from "../core/types.ts";
-import { IMAGE_HEAD_CHARS } from "../core/types.ts";
 import { drain, PACE_STRIDE, paced, type Steps } from "./pace.ts";
-import type { ProjectedLike } from "./snapshot.ts";
+import { type ProjectedLike, readContent } from "./snapshot.ts";
 
 export interface Validation {
   valid: ContextEditDraft[];
@@ -17,23 +16,10 @@ function rawOf(entry: ProjectedLike["sourceEntry"]): { role?: string; content?: 
   return undefined;
 }
 
-/** Context size of a content: its text blocks joined with newlines, plus images by the size model. */
+/** Context size of a content: text plus images by the size model. */
 function sizeOf(content: unknown): number {
-  if (typeof content === "string") return content.length;
-  if (!Array.isArray(content)) return 0;
-  let chars = 0;
-  let texts = 0;
-  for (const b of content as Array<{ type?: string; text?: unknown; data?: unknown; mimeType?: unknown }>) {
-    if (!b || typeof b !== "object") continue;
-    if (b.type === "text" && typeof b.text === "string") {
-      chars += b.text.length;
-      texts++;
-    } else if (b.type === "image") {
-      const data = typeof b.data === "string" ? b.data : "";
-      chars += imageChars({ mimeType: String(b.mimeType ?? ""), head: data.slice(0, IMAGE_HEAD_CHARS) });
-    }
-  }
-  return chars + Math.max(0, texts - 1);
+  const c = readContent(content);
+  return c.text.length + c.imageHeads.reduce((n, head) => n + imageChars(head), 0);
 }
 
 /** Where an entry id sits in the context: the hint if it is right, else from an index built once. */
