@@ -14,9 +14,8 @@ import { currentSavings, lifetime } from "../src/core/stats.ts";
 import type { ContextEditDraft } from "../src/core/types.ts";
 import { CachePins } from "../src/main/cache-pins.ts";
 import type { PoolBackend } from "../src/main/pool.ts";
-import { runPass } from "../src/main/run-end.ts";
+import { runPassOnContext } from "../src/main/run-end.ts";
 import { SnapshotBuilder } from "../src/main/snapshot.ts";
-import { validateEditsPaced } from "../src/main/validate.ts";
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
 import type { SessionEntryLike } from "./lib/generate.ts";
 import { benchConfig, loopbackClassify, MODEL_REF, passRunner } from "./lib/hook.ts";
@@ -90,19 +89,10 @@ for (const size of sizes) {
       const snapshots = new SnapshotBuilder();
       const mirror = new WorkerMirror();
       const checkpoint = async () => {
-        const context = run.project();
-        const entries = await snapshots.entriesPaced(context);
-        const result = await runPass(
-          entries,
-          {
-            runner,
-            classify,
-            family: "anthropic",
-            config,
-            modelRef: MODEL_REF,
-            mirror,
-            validate: (edits) => validateEditsPaced(edits, context, (id) => snapshots.positionOf(id)),
-          },
+        const result = await runPassOnContext(
+          run.project(),
+          snapshots,
+          { runner, classify, family: "anthropic", config, modelRef: MODEL_REF, mirror },
           { phase: "mid-run", cache: { family: "anthropic" } },
         );
         if (result.status === "done") run.applyPass(result.edits, result.recordDraft);

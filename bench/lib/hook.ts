@@ -1,6 +1,7 @@
 // The agent_before_settle hook as src/main/index.ts runs it, with the real pi-ai System One client
-// pointed at the loopback classifier: Pi's projection → SnapshotBuilder → distillRunEnd (plan in the
-// pool, classifier requests through the queue, finish in the pool) → validateEdits → the returned entries.
+// pointed at the loopback classifier: Pi's projection → runPassOnContext (the same call as the hook: paced
+// snapshot, plan in the pool, classifier requests through the queue, finish in the pool, paced validation)
+// → the returned entries.
 import type { ClassifierContext, ClassifierModel } from "@earendil-works/pi-ai";
 import { classify } from "@earendil-works/pi-ai/api/typesafe-system-one";
 import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/config.ts";
@@ -8,9 +9,8 @@ import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../.
 import { toOutcome } from "../../src/main/classifier.ts";
 import type { ClassifyFn } from "../../src/main/classify-queue.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../src/main/pool.ts";
-import { runPass } from "../../src/main/run-end.ts";
+import { runPassOnContext } from "../../src/main/run-end.ts";
 import { type ProjectedLike, SnapshotBuilder } from "../../src/main/snapshot.ts";
-import { validateEditsPaced } from "../../src/main/validate.ts";
 import { WorkerMirror } from "../../src/main/worker-mirror.ts";
 import type { SyncInput } from "../../src/workers/session-store.ts";
 
@@ -127,9 +127,9 @@ export async function runHook(
 ): Promise<HookResult> {
   session.runner.traffic = noTraffic();
   try {
-    const entries = await session.snapshots.entriesPaced(context);
-    const result = await runPass(
-      entries,
+    const result = await runPassOnContext(
+      context,
+      session.snapshots,
       {
         runner: session.runner,
         classify: classifyFn,
@@ -139,7 +139,6 @@ export async function runHook(
         modelRef: MODEL_REF,
         mirror: session.mirror,
         signal: AbortSignal.any([session.stop.signal]),
-        validate: (edits) => validateEditsPaced(edits, context, (id) => session.snapshots.positionOf(id)),
         onJudging: () => {},
       },
       { phase: "run-end" },

@@ -14,12 +14,11 @@ import { type ClassifierLookup, classifierFor, findClassifier } from "./classifi
 import { createTaskRunner, type TaskRunner } from "./pool.ts";
 import { executeRecall, RECALL_PARAMETERS } from "./recall-tool.ts";
 import { registerRouting } from "./routing.ts";
-import { type PassOptions, runPass } from "./run-end.ts";
+import { type PassOptions, runPassOnContext } from "./run-end.ts";
 import { loadSettings, saveSetting } from "./settings.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type GuardState, statusText } from "./status.ts";
 import { recordPass, Telemetry, telemetryStatsReport } from "./telemetry.ts";
-import { validateEditsPaced } from "./validate.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
 
 const STATUS_KEY = "context-guard";
@@ -148,9 +147,9 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const found = lookup(ctx);
     const context = event.context.contextEntries as ProjectedLike[];
     try {
-      const entries = await s.snapshots.entriesPaced(context);
-      const result = await runPass(
-        entries,
+      const result = await runPassOnContext(
+        context,
+        s.snapshots,
         {
           runner: s.passRunner,
           classify: found.ok ? classifierFor(ctx.modelRegistry, found) : undefined,
@@ -159,7 +158,6 @@ export default function contextGuard(pi: ExtensionAPI): void {
           modelRef: found.ref,
           mirror: s.mirror,
           signal: ctx.signal ? AbortSignal.any([ctx.signal, s.stop.signal]) : s.stop.signal,
-          validate: (edits) => validateEditsPaced(edits, context, (id) => s.snapshots.positionOf(id)),
           onJudging: () => {
             s.busy = true;
             draw(ctx);

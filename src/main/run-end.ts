@@ -11,7 +11,8 @@ import type { PlanSummary } from "../workers/tasks.ts";
 import { type ClassifyFn, classifyAll, type QueueResult, type RequestSource } from "./classify-queue.ts";
 import { nextTurn } from "./pace.ts";
 import type { TaskRunner } from "./pool.ts";
-import type { Validation } from "./validate.ts";
+import type { ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
+import { type Validation, validateEditsPaced } from "./validate.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
 
 export interface RunEndDeps {
@@ -179,6 +180,22 @@ function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, win
       return list[index - from] as ClassifierRequest;
     },
   };
+}
+
+/**
+ * A pass over Pi's projection as the hooks run it: the snapshot is built paced (with the builder's
+ * reuse by position), and the drafts are validated against that same projection, paced, with the
+ * builder's positions as hints.
+ */
+export async function runPassOnContext(
+  context: readonly ProjectedLike[],
+  snapshots: SnapshotBuilder,
+  deps: Omit<RunEndDeps, "validate">,
+  options: PassOptions,
+): Promise<RunEndResult> {
+  const entries = await snapshots.entriesPaced(context);
+  const validate = (edits: ContextEditDraft[]) => validateEditsPaced(edits, context, (id) => snapshots.positionOf(id));
+  return runPass(entries, { ...deps, validate }, options);
 }
 
 /** The run-end pass (agent_before_settle). */
