@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ClassifierOutcome, ClassifierRequest } from "../src/core/types.ts";
 import { type ClassifyFn, classifyAll } from "../src/main/classify-queue.ts";
+import { turnCounter } from "./support/turns.ts";
 
 const req = (n: number): ClassifierRequest => ({ state: { n }, questions: {} });
 const answered: ClassifierOutcome = { status: "stop", answers: {}, inputTokens: 10 };
@@ -28,17 +29,10 @@ describe("classifyAll", () => {
   });
 
   it("starts each call in an event-loop turn of its own, also when a whole window is ready at once", async () => {
-    // Counts event-loop turns: a setImmediate chain advances once per turn.
-    let turn = 0;
-    let spinning = true;
-    const spin = () => {
-      turn++;
-      if (spinning) setImmediate(spin);
-    };
-    setImmediate(spin);
+    const turns = turnCounter();
     const startedAt: number[] = [];
     const classify: ClassifyFn = async () => {
-      startedAt.push(turn);
+      startedAt.push(turns.turn);
       return answered;
     };
     const out = await classifyAll(
@@ -46,7 +40,7 @@ describe("classifyAll", () => {
       classify,
       { concurrency: 6, timeoutMs: 5000 },
     );
-    spinning = false;
+    turns.stop();
     expect(out.sent).toBe(12);
     expect(new Set(startedAt).size).toBe(12);
   });

@@ -8,8 +8,7 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../bench/lib/loopback-classifier.ts";
-import type { ClassifierOutcome } from "../src/core/types.ts";
-import type { ClassifyFn } from "../src/main/classify-queue.ts";
+import { keepNothing } from "./support/chunk-answers.ts";
 import { type FakeOpenAI, type FakeRequest, startFakeOpenAI } from "./support/fake-openai.ts";
 import { FAKE_MODEL, makeAgentDir, REPO_ROOT, runPiCli } from "./support/pi-agent-dir.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
@@ -138,15 +137,6 @@ async function passThroughLibrary(pkg: string): Promise<void> {
       toolResultEntry("t", "c", "bash", lines.join("\n")),
       assistantEntry("z", "needle is called in src/f5.ts"),
     ];
-    const keepNothing: ClassifyFn = async (request) => {
-      const answers: NonNullable<ClassifierOutcome["answers"]> = {
-        keep_whole: { type: "bool", probability: 0.05 },
-        focus: { type: "choice", choice: "none", probabilities: { none: 0.9 } },
-      };
-      for (const id of Object.keys(request.questions))
-        if (id.startsWith("chunk_")) answers[id] = { type: "bool", probability: 0.05 };
-      return { status: "stop", answers };
-    };
     const deps = {
       runner,
       classify: keepNothing,

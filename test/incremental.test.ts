@@ -11,6 +11,7 @@ import { type ProjectedLike, SnapshotBuilder } from "../src/main/snapshot.ts";
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
 import { clearStore, syncEntries } from "../src/workers/session-store.ts";
 import { propertyParams } from "./support/arbitraries.ts";
+import { turnCounter } from "./support/turns.ts";
 
 type Source = ProjectedLike["sourceEntry"] & { message?: { role: string; content: unknown } };
 
@@ -265,20 +266,14 @@ describe("WorkerMirror keeps the store exact", () => {
 
 describe("paced", () => {
   it("gives the event loop a turn during a long walk", async () => {
-    let turns = 0;
-    let spinning = true;
-    const spin = () => {
-      turns++;
-      if (spinning) setImmediate(spin);
-    };
-    setImmediate(spin);
+    const turns = turnCounter();
     function* walk() {
       const until = performance.now() + 30;
       while (performance.now() < until) yield;
       return "done";
     }
     expect(await paced(walk(), 1)).toBe("done");
-    spinning = false;
-    expect(turns).toBeGreaterThan(3);
+    turns.stop();
+    expect(turns.turn).toBeGreaterThan(3);
   });
 });

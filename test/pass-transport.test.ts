@@ -3,13 +3,14 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../src/core/config.ts";
 import type { FinishOutput } from "../src/core/pass.ts";
-import type { ClassifierOutcome, SnapEntry } from "../src/core/types.ts";
+import type { SnapEntry } from "../src/core/types.ts";
 import type { ClassifyFn } from "../src/main/classify-queue.ts";
 import { createTaskRunner, type TaskRunner } from "../src/main/pool.ts";
-import { runPass, SYNC_SLICE_CHARS } from "../src/main/run-end.ts";
+import { type RunEndResult, runPass, SYNC_SLICE_CHARS } from "../src/main/run-end.ts";
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
 import type { SyncInput } from "../src/workers/session-store.ts";
 import { FINISH_PART_CHARS } from "../src/workers/tasks.ts";
+import { chunkKeeper, keepNothing } from "./support/chunk-answers.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
 /** A run with `n` grep outputs of `size` characters each. */
@@ -63,27 +64,39 @@ function counting(inner: TaskRunner): TaskRunner & { calls: Record<string, numbe
   };
 }
 
-const keepNothing: ClassifyFn = async (request) => {
-  const answers: NonNullable<ClassifierOutcome["answers"]> = {
-    keep_whole: { type: "bool", probability: 0.05 },
-    focus: { type: "choice", choice: "none", probabilities: { none: 0.9 } },
-  };
-  for (const id of Object.keys(request.questions))
-    if (id.startsWith("chunk_")) answers[id] = { type: "bool", probability: 0.05 };
-  return { status: "stop", answers };
-};
-
 /** Keeps every other chunk: half of each output stays. */
-const keepMost: ClassifyFn = async (request) => {
-  const answers: NonNullable<ClassifierOutcome["answers"]> = {
-    keep_whole: { type: "bool", probability: 0.05 },
-    focus: { type: "choice", choice: "none", probabilities: { none: 0.9 } },
-  };
-  for (const id of Object.keys(request.questions))
-    if (id.startsWith("chunk_"))
-      answers[id] = { type: "bool", probability: Number(id.slice(6)) % 2 === 0 ? 0.05 : 0.95 };
-  return { status: "stop", answers };
-};
+const keepEveryOther = chunkKeeper((n) => n % 2 !== 0);
+
+/**
+ * The same pass through the pool (its task traffic counted) and inline, on fresh mirrors; `check` sees
+ * both results.
+ */
+async function pooledAndInline(
+  entries: SnapEntry[],
+  classify: ClassifyFn,
+  check: (
+    runner: ReturnType<typeof counting>,
+    pooled: Extract<RunEndResult, { status: "done" }>,
+    direct: Extract<RunEndResult, { status: "done" }>,
+  ) => void,
+): Promise<void> {
+  const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));
+  const inline = await createTaskRunner({ backend: "inline" });
+  try {
+    const deps = { classify, config: DEFAULT_CONFIG, modelRef: "x/y" };
+    const pooled = await runPass(entries, { ...deps, runner, mirror: new WorkerMirror() }, { phase: "run-end" });
+    const direct = await runPass(
+      entries,
+      { ...deps, runner: inline, mirror: new WorkerMirror() },
+      { phase: "run-end" },
+    );
+    if (pooled.status !== "done" || direct.status !== "done") throw new Error("no pass");
+    check(runner, pooled, direct);
+  } finally {
+    await runner.destroy();
+    await inline.destroy();
+  }
+}
 
 describe("pass deadline", () => {
   it("keeps back a share of the planning time for what follows the classifier", async () => {
@@ -121,41 +134,16 @@ describe("pass deadline", () => {
 
 describe("pass transport", () => {
   it("sends a text larger than a slice in pieces, and the plan equals the inline one", async () => {
-    const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));
-    const inline = await createTaskRunner({ backend: "inline" });
-    try {
-      const entries = session(1, 3_500_000);
-      const deps = { classify: keepNothing, config: DEFAULT_CONFIG, modelRef: "x/y" };
-      const pooled = await runPass(entries, { ...deps, runner, mirror: new WorkerMirror() }, { phase: "run-end" });
-      const direct = await runPass(
-        entries,
-        { ...deps, runner: inline, mirror: new WorkerMirror() },
-        { phase: "run-end" },
-      );
-      if (pooled.status !== "done" || direct.status !== "done") throw new Error("no pass");
+    await pooledAndInline(session(1, 3_500_000), keepNothing, (runner, pooled, direct) => {
       expect(runner.calls.sync).toBeGreaterThanOrEqual(4);
       expect(runner.largest.sync).toBeLessThanOrEqual(SYNC_SLICE_CHARS);
       expect(pooled.edits).toEqual(direct.edits);
       expect(pooled.record.results).toEqual(direct.record.results);
-    } finally {
-      await runner.destroy();
-      await inline.destroy();
-    }
+    });
   });
 
   it("sends many outcomes ahead in slices, brings a large result back in parts, and matches inline", async () => {
-    const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));
-    const inline = await createTaskRunner({ backend: "inline" });
-    try {
-      const entries = session(60, 60_000);
-      const deps = { classify: keepMost, config: DEFAULT_CONFIG, modelRef: "x/y" };
-      const pooled = await runPass(entries, { ...deps, runner, mirror: new WorkerMirror() }, { phase: "run-end" });
-      const direct = await runPass(
-        entries,
-        { ...deps, runner: inline, mirror: new WorkerMirror() },
-        { phase: "run-end" },
-      );
-      if (pooled.status !== "done" || direct.status !== "done") throw new Error("no pass");
+    await pooledAndInline(session(60, 60_000), keepEveryOther, (runner, pooled, direct) => {
       expect(runner.calls.finishPart).toBeGreaterThanOrEqual(1);
       // Outcomes beyond a hundred went ahead of finish, a hundred per message.
       expect(pooled.record.requests).toBeGreaterThan(100);
@@ -164,10 +152,7 @@ describe("pass transport", () => {
       expect(pooled.edits).toEqual(direct.edits);
       expect(pooled.edits.length).toBe(60);
       expect(pooled.record.results).toEqual(direct.record.results);
-    } finally {
-      await runner.destroy();
-      await inline.destroy();
-    }
+    });
   });
 
   it("sends a large first sync in slices and fetches requests in windows of `concurrency`", async () => {

@@ -1,0 +1,19 @@
+// Classifier stand-ins for passes over grep-style outputs: no output is needed whole, no chunk is the
+// focus, and chunk N is kept when `keep(N)` says so.
+import type { ClassifierOutcome } from "../../src/core/types.ts";
+import type { ClassifyFn } from "../../src/main/classify-queue.ts";
+
+export function chunkKeeper(keep: (n: number) => boolean): ClassifyFn {
+  return async (request) => {
+    const answers: NonNullable<ClassifierOutcome["answers"]> = {
+      keep_whole: { type: "bool", probability: 0.05 },
+      focus: { type: "choice", choice: "none", probabilities: { none: 0.9 } },
+    };
+    for (const id of Object.keys(request.questions))
+      if (id.startsWith("chunk_")) answers[id] = { type: "bool", probability: keep(Number(id.slice(6))) ? 0.95 : 0.05 };
+    return { status: "stop", answers };
+  };
+}
+
+/** Needs none of any output. */
+export const keepNothing = chunkKeeper(() => false);
