@@ -14,17 +14,18 @@ import { CONFIG_KEYS, DEFAULT_CONFIG, type GuardConfig } from "../src/core/confi
 import { summarizeRecord } from "../src/core/record.ts";
 import { imageChars, imageSize } from "../src/core/size.ts";
 import { lifetime } from "../src/core/stats.ts";
-import type { ClassifierOutcome, ContextEditDraft, GuardRecord, SnapEntry } from "../src/core/types.ts";
-import type { ClassifyFn } from "../src/main/classify-queue.ts";
+import type { ContextEditDraft, GuardRecord, SnapEntry } from "../src/core/types.ts";
 import { createTaskRunner, type TaskRunner } from "../src/main/pool.ts";
 import { executeRecall } from "../src/main/recall-tool.ts";
 import { runPass } from "../src/main/run-end.ts";
 import { loadSettings, saveSetting } from "../src/main/settings.ts";
 import { type ProjectedLike, readContent, SnapshotBuilder } from "../src/main/snapshot.ts";
 import { validateEdits } from "../src/main/validate.ts";
+import { dropAll } from "./support/answers.ts";
 import { imageArb, propertyParams } from "./support/arbitraries.ts";
 import { faultSession } from "./support/fault-session.ts";
 import { capturingUi } from "./support/hook-probe.ts";
+import { NO_USAGE } from "./support/pi-messages.ts";
 
 let dir: string;
 let runner: TaskRunner;
@@ -169,14 +170,7 @@ describe("recall with bad arguments", () => {
     api: "faux",
     provider: "faux",
     model: "m",
-    usage: {
-      input: 0,
-      output: 0,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
+    usage: NO_USAGE,
     stopReason: "toolUse",
     timestamp: 2,
   } as never);
@@ -275,17 +269,6 @@ describe("recall with bad arguments", () => {
 
 // ------------------------------------------------------------------------------------------------------------
 // Tool outputs and images
-
-const dropAll: ClassifyFn = async (request): Promise<ClassifierOutcome> => {
-  const answers: NonNullable<ClassifierOutcome["answers"]> = {};
-  for (const [id, q] of Object.entries(request.questions)) {
-    answers[id] =
-      q.type === "bool"
-        ? { type: "bool", probability: 0.02 }
-        : { type: "choice", choice: "none", probabilities: { none: 0.95 } };
-  }
-  return { status: "stop", answers };
-};
 
 const NASTY: Record<string, string> = {
   nul: Array.from({ length: 300 }, (_, i) => `row\u0000${i}\u0000${"n".repeat(20)}`).join("\n"),
@@ -486,14 +469,7 @@ describe("unknown and damaged session entries", () => {
           api: "faux",
           provider: "faux",
           model: "m",
-          usage: {
-            input: 0,
-            output: 0,
-            cacheRead: 0,
-            cacheWrite: 0,
-            totalTokens: 0,
-            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-          },
+          usage: NO_USAGE,
           stopReason: "toolUse",
           timestamp: 2,
         },
@@ -524,14 +500,7 @@ describe("unknown and damaged session entries", () => {
           api: "faux",
           provider: "faux",
           model: "m",
-          usage: {
-            input: 0,
-            output: 0,
-            cacheRead: 0,
-            cacheWrite: 0,
-            totalTokens: 0,
-            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-          },
+          usage: NO_USAGE,
           stopReason: "stop",
           timestamp: 4,
         },

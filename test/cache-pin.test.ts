@@ -7,6 +7,7 @@ import {
   placeGuardBreakpoints,
 } from "../src/core/cache-pin.ts";
 import { CACHE_TTL_MS, CachePins } from "../src/main/cache-pins.ts";
+import { FAUX_USAGE } from "./support/pi-messages.ts";
 
 const eph = { type: "ephemeral" };
 
@@ -69,15 +70,6 @@ describe("placeGuardBreakpoints", () => {
   });
 });
 
-const usage = {
-  input: 1,
-  output: 1,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 2,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
-
 function session() {
   const sm = SessionManager.inMemory("/tmp/cg");
   sm.appendMessage({ role: "user", content: [{ type: "text", text: "question" }], timestamp: 1 });
@@ -89,7 +81,7 @@ function session() {
       api: "anthropic-messages",
       provider: "fake-anthropic",
       model: "claude-fake",
-      usage,
+      usage: FAUX_USAGE,
       stopReason: "toolUse",
       timestamp: 1,
     } as never);
@@ -158,7 +150,7 @@ describe("refresh on read-through", () => {
       api: "anthropic-messages",
       provider: "fake-anthropic",
       model: "claude-fake",
-      usage,
+      usage: FAUX_USAGE,
       stopReason: "toolUse",
       timestamp: 1,
     } as never);

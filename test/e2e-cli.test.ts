@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../bench/lib/loopback-classifier.ts";
-import { keepNothing } from "./support/chunk-answers.ts";
+import { keepNothing } from "./support/answers.ts";
 import { type FakeOpenAI, type FakeRequest, startFakeOpenAI } from "./support/fake-openai.ts";
 import { FAKE_MODEL, makeAgentDir, REPO_ROOT, runPiCli } from "./support/pi-agent-dir.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";

@@ -13,14 +13,12 @@ import {
   type JsonObject,
   type TranscriptContext,
 } from "@earendil-works/pi-ai";
-import type { InlineExtension } from "@earendil-works/pi-coding-agent";
-import { Type } from "typebox";
 import { afterAll, describe, expect, it } from "vitest";
 import type { LoopbackOptions } from "../bench/lib/loopback-classifier.ts";
 import type { GuardRecord, RecordResult } from "../src/core/types.ts";
 import { faultAgentDir, faultSession, grepText, logText } from "./support/fault-session.ts";
 import { recordHooks } from "./support/hook-probe.ts";
-import { routingPolicy, SKILLS, writeSkills } from "./support/routing-fixtures.ts";
+import { browserTools, routingPolicy, SKILLS, writeSkills } from "./support/routing-fixtures.ts";
 import type { FauxResponse } from "./support/sdk-session.ts";
 
 /** The pass deadline (`timeoutMs`) in these sessions. */
@@ -243,20 +241,6 @@ describe("a huge but well-formed answer", () => {
 // every tool declared), the boundary waits at most routingTimeoutMs, telemetry says why, and the next
 // prompt routes. Answers that come late are kept for the next boundary by design (routing's contract);
 // here they come after the batch was aborted, so nothing is kept.
-
-const browserTools: InlineExtension = (pi) => {
-  for (const name of ["browser_open", "browser_click"]) {
-    pi.registerTool({
-      name,
-      label: name,
-      description: `${name.replace("_", " ")} a page in the headless browser`,
-      parameters: Type.Object({ url: Type.String() }),
-      async execute() {
-        return { content: [{ type: "text", text: `${name} ok` }], details: {} };
-      },
-    });
-  }
-};
 
 type Messages = TranscriptContext["messages"];
 

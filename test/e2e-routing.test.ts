@@ -5,29 +5,12 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { getCurrentSystemPrompt, getCurrentTools, type TranscriptContext } from "@earendil-works/pi-ai";
-import type { InlineExtension } from "@earendil-works/pi-coding-agent";
-import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LoopbackClassifier, startLoopbackClassifier, stateObject } from "../bench/lib/loopback-classifier.ts";
-import { routingPolicy, SKILLS, writeSkills } from "./support/routing-fixtures.ts";
+import { browserTools, routingPolicy, SKILLS, writeSkills } from "./support/routing-fixtures.ts";
 import { createTestSession, type TestSession } from "./support/sdk-session.ts";
 
 const EXTENSION = resolve(import.meta.dirname, "../src/main/index.ts");
-
-/** Peripheral tools, as an MCP server would register them. */
-const browserTools: InlineExtension = (pi) => {
-  for (const name of ["browser_open", "browser_click"]) {
-    pi.registerTool({
-      name,
-      label: name,
-      description: `${name.replace("_", " ")} a page in the headless browser`,
-      parameters: Type.Object({ url: Type.String() }),
-      async execute() {
-        return { content: [{ type: "text", text: `${name} ok` }], details: {} };
-      },
-    });
-  }
-};
 
 type Messages = TranscriptContext["messages"];
 const systemPrompt = (m: Messages) => getCurrentSystemPrompt(m);

@@ -5,26 +5,15 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ClassifierContext, ClassifierModel, ClassifierResult } from "@earendil-works/pi-ai";
+import type { ClassifierContext, ClassifierResult } from "@earendil-works/pi-ai";
 import { classify } from "@earendil-works/pi-ai/api/typesafe-system-one";
 import type { ExtensionAPI, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loopbackModel } from "../bench/lib/hook.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../bench/lib/loopback-classifier.ts";
 import { type FakeOpenAI, startFakeOpenAI, type WireJson } from "./support/fake-openai.ts";
 import { FAKE_ANTHROPIC_MODEL, FAKE_MODEL, makeAgentDir, removeAgentDir, runPiCli } from "./support/pi-agent-dir.ts";
 import { createTestSession } from "./support/sdk-session.ts";
-
-const jevAt = (baseUrl: string): ClassifierModel<"typesafe-system-one"> => ({
-  type: "classifier",
-  id: "~typesafe/jev-latest",
-  name: "Jev (loopback)",
-  api: "typesafe-system-one",
-  provider: "openrouter",
-  baseUrl,
-  input: ["text"],
-  cost: { input: 0.042, output: 0, cacheRead: 0, cacheWrite: 0 },
-  contextWindow: 262144,
-});
 
 const chunkContext: ClassifierContext = {
   state: {
@@ -68,7 +57,7 @@ describe("loopback classifier with pi-ai's System One client", () => {
 
   it("answers bool and choice questions with keywordPolicy", async () => {
     expect(lb.baseUrl).toBe(`http://127.0.0.1:${lb.port}/api/v1`);
-    const r = await classify(jevAt(lb.baseUrl), chunkContext, { apiKey: "k", maxRetries: 0 });
+    const r = await classify(loopbackModel(lb.baseUrl), chunkContext, { apiKey: "k", maxRetries: 0 });
     expect(r.stopReason, r.errorMessage).toBe("stop");
     expect(bool(r, "keep_whole")).toBe(0.2);
     expect(bool(r, "chunk_0")).toBe(0.05);
@@ -92,7 +81,7 @@ describe("loopback classifier with pi-ai's System One client", () => {
         focus: { type: "choice", instructions: "?", criteria: { chunk_0: "a", chunk_1: "b", none: "none" } },
       },
     };
-    const r = await classify(jevAt(lb.baseUrl), ctx, { apiKey: "k", maxRetries: 0 });
+    const r = await classify(loopbackModel(lb.baseUrl), ctx, { apiKey: "k", maxRetries: 0 });
     expect(r.answers.focus).toMatchObject({ type: "choice", choice: "none", probabilities: { none: 0.8 } });
   });
 
@@ -106,7 +95,7 @@ describe("loopback classifier with pi-ai's System One client", () => {
   ] as const)("reports stopReason error for %s", async (behaviour, message) => {
     lb.set({ behaviour });
     try {
-      const r = await classify(jevAt(lb.baseUrl), oneBool, { apiKey: "k", maxRetries: 0 });
+      const r = await classify(loopbackModel(lb.baseUrl), oneBool, { apiKey: "k", maxRetries: 0 });
       expect(r.stopReason).toBe("error");
       expect(r.errorMessage).toMatch(message);
     } finally {
@@ -117,7 +106,7 @@ describe("loopback classifier with pi-ai's System One client", () => {
   it("passes an out-of-range noul through (pi-ai does not range-check)", async () => {
     lb.set({ behaviour: "nan", nanValue: 1.7 });
     try {
-      const r = await classify(jevAt(lb.baseUrl), oneBool, { apiKey: "k", maxRetries: 0 });
+      const r = await classify(loopbackModel(lb.baseUrl), oneBool, { apiKey: "k", maxRetries: 0 });
       expect(r.stopReason).toBe("stop");
       expect(bool(r, "q")).toBe(1.7);
     } finally {
@@ -128,14 +117,14 @@ describe("loopback classifier with pi-ai's System One client", () => {
   it("applies latency, and a hang is cut by an AbortSignal", async () => {
     lb.set({ latencyMs: 80, jitterMs: 20, seed: 7 });
     let t0 = Date.now();
-    const slow = await classify(jevAt(lb.baseUrl), oneBool, { apiKey: "k", maxRetries: 0 });
+    const slow = await classify(loopbackModel(lb.baseUrl), oneBool, { apiKey: "k", maxRetries: 0 });
     expect(slow.stopReason).toBe("stop");
     expect(Date.now() - t0).toBeGreaterThanOrEqual(75);
 
     lb.set({ latencyMs: 0, jitterMs: 0, behaviour: "hang" });
     const before = lb.requests.length;
     t0 = Date.now();
-    const hung = await classify(jevAt(lb.baseUrl), oneBool, {
+    const hung = await classify(loopbackModel(lb.baseUrl), oneBool, {
       apiKey: "k",
       maxRetries: 0,
       signal: AbortSignal.timeout(150),
@@ -143,7 +132,7 @@ describe("loopback classifier with pi-ai's System One client", () => {
     expect(hung.stopReason).toBe("aborted");
     expect(Date.now() - t0).toBeLessThan(2000);
     expect(lb.requests.length).toBe(before + 1);
-    const timed = await classify(jevAt(lb.baseUrl), oneBool, { apiKey: "k", maxRetries: 0, timeoutMs: 100 });
+    const timed = await classify(loopbackModel(lb.baseUrl), oneBool, { apiKey: "k", maxRetries: 0, timeoutMs: 100 });
     expect(timed.stopReason).toBe("error");
     expect(timed.errorMessage).toMatch(/timed out/i);
     lb.set({ behaviour: "answer" });
@@ -151,7 +140,7 @@ describe("loopback classifier with pi-ai's System One client", () => {
 
   it("closes promptly while a request hangs", async () => {
     const other = await startLoopbackClassifier({ behaviour: "hang" });
-    const pending = classify(jevAt(other.baseUrl), oneBool, { apiKey: "k", maxRetries: 0 });
+    const pending = classify(loopbackModel(other.baseUrl), oneBool, { apiKey: "k", maxRetries: 0 });
     while (other.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
     const t0 = Date.now();
     await other.close();

@@ -10,7 +10,7 @@ import { type RunEndResult, runPass, SYNC_SLICE_CHARS } from "../src/main/run-en
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
 import type { SyncInput } from "../src/workers/session-store.ts";
 import { FINISH_PART_CHARS } from "../src/workers/tasks.ts";
-import { chunkKeeper, keepNothing } from "./support/chunk-answers.ts";
+import { chunkKeeper, keepNothing } from "./support/answers.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
 /** A run with `n` grep outputs of `size` characters each. */

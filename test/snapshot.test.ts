@@ -5,6 +5,7 @@ import { exchangeMemo } from "../src/core/exchanges.ts";
 import { type ContextEditDraft, RECORD_TYPE, type SnapEntry } from "../src/core/types.ts";
 import { type ProjectedLike, SnapshotBuilder } from "../src/main/snapshot.ts";
 import { validateEdits } from "../src/main/validate.ts";
+import { FAUX_USAGE } from "./support/pi-messages.ts";
 
 // A real Pi session manager builds the projection, so the snapshot is checked against Pi's own shapes.
 function makeSession() {
@@ -20,14 +21,7 @@ function makeSession() {
     api: "openai-completions",
     provider: "fake",
     model: "m",
-    usage: {
-      input: 1,
-      output: 1,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 2,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
+    usage: FAUX_USAGE,
     stopReason: "toolUse",
     timestamp: now,
   } as never);

@@ -4,15 +4,7 @@ import { describe, expect, it } from "vitest";
 import { currentSavings, lifetime, savingsText } from "../src/core/stats.ts";
 import { RECORD_TYPE } from "../src/core/types.ts";
 import { type ProjectedLike, SnapshotBuilder } from "../src/main/snapshot.ts";
-
-const usage = {
-  input: 1,
-  output: 1,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 2,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
+import { FAUX_USAGE } from "./support/pi-messages.ts";
 
 function exchange(sm: SessionManager, prompt: string, output: string) {
   const user = sm.appendMessage({ role: "user", content: [{ type: "text", text: prompt }], timestamp: 1 });
@@ -22,7 +14,7 @@ function exchange(sm: SessionManager, prompt: string, output: string) {
     api: "x",
     provider: "x",
     model: "x",
-    usage,
+    usage: FAUX_USAGE,
     stopReason: "toolUse",
     timestamp: 1,
   } as never);
@@ -40,7 +32,7 @@ function exchange(sm: SessionManager, prompt: string, output: string) {
     api: "x",
     provider: "x",
     model: "x",
-    usage,
+    usage: FAUX_USAGE,
     stopReason: "stop",
     timestamp: 1,
   } as never);

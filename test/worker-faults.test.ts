@@ -6,11 +6,11 @@
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/config.ts";
-import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../src/core/types.ts";
-import type { ClassifyFn } from "../src/main/classify-queue.ts";
+import type { SnapEntry } from "../src/core/types.ts";
 import { createTaskRunner, type PoolBackend, type TaskName, type TaskRunner } from "../src/main/pool.ts";
 import { type RunEndResult, runPass } from "../src/main/run-end.ts";
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
+import { dropAll } from "./support/answers.ts";
 import { FAULT_TASKS } from "./support/fault-tasks.ts";
 
 const threads = () => readdirSync("/proc/self/task").length;
@@ -46,18 +46,6 @@ function session(tag: string): SnapEntry[] {
     { id: `z-${tag}`, type: "message", role: "assistant", visible: true, text: "compute is used widely", images: 0 },
   ];
 }
-
-/** Judges every chunk clearly not needed. */
-const dropAll: ClassifyFn = async (request: ClassifierRequest): Promise<ClassifierOutcome> => {
-  const answers: NonNullable<ClassifierOutcome["answers"]> = {};
-  for (const [id, q] of Object.entries(request.questions)) {
-    answers[id] =
-      q.type === "bool"
-        ? { type: "bool", probability: 0.02 }
-        : { type: "choice", choice: "none", probabilities: { none: 0.95 } };
-  }
-  return { status: "stop", answers };
-};
 
 /** Runs `fault` instead of the real task for the given step. */
 function faulty(inner: TaskRunner, step: "plan" | "finish", fault: string): TaskRunner {

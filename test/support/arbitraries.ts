@@ -3,6 +3,7 @@
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import fc from "fast-check";
 import { makeJpeg, makePng, mulberry32 } from "../../bench/lib/generate.ts";
+import { FAUX_USAGE } from "./pi-messages.ts";
 
 /** Seed and run count of every property: fixed for CI; CG_PROPERTY_RUNS / CG_PROPERTY_SEED for long runs. */
 export function propertyParams(numRuns: number): { seed: number; numRuns: number } {
@@ -174,15 +175,6 @@ export const sessionArb: fc.Arbitrary<GenSession> = fc.record({
   unknownEntries: fc.boolean(),
 });
 
-const USAGE = {
-  input: 1,
-  output: 1,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 2,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
-
 function assistant(content: unknown[], stopReason: string, timestamp: number) {
   return {
     role: "assistant",
@@ -190,7 +182,7 @@ function assistant(content: unknown[], stopReason: string, timestamp: number) {
     api: "faux",
     provider: "faux",
     model: "faux-1",
-    usage: USAGE,
+    usage: FAUX_USAGE,
     stopReason,
     timestamp,
   };

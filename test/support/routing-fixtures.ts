@@ -1,6 +1,8 @@
-// Skills and a keyword classifier policy shared by the routing end-to-end tests.
+// Skills, peripheral tools and a keyword classifier policy shared by the routing end-to-end tests.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { InlineExtension } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
 import {
   type AnswerPolicy,
   neutralPolicy,
@@ -52,3 +54,18 @@ export async function writeSkills(agentDir: string): Promise<void> {
     await writeFile(join(dir, "SKILL.md"), `---\nname: ${name}\ndescription: ${s.description}\n---\n\n${s.body}\n`);
   }
 }
+
+/** Peripheral tools, as an MCP server would register them. */
+export const browserTools: InlineExtension = (pi) => {
+  for (const name of ["browser_open", "browser_click"]) {
+    pi.registerTool({
+      name,
+      label: name,
+      description: `${name.replace("_", " ")} a page in the headless browser`,
+      parameters: Type.Object({ url: Type.String() }),
+      async execute() {
+        return { content: [{ type: "text", text: `${name} ok` }], details: {} };
+      },
+    });
+  }
+};

@@ -1,0 +1,31 @@
+// Classifier stand-ins that answer every request at once.
+import type { ClassifierOutcome, ClassifierRequest } from "../../src/core/types.ts";
+import type { ClassifyFn } from "../../src/main/classify-queue.ts";
+
+/** No output is needed whole, no chunk is the focus, and chunk N is kept when `keep(N)` says so. */
+export function chunkKeeper(keep: (n: number) => boolean): ClassifyFn {
+  return async (request) => {
+    const answers: NonNullable<ClassifierOutcome["answers"]> = {
+      keep_whole: { type: "bool", probability: 0.05 },
+      focus: { type: "choice", choice: "none", probabilities: { none: 0.9 } },
+    };
+    for (const id of Object.keys(request.questions))
+      if (id.startsWith("chunk_")) answers[id] = { type: "bool", probability: keep(Number(id.slice(6))) ? 0.95 : 0.05 };
+    return { status: "stop", answers };
+  };
+}
+
+/** Needs none of any output. */
+export const keepNothing = chunkKeeper(() => false);
+
+/** Judges everything clearly not needed: every bool question 0.02, every choice "none". */
+export const dropAll: ClassifyFn = async (request: ClassifierRequest): Promise<ClassifierOutcome> => {
+  const answers: NonNullable<ClassifierOutcome["answers"]> = {};
+  for (const [id, q] of Object.entries(request.questions)) {
+    answers[id] =
+      q.type === "bool"
+        ? { type: "bool", probability: 0.02 }
+        : { type: "choice", choice: "none", probabilities: { none: 0.95 } };
+  }
+  return { status: "stop", answers };
+};
