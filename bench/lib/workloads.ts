@@ -3,7 +3,7 @@
 // way Pi does, so a second pass sees what it would see in a real session.
 import type { ContextEditDraft, CustomDraft } from "../../src/core/types.ts";
 import type { ProjectedLike } from "../../src/main/snapshot.ts";
-import { generateOutput, generateSession, type SessionEntryLike } from "./generate.ts";
+import { generateOutput, generateSession, type SessionEntryLike, toProjection } from "./generate.ts";
 
 export type OutputKind = "grep" | "log";
 
@@ -66,27 +66,14 @@ export class SessionSim {
   }
 
   project(): ProjectedLike[] {
-    return this.entries.map((entry) => {
-      const sourceEntry = entry as ProjectedLike["sourceEntry"];
-      let messages: unknown[];
-      if (entry.type === "message") messages = [entry.message];
-      else if (entry.type === "custom_message")
-        messages = [
-          {
-            role: "custom",
-            customType: entry.customType,
-            content: entry.content ?? [],
-            display: entry.display,
-            details: entry.details,
-            timestamp: new Date(entry.timestamp).getTime(),
-          },
-        ];
-      else messages = [];
-      if (messages.length > 0 && this.#edits.has(entry.id)) {
-        const replacement = this.#edits.get(entry.id);
-        messages = replacement ? messages.map((m) => ({ ...(m as object), content: replacement.content })) : [];
-      }
-      return { sourceEntry, messages };
+    return toProjection(this.entries).map((projected) => {
+      const { sourceEntry, messages } = projected;
+      if (messages.length === 0 || !this.#edits.has(sourceEntry.id)) return projected as ProjectedLike;
+      const replacement = this.#edits.get(sourceEntry.id);
+      return {
+        sourceEntry: sourceEntry as ProjectedLike["sourceEntry"],
+        messages: replacement ? messages.map((m) => ({ ...(m as object), content: replacement.content })) : [],
+      };
     });
   }
 }
