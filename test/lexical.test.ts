@@ -8,6 +8,7 @@ import { collectRun } from "../src/core/run.ts";
 import { buildSmallRequests, collectSmall } from "../src/core/small.ts";
 import type { Answer, ClassifierRequest, SnapEntry } from "../src/core/types.ts";
 import { classifierFor, findClassifier, localClassify } from "../src/main/classifier.ts";
+import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
 const grep = `${Array.from({ length: 240 }, (_, i) => {
   const f = Math.floor(i / 8);
@@ -17,42 +18,15 @@ const grep = `${Array.from({ length: 240 }, (_, i) => {
 }).join("\n")}\n`;
 
 const entries: SnapEntry[] = [
-  {
-    id: "u1",
-    type: "message",
-    role: "user",
-    visible: true,
-    text: "Where is the total of an order computed?",
-    images: 0,
-  },
-  {
-    id: "a1",
-    type: "message",
-    role: "assistant",
-    visible: true,
-    text: "",
-    images: 0,
-    toolCalls: [{ id: "c1", name: "bash", args: { command: "rg -n total src" } }],
-  },
-  {
-    id: "r1",
-    type: "message",
-    role: "toolResult",
-    visible: true,
-    text: grep,
-    images: 0,
-    toolCallId: "c1",
-    toolName: "bash",
-  },
-  {
-    id: "a2",
-    type: "message",
-    role: "assistant",
-    visible: true,
-    text: "Order totals are computed by `computeTotals` in `src/billing/totals.ts`, which sums the item prices.",
-    images: 0,
-    stopReason: "stop",
-  },
+  userEntry("u1", "Where is the total of an order computed?"),
+  assistantEntry("a1", "", [toolCall("c1", "bash", { command: "rg -n total src" })]),
+  toolResultEntry("r1", "c1", "bash", grep),
+  assistantEntry(
+    "a2",
+    "Order totals are computed by `computeTotals` in `src/billing/totals.ts`, which sums the item prices.",
+    undefined,
+    { stopReason: "stop" },
+  ),
 ];
 
 function runEndRequest(): ClassifierRequest {

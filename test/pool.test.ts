@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../src/core/config.ts";
 import type { SnapEntry } from "../src/core/types.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../src/main/pool.ts";
+import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
 const runners: TaskRunner[] = [];
 afterAll(async () => {
@@ -14,28 +15,10 @@ function session(): SnapEntry[] {
     (_, i) => `src/file${i % 20}.ts:${i + 1}:  const value${i} = compute(${i});`,
   ).join("\n");
   return [
-    { id: "u1", type: "message", role: "user", visible: true, text: "where is compute used?", images: 0 },
-    {
-      id: "a1",
-      type: "message",
-      role: "assistant",
-      visible: true,
-      text: "",
-      images: 0,
-      toolCalls: [{ id: "c1", name: "bash", args: { command: "rg -n compute" } }],
-    },
-    {
-      id: "t1",
-      type: "message",
-      role: "toolResult",
-      visible: true,
-      text: big,
-      images: 0,
-      toolCallId: "c1",
-      toolName: "bash",
-      isError: false,
-    },
-    { id: "a2", type: "message", role: "assistant", visible: true, text: "compute is used in src/file3.ts", images: 0 },
+    userEntry("u1", "where is compute used?"),
+    assistantEntry("a1", "", [toolCall("c1", "bash", { command: "rg -n compute" })]),
+    toolResultEntry("t1", "c1", "bash", big),
+    assistantEntry("a2", "compute is used in src/file3.ts"),
   ];
 }
 
