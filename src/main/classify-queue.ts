@@ -30,7 +30,31 @@ export interface QueueResult {
   ms: number;
 }
 
-const DEADLINE = Symbol("deadline");
+/** What a wait resolves to when the pass stopped waiting (deadline, parent abort, or the end). */
+const STOPPED = Symbol("stopped");
+
+/**
+ * The value of `work`, or STOPPED as soon as `signal` aborts. The listener goes when `work` settles:
+ * racing against a promise that lives as long as the pass would keep every call's request and answer
+ * reachable from it until the pass ends, and promote them into the old generation on the way.
+ */
+function untilStopped<T>(work: Promise<T> | T, signal: AbortSignal): Promise<T | typeof STOPPED> {
+  if (signal.aborted) return Promise.resolve(STOPPED);
+  return new Promise((resolve, reject) => {
+    const stop = () => resolve(STOPPED);
+    signal.addEventListener("abort", stop, { once: true });
+    Promise.resolve(work).then(
+      (value) => {
+        signal.removeEventListener("abort", stop);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", stop);
+        reject(error);
+      },
+    );
+  });
+}
 
 /** The requests themselves, or a count and a loader that fetches each one when its turn comes. */
 export type RequestSource =
@@ -52,16 +76,11 @@ export async function classifyAll(
   if (count === 0) return { outcomes, timedOut: false, sent: 0, ms: 0 };
   const deadlineAt = started + options.timeoutMs;
   const attempts = Math.max(1, options.attempts ?? 2);
+  // Aborted at the deadline, when the parent aborts, and at the end: every wait below ends with it.
   const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<typeof DEADLINE>((resolve) => {
-    timer = setTimeout(() => resolve(DEADLINE), options.timeoutMs);
-  });
+  const timer = setTimeout(() => controller.abort(new Error("classifier deadline passed")), options.timeoutMs);
   const onParentAbort = () => controller.abort(options.signal?.reason);
   options.signal?.addEventListener("abort", onParentAbort, { once: true });
-  const stopped = new Promise<typeof DEADLINE>((resolve) => {
-    controller.signal.addEventListener("abort", () => resolve(DEADLINE), { once: true });
-  });
   let closed = false;
   let sent = 0;
   const queue = new PQueue({ concurrency: options.concurrency });
@@ -80,35 +99,36 @@ export async function classifyAll(
       const left = deadlineAt - performance.now();
       if (closed || left <= 0 || controller.signal.aborted) return;
       let began = performance.now();
-      let outcome: ClassifierOutcome | typeof DEADLINE;
-      // Each call gets its own signal, relayed from the pass's while it runs and aborted when it is
-      // over: the client derives a signal from it per call, and a thousand signals hanging off the
-      // pass's one would all be dispatched in one block when the pass ends.
+      let outcome: ClassifierOutcome | typeof STOPPED;
+      // Each call waits on a signal of its own, relayed from the pass's while the call runs: a thousand
+      // listeners on the pass's one would all be dispatched in one block when the pass ends.
       const own = new AbortController();
       const relay = () => own.abort(controller.signal.reason);
       controller.signal.addEventListener("abort", relay, { once: true });
+      let settled = false;
       try {
-        const request = await Promise.race([load(index), deadline, stopped]);
-        if (request === DEADLINE || closed) return;
-        if ((await Promise.race([ownTurn(), deadline, stopped])) === DEADLINE || closed) return;
+        const request = await untilStopped(load(index), own.signal);
+        if (request === STOPPED || closed) return;
+        if ((await untilStopped(ownTurn(), own.signal)) === STOPPED || closed) return;
         began = performance.now();
         sent++;
-        outcome = await Promise.race([
-          classify(request, {
-            signal: own.signal,
-            timeoutMs: Math.ceil(Math.max(1, deadlineAt - performance.now())),
-          }),
-          deadline,
-          stopped,
-        ]);
+        const call = classify(request, {
+          signal: own.signal,
+          timeoutMs: Math.ceil(Math.max(1, deadlineAt - performance.now())),
+        });
+        outcome = await untilStopped(call, own.signal);
+        settled = outcome !== STOPPED;
       } catch (error) {
+        settled = true;
         outcome = { status: "error", error: error instanceof Error ? error.message : String(error) };
       } finally {
         controller.signal.removeEventListener("abort", relay);
-        own.abort(new Error("classifier call ended"));
       }
+      // A call still running when the pass stopped waiting is cancelled; one that answered has nothing
+      // left to cancel.
+      if (!settled) own.abort(controller.signal.reason ?? new Error("classifier call abandoned"));
       // A client that gave up on its own timer at the deadline lost the same race: that is a timeout.
-      if (outcome === DEADLINE || closed || (outcome.status !== "stop" && performance.now() >= deadlineAt)) return;
+      if (outcome === STOPPED || closed || (outcome.status !== "stop" && performance.now() >= deadlineAt)) return;
       outcomes[index] = { ...outcome, ms: outcome.ms ?? Math.round(performance.now() - began) };
       if (outcome.status === "stop") return;
     }
@@ -117,10 +137,10 @@ export async function classifyAll(
   try {
     options.signal?.throwIfAborted();
     const all = queue.addAll(Array.from({ length: count }, (_, i) => () => runOne(i)));
-    const winner = await Promise.race([all.then(() => "done" as const), deadline, stopped]);
+    const winner = await untilStopped(all, controller.signal);
     return {
       outcomes,
-      timedOut: winner === DEADLINE || performance.now() >= deadlineAt,
+      timedOut: winner === STOPPED ? !options.signal?.aborted : performance.now() >= deadlineAt,
       sent,
       ms: Math.round(performance.now() - started),
     };
@@ -129,8 +149,8 @@ export async function classifyAll(
   } finally {
     closed = true;
     queue.clear();
-    if (timer) clearTimeout(timer);
+    clearTimeout(timer);
     options.signal?.removeEventListener("abort", onParentAbort);
-    controller.abort(new Error("classifier deadline passed"));
+    controller.abort(new Error("classifier queue closed"));
   }
 }
