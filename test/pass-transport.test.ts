@@ -6,7 +6,7 @@ import type { FinishOutput } from "../src/core/pass.ts";
 import type { SnapEntry } from "../src/core/types.ts";
 import type { ClassifyFn } from "../src/main/classify-queue.ts";
 import { createTaskRunner, type TaskRunner } from "../src/main/pool.ts";
-import { type RunEndResult, runPass, SYNC_SLICE_CHARS } from "../src/main/run-end.ts";
+import { type RunEndResult, runPass, SYNC_SLICE_CHARS, warmWorker } from "../src/main/run-end.ts";
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
 import type { SyncInput } from "../src/workers/session-store.ts";
 import { FINISH_PART_CHARS } from "../src/workers/tasks.ts";
@@ -153,6 +153,99 @@ describe("pass transport", () => {
       expect(pooled.edits.length).toBe(60);
       expect(pooled.record.results).toEqual(direct.record.results);
     });
+  });
+
+  it("asks for the next window of requests ahead of the queue, and lets a taken window go", async () => {
+    const inline = await createTaskRunner({ backend: "inline" });
+    const log: string[] = [];
+    const runner: TaskRunner = {
+      backend: "inline",
+      destroy: () => inline.destroy(),
+      run: (name, input, options) => {
+        if (name === "requests") log.push(`window ${(input as { from: number }).from}`);
+        return inline.run(name, input, options);
+      },
+    };
+    // Every request fails once, after its whole window has been taken: the retry has to fetch it again.
+    const failedOnce = new Set<string>();
+    const classify: ClassifyFn = async (request, options) => {
+      log.push("call");
+      const key = JSON.stringify(request.questions);
+      await new Promise((r) => setTimeout(r, 20));
+      if (!failedOnce.has(key)) {
+        failedOnce.add(key);
+        return { status: "error", error: "flaky" };
+      }
+      return keepNothing(request, options);
+    };
+    try {
+      const config = { ...DEFAULT_CONFIG, concurrency: 3 };
+      const result = await runPass(
+        session(20, 8_000),
+        { runner, classify, config, modelRef: "x/y" },
+        { phase: "run-end" },
+      );
+      if (result.status !== "done") throw new Error(result.reason);
+      const windows = log.filter((e) => e.startsWith("window"));
+      expect(result.record.requests).toBeGreaterThan(6);
+      // The second window was asked for before the first call started.
+      expect(log.slice(0, log.indexOf("call"))).toEqual(["window 0", "window 3"]);
+      // Each window went once for the first attempts and once more for the retries.
+      expect(windows.filter((w) => w === "window 0")).toHaveLength(2);
+      expect(result.edits).toHaveLength(20);
+    } finally {
+      await inline.destroy();
+    }
+  });
+
+  it("warms the worker ahead of the first pass: the pass then sends only the order and what is new", async () => {
+    const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));
+    const inline = await createTaskRunner({ backend: "inline" });
+    try {
+      const entries = session(60, 30_000); // about 1.3M characters: three messages ahead
+      const mirror = new WorkerMirror();
+      const sent = await warmWorker(entries, { runner, mirror });
+      expect(sent).toBe(entries.length);
+      expect(runner.calls.sync).toBeGreaterThanOrEqual(3);
+      expect(runner.largest.sync).toBeLessThan(SYNC_SLICE_CHARS + 30_000);
+      // Nothing left to send: a second warm-up is a no-op.
+      expect(await warmWorker(entries, { runner, mirror })).toBe(0);
+      const syncs = runner.calls.sync;
+      const deps = { classify: keepEveryOther, config: DEFAULT_CONFIG, modelRef: "x/y" };
+      const grown = [...entries, assistantEntry("z2", "and one more note")];
+      const warm = await runPass(grown, { ...deps, runner, mirror }, { phase: "run-end" });
+      const cold = await runPass(grown, { ...deps, runner: inline, mirror: new WorkerMirror() }, { phase: "run-end" });
+      if (warm.status !== "done" || cold.status !== "done") throw new Error("no pass");
+      expect(runner.calls.sync).toBe(syncs);
+      // The plan's message carried the one new entry, not the session.
+      expect(runner.largest.plan).toBeLessThan(1_000);
+      expect(warm.edits).toEqual(cold.edits);
+      expect(warm.record.results).toEqual(cold.record.results);
+    } finally {
+      await runner.destroy();
+      await inline.destroy();
+    }
+  });
+
+  it("stops warming when its signal aborts, and the first pass sends the rest", async () => {
+    const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));
+    try {
+      const entries = session(60, 30_000);
+      const mirror = new WorkerMirror();
+      const stop = new AbortController();
+      stop.abort();
+      await expect(warmWorker(entries, { runner, mirror, signal: stop.signal })).rejects.toThrow();
+      expect(runner.calls.sync ?? 0).toBe(0);
+      const result = await runPass(
+        entries,
+        { runner, mirror, classify: keepNothing, config: DEFAULT_CONFIG, modelRef: "x/y" },
+        { phase: "run-end" },
+      );
+      expect(result.status).toBe("done");
+      expect(runner.calls.sync).toBeGreaterThanOrEqual(2);
+    } finally {
+      await runner.destroy();
+    }
   });
 
   it("sends a large first sync in slices and fetches requests in windows of `concurrency`", async () => {

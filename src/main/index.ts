@@ -11,10 +11,11 @@ import { formatCount } from "../core/text.ts";
 import { type GuardRecord, RECORD_TYPE } from "../core/types.ts";
 import { CachePins } from "./cache-pins.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "./classifier.ts";
+import { nextTurn } from "./pace.ts";
 import { createTaskRunner, type TaskRunner } from "./pool.ts";
 import { executeRecall, RECALL_PARAMETERS } from "./recall-tool.ts";
 import { registerRouting } from "./routing.ts";
-import { type PassOptions, runPassOnContext } from "./run-end.ts";
+import { type PassOptions, runPassOnContext, warmWorker } from "./run-end.ts";
 import { loadSettings, saveSetting } from "./settings.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type GuardState, statusText } from "./status.ts";
@@ -38,7 +39,16 @@ interface Session {
   shownStatus?: string;
   /** Anthropic cache entries this process saw written (in memory only). */
   cachePins: CachePins;
+  /**
+   * The warm-up after session_start: the session's snapshot built paced and sent to the pass worker.
+   * A pass waits for it, so the two never interleave their use of the mirror. Never rejects.
+   */
+  warming: Promise<void>;
+  /** Whether the snapshot has been built once (until then the footer shows no savings). */
+  warmed: boolean;
 }
+
+const NO_SAVINGS = { chars: 0, items: 0 };
 
 function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
   return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
@@ -74,7 +84,8 @@ export default function contextGuard(pi: ExtensionAPI): void {
     if (session.busy) return { kind: "busy" };
     return {
       kind: "ready",
-      savings: currentSavings(session.snapshots.entries(projectedEntries(ctx))),
+      // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
+      savings: session.warmed ? currentSavings(session.snapshots.entries(projectedEntries(ctx))) : NO_SAVINGS,
       lifetime: lifetime(ctx.sessionManager.getBranch()),
     };
   };
@@ -118,10 +129,35 @@ export default function contextGuard(pi: ExtensionAPI): void {
       busy: false,
       closed: false,
       stop: new AbortController(),
+      warming: Promise.resolve(),
+      warmed: false,
     };
     notifyWarnings(ctx, loaded.warnings);
     draw(ctx);
+    session.warming = warmUp(session, ctx);
   });
+
+  /**
+   * A resumed session can be large: its snapshot is built and sent to the pass worker now, paced, while
+   * Pi waits for the user, instead of inside the first pass. A failure only means the first pass does it.
+   */
+  const warmUp = async (s: Session, ctx: ExtensionContext): Promise<void> => {
+    try {
+      await nextTurn();
+      if (s.closed) return;
+      const entries = await s.snapshots.entriesPaced(projectedEntries(ctx));
+      s.warmed = true;
+      if (s.closed) return;
+      draw(ctx);
+      if (s.config.enabled && s.passRunner) {
+        await warmWorker(entries, { runner: s.passRunner, mirror: s.mirror, signal: s.stop.signal });
+      }
+    } catch {
+      // Nothing to report: the first pass sends whatever did not arrive.
+    } finally {
+      s.warmed = true;
+    }
+  };
 
   pi.on("session_shutdown", async () => {
     const s = session;
@@ -143,6 +179,8 @@ export default function contextGuard(pi: ExtensionAPI): void {
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> => {
     const s = session;
     if (!s?.passRunner || s.closed) return;
+    await s.warming;
+    if (s.closed) return;
     // Without a usable classifier a pass still removes old images, which need no judgment.
     const found = lookup(ctx);
     const context = event.context.contextEntries as ProjectedLike[];

@@ -39,7 +39,10 @@ export interface RunEndDeps {
 export const WORKER_TASK_TIMEOUT_MS = 30_000;
 
 /** Runs one worker task under the pass's worker time limit; the pool terminates the worker on abort. */
-async function inWorker<T>(deps: RunEndDeps, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function inWorker<T>(
+  deps: Pick<RunEndDeps, "workerTimeoutMs">,
+  task: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const ms = deps.workerTimeoutMs ?? WORKER_TASK_TIMEOUT_MS;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), ms);
@@ -80,12 +83,19 @@ const sentChars = (e: SnapEntry) =>
  * text larger than a slice travels as pieces ahead of its entry. Returns false if the store turned out
  * to be another than the mirror thought (it has been reset; the caller starts over).
  */
-async function sendAhead(fresh: SyncEntry[], deps: RunEndDeps, mirror: WorkerMirror): Promise<boolean> {
+async function sendAhead(
+  fresh: SyncEntry[],
+  deps: Pick<RunEndDeps, "runner" | "workerTimeoutMs">,
+  mirror: WorkerMirror,
+  rest: "with-plan" | "now" = "with-plan",
+  signal?: AbortSignal,
+): Promise<boolean> {
   const send = async (part: SyncInput): Promise<boolean> => {
     // The worker answers within the same event-loop turn when it is quick: without a turn of our own
     // between messages, several slices would go out back to back in one block.
     await nextTurn();
-    const out = await inWorker(deps, (signal) => deps.runner.run("sync", part, { signal }));
+    signal?.throwIfAborted();
+    const out = await inWorker(deps, (taskSignal) => deps.runner.run("sync", part, { signal: taskSignal }));
     if (out.missing) {
       mirror.reset(out.storeId);
       return false;
@@ -116,8 +126,26 @@ async function sendAhead(fresh: SyncEntry[], deps: RunEndDeps, mirror: WorkerMir
     slice = [];
     chars = 0;
   }
-  // The rest, under a slice's worth, goes with the plan's own sync.
+  // The rest, under a slice's worth, goes with the plan's own sync, unless there is no plan to carry it.
+  if (rest === "now" && slice.length > 0) {
+    return send({ storeId: mirror.storeId, base: mirror.orderVersion, fresh: slice });
+  }
   return true;
+}
+
+/**
+ * Sends the session to the pass worker before any pass needs it (after session_start, while Pi is idle),
+ * in the same paced slices a first pass would use. The first pass of a resumed session then finds the
+ * worker warm and sends only what changed since. Returns the number of entries sent.
+ */
+export async function warmWorker(
+  entries: SnapEntry[],
+  deps: Pick<RunEndDeps, "runner" | "workerTimeoutMs"> & { mirror: WorkerMirror; signal?: AbortSignal },
+): Promise<number> {
+  const sync = await deps.mirror.preparePaced(entries);
+  if (sync.fresh.length === 0) return 0;
+  const sent = await sendAhead(sync.fresh, deps, deps.mirror, "now", deps.signal);
+  return sent ? sync.fresh.length : 0;
 }
 
 async function planInWorker(
@@ -161,22 +189,37 @@ const FINISH_SHARE_OF_PLAN = 0.3;
 /** Classifier outcomes per message to the worker (each carries the answers to up to 40 questions). */
 const OUTCOME_SLICE = 100;
 
-/** The pass's requests, fetched from the worker a window at a time as the queue starts them. */
+/**
+ * The pass's requests, fetched from the worker a window at a time as the queue starts them. The next
+ * window is asked for as soon as one is first used, so a freed slot does not wait for a worker round
+ * trip; a window is let go once each of its requests has been taken (a retry fetches it again), so a
+ * long pass does not keep every request body it sent alive on the main thread.
+ */
 function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, window: number): RequestSource {
-  const windows = new Map<number, Promise<ClassifierRequest[]>>();
+  const windows = new Map<number, { list: Promise<ClassifierRequest[]>; taken: Set<number> }>();
+  let furthest = -1;
+  const fetch = (from: number) => {
+    furthest = Math.max(furthest, from);
+    let held = windows.get(from);
+    if (!held) {
+      const to = Math.min(count, from + window);
+      const list = inWorker(deps, (signal) => deps.runner.run("requests", { passId, from, to }, { signal }));
+      held = { list, taken: new Set() };
+      windows.set(from, held);
+      // A failed fetch is tried again by the request's retry.
+      list.catch(() => windows.delete(from));
+    }
+    return held;
+  };
   return {
     count,
     async get(index) {
       const from = index - (index % window);
-      let pending = windows.get(from);
-      if (!pending) {
-        const to = Math.min(count, from + window);
-        pending = inWorker(deps, (signal) => deps.runner.run("requests", { passId, from, to }, { signal }));
-        windows.set(from, pending);
-        // A failed fetch is tried again by the request's retry.
-        pending.catch(() => windows.delete(from));
-      }
-      const list = await pending;
+      const held = fetch(from);
+      if (from + window < count && from + window > furthest) fetch(from + window);
+      const list = await held.list;
+      held.taken.add(index);
+      if (held.taken.size === list.length && windows.get(from) === held) windows.delete(from);
       return list[index - from] as ClassifierRequest;
     },
   };
