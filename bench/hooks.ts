@@ -14,7 +14,7 @@ import { currentSavings, lifetime } from "../src/core/stats.ts";
 import type { ContextEditDraft } from "../src/core/types.ts";
 import { CachePins } from "../src/main/cache-pins.ts";
 import type { PoolBackend } from "../src/main/pool.ts";
-import { runPassOnContext } from "../src/main/run-end.ts";
+import { runPassOnContext, warmWorker } from "../src/main/run-end.ts";
 import { SnapshotBuilder } from "../src/main/snapshot.ts";
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
 import type { SessionEntryLike } from "./lib/generate.ts";
@@ -105,6 +105,67 @@ for (const size of sizes) {
     rows.push({ label: `turn_end checkpoint, ${size} entries, ${backend}`, values: [cell(cold), cell(warm)] });
   }
 
+  // session_start warm-up: the snapshot built paced and the session sent to the pass worker while Pi is
+  // idle (index.ts warmUp), then the first run-end pass of the resumed session; the same first pass
+  // without the warm-up (cold mirror, empty snapshot cache) alongside. The order alternates per repetition.
+  {
+    const runner = await passRunner("piscina");
+    const warmUp: number[] = [];
+    const warmUpMs: number[] = [];
+    const warmedStall: number[] = [];
+    const coldStall: number[] = [];
+    const warmedMs: number[] = [];
+    const coldMs: number[] = [];
+    const whole = baseSession(size);
+    for (let r = 0; r < reps; r++) {
+      const sim = new SessionSim(whole);
+      const firstPass = (snapshots: SnapshotBuilder, mirror: WorkerMirror) => () =>
+        runPassOnContext(
+          sim.project(),
+          snapshots,
+          { runner, classify, family: "anthropic", config, modelRef: MODEL_REF, mirror },
+          { phase: "run-end" },
+        );
+      const warmed = async () => {
+        const snapshots = new SnapshotBuilder();
+        const mirror = new WorkerMirror();
+        const w = await measureStall(async () => {
+          await warmWorker(await snapshots.entriesPaced(sim.project()), { runner, mirror });
+        }, "quiet");
+        warmUp.push(ownStall(w.stall));
+        warmUpMs.push(w.ms);
+        const m = await measureStall(firstPass(snapshots, mirror), "quiet");
+        warmedStall.push(ownStall(m.stall));
+        warmedMs.push(m.ms);
+      };
+      const cold = async () => {
+        const m = await measureStall(firstPass(new SnapshotBuilder(), new WorkerMirror()), "quiet");
+        coldStall.push(ownStall(m.stall));
+        coldMs.push(m.ms);
+      };
+      if (r % 2 === 0) {
+        await warmed();
+        await cold();
+      } else {
+        await cold();
+        await warmed();
+      }
+    }
+    await runner.destroy();
+    rows.push({
+      label: `session_start warm-up, ${size} entries: stall · duration`,
+      values: [cell(warmUp), cell(warmUpMs)],
+    });
+    rows.push({
+      label: `first run_end pass, ${size} entries: stall after warm-up · cold`,
+      values: [cell(warmedStall), cell(coldStall)],
+    });
+    rows.push({
+      label: `first run_end pass, ${size} entries: settle after warm-up · cold`,
+      values: [cell(warmedMs), cell(coldMs)],
+    });
+  }
+
   // before_provider_request: the breakpoint pass alone, and with the cache log's branch walk.
   const payload = anthropicPayload(prefix);
   const pure: number[] = [];
@@ -167,6 +228,7 @@ const header = ["| hook, workload | measure A (ms, median / max) | measure B (ms
 const table = [...header, ...rows.map((r) => `| ${r.label} | ${r.values.join(" | ")} |`)].join("\n");
 const legend = [
   "- **turn_end checkpoint:** the pass as the hook runs it (snapshot, plan in the pool or inline, classifier, finish, validation). A = longest main-thread stall of the first checkpoint pass of the session (cold: every entry sent to the worker), B = the next checkpoint, after the first one's edits and 20 new entries (warm mirror). Own stall: run-queue wait taken out. Break-even off so the pass always does its work; classifier 20 ms away in its own thread.",
+  "- **session_start warm-up:** A = longest main-thread stall while the warm-up builds the snapshot (paced) and sends the session to the pass worker in slices, B = how long that takes (Pi is idle meanwhile). **first run_end pass:** the resumed session's first agent_before_settle, A = after the warm-up (the worker holds the session), B = without it (cold: every entry sent inside the hook); stall rows give the longest own stall, settle rows the hook's duration (classifier 20 ms, concurrency 6, the same requests either way).",
   "- **before_provider_request:** A = the breakpoint placement alone on the payload, B = the whole handler work (branch walk of the cache log, trust check, placement, logging).",
   "- **footer redraw:** A = savings and lifetime from the cached snapshot, B = the same including the projection Pi hands over (the simulated `buildSessionProjection`).",
 ].join("\n");

@@ -1,10 +1,12 @@
 /**
  * A timeline of one pass's main-thread blocks, for finding what stalls (not a benchmark: no verdicts).
  *
- *   npm exec -- node bench/profile.ts [--entries 2000] [--steps 20,20] [--output grep:20] [--latency 100]
+ *   npm exec -- node bench/profile.ts [--entries 2000] [--steps 20,20] [--output grep:20] [--latency 100] [--quiet]
  *
  * Runs the cold pass and then each steady step on a generated session, printing every loop gap over
- * 1.5 ms with the task or classifier events around it.
+ * 1.5 ms with the task or classifier events around it. The probe spins on setImmediate by default;
+ * `--quiet` samples on a 1 ms interval instead, as the benchmark's verdicts do (the spinning probe
+ * allocates on every loop turn, so it brings garbage collections of its own).
  */
 import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
@@ -19,6 +21,7 @@ const { values } = parseArgs({
     steps: { type: "string", default: "2,20,20" },
     output: { type: "string" },
     latency: { type: "string", default: "100" },
+    quiet: { type: "boolean", default: false },
   },
 });
 
@@ -65,19 +68,25 @@ async function timeline<T>(label: string, run: () => Promise<T>): Promise<T> {
   let last = performance.now();
   let lastWait = clock.waitNs();
   let spinning = true;
-  const spin = () => {
+  const expected = values.quiet ? 1 : 0;
+  const sample = () => {
     const now = performance.now();
     const wait = clock.waitNs();
-    const own = now - last - (wait - lastWait) / 1e6;
-    if (own > 1.5) gaps.push({ t: last, ms: own, wall: now - last });
+    const own = now - last - expected - (wait - lastWait) / 1e6;
+    if (own > 1.5) gaps.push({ t: last, ms: own, wall: now - last - expected });
     last = now;
     lastWait = wait;
+  };
+  const spin = () => {
+    sample();
     if (spinning) setImmediate(spin);
   };
-  setImmediate(spin);
+  const interval = values.quiet ? setInterval(sample, 1) : undefined;
+  if (!values.quiet) setImmediate(spin);
   const t0 = performance.now();
   const out = await run();
   spinning = false;
+  clearInterval(interval);
   const total = performance.now() - t0;
   const worst = gaps.reduce((m, g) => Math.max(m, g.ms), 0);
   clock.close();

@@ -20,6 +20,7 @@ import { type BenchMode, FULL, QUICK } from "./lib/mode.ts";
 import type { PassEnv } from "./lib/pass.ts";
 import { type BenchResults, renderMarkdown, renderText } from "./lib/report.ts";
 import { fullGc } from "./lib/stall.ts";
+import { releaseWorkloads } from "./lib/workloads.ts";
 import { runBreakdown } from "./scenarios/breakdown.ts";
 import { runChunking } from "./scenarios/chunking.ts";
 import { runClient } from "./scenarios/client.ts";
@@ -67,8 +68,12 @@ if (values.render) {
 }
 const started = performance.now();
 const log = (line: string) => {
-  // Each scenario starts from a collected heap: its garbage is not the next one's GC pause.
-  if (!line.startsWith(" ")) fullGc();
+  // Each scenario starts from a collected heap holding only its own workloads: the previous one's data
+  // and garbage are not its GC pauses.
+  if (!line.startsWith(" ")) {
+    releaseWorkloads();
+    fullGc();
+  }
   const load = line.startsWith(" ") ? "" : ` (load ${load1()})`;
   process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${line}${load}\n`);
 };

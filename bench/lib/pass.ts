@@ -33,6 +33,8 @@ export interface PassSample {
   sentEdited: number;
   /** Entries in the projection. */
   contextEntries: number;
+  /** The benchmark process's V8 heap in use when the hook started, MiB (what its GC pauses scale with). */
+  heapMb?: number;
 }
 
 export interface PassEnv {
@@ -48,6 +50,7 @@ export async function measurePass(
   probe: ProbeMode,
   rep: number,
 ): Promise<{ sample: PassSample; result: HookResult }> {
+  const heapMb = Math.round(process.memoryUsage().heapUsed / 2 ** 20);
   const m = await measureStall(() => runHook(session, context, env.classify, env.config), probe);
   const result = m.value;
   const traffic = session.runner.traffic;
@@ -69,6 +72,7 @@ export async function measurePass(
     sentChars: sentChars(traffic.fresh) + traffic.pieceChars,
     sentEdited: traffic.fresh.filter((e) => e.edited).length,
     contextEntries: context.length,
+    heapMb,
   };
   if (m.cpuMs !== undefined) sample.cpuMs = m.cpuMs;
   if (result.reason !== undefined) sample.reason = result.reason;

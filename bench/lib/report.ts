@@ -656,6 +656,16 @@ function reading(r: BenchResults): string[] {
   const med = (xs: SessionSample[], g: (x: SessionSample) => number) => median(xs.map(g));
   const stallQ = (size: number, pass: string) => med(passSamples(r, size, pass, "piscina", "quiet"), own);
 
+  // What the stall is left with once no step of ours blocks: the collector's pauses, which scale with the heap.
+  const heapNote = (size: number): string => {
+    const heap = med(passSamples(r, size, "cold", "piscina", "quiet"), (x) => x.heapMb ?? Number.NaN);
+    if (!Number.isFinite(heap)) return "";
+    return (
+      ` What remains of the stall are garbage-collection pauses and bursts of answers: the benchmark's V8 heap ` +
+      `held ${int(heap)} MiB when the hook started (the session, its projection and what the pass allocates; ` +
+      "other workloads are released)."
+    );
+  };
   for (const size of sizes) {
     if (!bd.some((x) => x.size === size)) continue;
     const b = (g: (x: BreakdownSample) => number) => bdm(size, "cold", g);
@@ -670,7 +680,7 @@ function reading(r: BenchResults): string[] {
         `event-loop turn, fetched from the worker a window at a time; the worker plans for ` +
         `${fmt(b((x) => x.planTaskMs))} ms (inline, that is main-thread time). The result comes back in parts ` +
         `(the largest ${fmt(b((x) => x.finishMaxDeserializeMs ?? Number.NaN))} ms to deserialize) and validation ` +
-        `(${fmt(b((x) => x.validateMs))} ms) is paced too.`,
+        `(${fmt(b((x) => x.validateMs))} ms) is paced too.${heapNote(size)}`,
     );
   }
   for (const size of sizes) {
@@ -889,8 +899,12 @@ export function renderMarkdown(r: BenchResults): string {
       `which runs in its own worker thread (it is a remote service in real use). It answers after ${s.latencyMs} ms ` +
       `with \`keywordPolicy(/${s.keepKeyword}/i)\`; concurrency ${s.concurrency}.`,
     "- **Workloads.** Generated heavy sessions (`bench/lib/generate.ts`, seed 7) of 200, 2,000 and 10,000 entries; " +
-      "the final run holds about 55% of them. *cold* = the first pass of a session: empty snapshot cache and mirror, " +
-      `every entry sent to the worker. *+N* (N = ${s.steps.join(", ")}) = the next pass on the same session, mirror ` +
+      "the final run holds about 55% of them. *cold* = a first pass with nothing cached: empty snapshot cache and " +
+      "mirror, every entry sent to the worker inside the hook (the extension's warm-up after `session_start` " +
+      "normally sends the session while Pi is idle; a pass is cold when it runs before that finished, after the " +
+      "pool's worker was replaced, or when the guard is turned on mid-session; `bench/HOOKS.md` measures the " +
+      "warm-up and the warmed first pass). The benchmark process holds only the workloads of the scenario and " +
+      `session size it runs. *+N* (N = ${s.steps.join(", ")}) = the next pass on the same session, mirror ` +
       "and worker after N new entries (a new run) were appended and the previous pass's `context_edit` entries and " +
       "record were applied the way Pi applies them (edited messages are new objects every projection). Single " +
       "outputs (grep-style or a test log) are one tool result at the end of a small run whose mirror is warm.",

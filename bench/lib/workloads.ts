@@ -181,6 +181,16 @@ export function baseSession(n: number): SessionEntryLike[] {
 
 const outputCache = new Map<string, string>();
 
+/**
+ * Drops the cached sessions and outputs. A Pi process holds the one session it runs, not every workload
+ * of the suite: the heap (and with it the garbage collector's pauses) should be the workload's, so each
+ * scenario and each session size starts with only what it uses. Both caches regenerate deterministically.
+ */
+export function releaseWorkloads(): void {
+  sessionCache.clear();
+  outputCache.clear();
+}
+
 export function output(kind: OutputKind, bytes: number): string {
   const key = `${kind}:${bytes}`;
   let s = outputCache.get(key);

@@ -6,7 +6,7 @@ import type { LoopbackHost } from "../lib/loopback-host.ts";
 import type { BenchMode } from "../lib/mode.ts";
 import { measurePass, type PassEnv, type PassSample } from "../lib/pass.ts";
 import { settle } from "../lib/stall.ts";
-import { appendedRun, baseSession, SessionSim } from "../lib/workloads.ts";
+import { appendedRun, baseSession, releaseWorkloads, SessionSim } from "../lib/workloads.ts";
 
 export interface HangSample extends PassSample {
   size: number;
@@ -54,6 +54,7 @@ export async function runHang(
         await lb.set({ behaviour: "answer" });
         log(`  hang ${size}: rep ${rep + 1}/${mode.slowReps}`);
       }
+      releaseWorkloads();
     }
   } finally {
     await lb.set({ behaviour: "answer" });

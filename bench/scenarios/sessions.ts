@@ -9,7 +9,7 @@ import { measurePass, type PassEnv, type PassSample } from "../lib/pass.ts";
 import type { ProbeMode } from "../lib/stall.ts";
 import { settle } from "../lib/stall.ts";
 import { rotate } from "../lib/stats.ts";
-import { appendedRun, baseSession, SessionSim } from "../lib/workloads.ts";
+import { appendedRun, baseSession, releaseWorkloads, SessionSim } from "../lib/workloads.ts";
 
 export interface SessionSample extends PassSample {
   size: number;
@@ -74,6 +74,9 @@ export async function runSessions(
       await sequence(runner("piscina"), size, mode, env, "quiet", rep, appended, samples);
       log(`  sessions ${size}: rep ${rep + 1}/${mode.reps}`);
     }
+    // The next size runs with only its own session in memory.
+    appended.clear();
+    releaseWorkloads();
   }
   return { samples, steps: mode.steps };
 }
