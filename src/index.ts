@@ -38,6 +38,7 @@ export {
   type RunEndDeps,
   type RunEndResult,
   runPass,
+  warmWorker,
 } from "./main/run-end.ts";
 export { type ProjectedLike, readContent, SnapshotBuilder } from "./main/snapshot.ts";
 export { type Validation, validateEdits, validateEditsPaced } from "./main/validate.ts";

@@ -616,9 +616,14 @@ function targets(r: BenchResults): Target[] {
     for (const pass of steps) {
       const cpu = (size: number) =>
         median(passSamples(r, size, pass, "piscina", "quiet").map((x) => x.cpuMs ?? Number.NaN));
+      const requests = (size: number) => median(passSamples(r, size, pass, "piscina", "quiet").map((x) => x.requests));
       const a = cpu(first);
       const b = cpu(last);
-      parts.push(`${pass}: ${fmt(a)} → ${fmt(b)} ms CPU (${fmtRatio(b / a)})`);
+      // The classifier requests a pass sends depend on what is left to judge (deferred old exchanges are
+      // asked again), not only on what is new: shown alongside, since each costs the client's CPU.
+      parts.push(
+        `${pass}: ${fmt(a)} → ${fmt(b)} ms CPU (${fmtRatio(b / a)}; ${int(requests(first))} → ${int(requests(last))} requests)`,
+      );
       // Flat enough: less than a quarter of the session's growth shows in the per-pass cost.
       if (b / a > Math.max(2, (last / first) ** 0.25)) flat = false;
     }
@@ -915,7 +920,8 @@ export function renderMarkdown(r: BenchResults): string {
       "gap − the time the thread was runnable but another thread had the core (other processes on this shared " +
       "2-core machine, or the benchmark's own workers). The gap probe keeps the loop spinning, so the piscina " +
       "passes are repeated with a 1 ms interval probe instead (*no spin probe*), which is also when main-thread " +
-      "CPU (`process.threadCpuUsage`) is measured; the verdicts use those.",
+      "CPU (`process.threadCpuUsage`, with the probe's own sampling cost, calibrated on an idle loop, taken " +
+      "out) is measured; the verdicts use those.",
     "- **Settle.** Hook start → return. Overhead = hook − latency × waves, waves = ceil(requests / concurrency): " +
       `what the pipeline adds to the classifier's own time. The pass deadline is ${int(s.timeoutMs)} ms here so ` +
       `every request is answered; the hang case uses timeoutMs ${int(s.hangTimeoutMs)}.`,

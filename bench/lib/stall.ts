@@ -39,7 +39,10 @@ export interface Measured<T> {
   /** Wall time of `fn`, ms. */
   ms: number;
   stall: StallStats;
-  /** Main-thread CPU time (user + system) during `fn`, ms; only in quiet mode (the probe spins otherwise). */
+  /**
+   * Main-thread CPU time (user + system) during `fn`, ms, the probe's own sampling cost taken out; only in
+   * quiet mode (the probe spins otherwise).
+   */
   cpuMs?: number;
 }
 
@@ -77,7 +80,23 @@ export class RunQueueClock {
 }
 
 /** Runs `fn` and reports the longest main-thread stall while it ran. */
+let quietSampleCpuMs: number | undefined;
+
+/**
+ * Main-thread CPU the quiet probe costs per sample (a 1 ms timer wake-up and a schedstat read), measured
+ * once per process on an idle loop. A hook's CPU is reported with samples × this taken out: otherwise a
+ * hook that merely lasts longer (more classifier waves) would look more expensive.
+ */
+async function quietProbeCost(): Promise<number> {
+  if (quietSampleCpuMs !== undefined) return quietSampleCpuMs;
+  quietSampleCpuMs = 0; // the calibration itself is measured uncorrected
+  const idle = await measureStall(() => new Promise<void>((resolve) => setTimeout(resolve, 300)), "quiet");
+  quietSampleCpuMs = idle.stall.samples > 0 ? (idle.cpuMs ?? 0) / idle.stall.samples : 0;
+  return quietSampleCpuMs;
+}
+
 export async function measureStall<T>(fn: () => Promise<T> | T, mode: ProbeMode = "spin"): Promise<Measured<T>> {
+  const perSample = mode === "quiet" ? await quietProbeCost() : 0;
   const eld = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   const gaps = createHistogram();
   const clock = new RunQueueClock();
@@ -160,7 +179,10 @@ export async function measureStall<T>(fn: () => Promise<T> | T, mode: ProbeMode 
     stall.runQueueMs = nsToMs(wait1 - wait0);
   }
   const out: Measured<T> = { value, ms, stall };
-  if (mode === "quiet") out.cpuMs = (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000;
+  if (mode === "quiet") {
+    const raw = (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000;
+    out.cpuMs = Math.max(0, raw - samples * perSample);
+  }
   return out;
 }
 
