@@ -105,8 +105,8 @@ for (const size of sizes) {
     rows.push({ label: `turn_end checkpoint, ${size} entries, ${backend}`, values: [cell(cold), cell(warm)] });
   }
 
-  // session_start warm-up: the snapshot built paced and the session sent to the pass worker while Pi is
-  // idle (index.ts warmUp), then the first run-end pass of the resumed session; the same first pass
+  // Warm-up at the session's first agent_start: the snapshot built paced and the session sent to the pass
+  // worker while the main model works (index.ts warmWorkerFor), then the first run-end pass of the resumed session; the same first pass
   // without the warm-up (cold mirror, empty snapshot cache) alongside. The order alternates per repetition.
   {
     const runner = await passRunner("piscina");
@@ -153,7 +153,7 @@ for (const size of sizes) {
     }
     await runner.destroy();
     rows.push({
-      label: `session_start warm-up, ${size} entries: stall · duration`,
+      label: `warm-up at the first agent_start, ${size} entries: stall · duration`,
       values: [cell(warmUp), cell(warmUpMs)],
     });
     rows.push({
@@ -228,7 +228,7 @@ const header = ["| hook, workload | measure A (ms, median / max) | measure B (ms
 const table = [...header, ...rows.map((r) => `| ${r.label} | ${r.values.join(" | ")} |`)].join("\n");
 const legend = [
   "- **turn_end checkpoint:** the pass as the hook runs it (snapshot, plan in the pool or inline, classifier, finish, validation). A = longest main-thread stall of the first checkpoint pass of the session (cold: every entry sent to the worker), B = the next checkpoint, after the first one's edits and 20 new entries (warm mirror). Own stall: run-queue wait taken out. Break-even off so the pass always does its work; classifier 20 ms away in its own thread.",
-  "- **session_start warm-up:** A = longest main-thread stall while the warm-up builds the snapshot (paced) and sends the session to the pass worker in slices, B = how long that takes (Pi is idle meanwhile). **first run_end pass:** the resumed session's first agent_before_settle, A = after the warm-up (the worker holds the session), B = without it (cold: every entry sent inside the hook); stall rows give the longest own stall, settle rows the hook's duration (classifier 20 ms, concurrency 6, the same requests either way).",
+  "- **warm-up at the first agent_start:** A = longest main-thread stall while the warm-up builds the snapshot (paced) and sends the session to the pass worker in slices, B = how long that takes (the main model is working meanwhile). **first run_end pass:** the resumed session's first agent_before_settle, A = after the warm-up (the worker holds the session), B = without it (cold: every entry sent inside the hook); stall rows give the longest own stall, settle rows the hook's duration (classifier 20 ms, concurrency 6, the same requests either way).",
   "- **before_provider_request:** A = the breakpoint placement alone on the payload, B = the whole handler work (branch walk of the cache log, trust check, placement, logging).",
   "- **footer redraw:** A = savings and lifetime from the cached snapshot, B = the same including the projection Pi hands over (the simulated `buildSessionProjection`).",
 ].join("\n");

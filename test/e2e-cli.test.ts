@@ -144,7 +144,7 @@ async function passThroughLibrary(pkg: string): Promise<void> {
       modelRef: "x/y",
       mirror: new lib.WorkerMirror(),
     };
-    // Warmed first, as the extension does after session_start: the pass then has nothing left to send.
+    // Warmed first, as the extension does when a session's first run starts: the pass then has nothing left to send.
     expect(await lib.warmWorker(entries, deps)).toBe(entries.length);
     const pass = await lib.runPass(entries, deps, { phase: "run-end" });
     if (pass.status !== "done") throw new Error(`no pass: ${pass.reason}`);

@@ -67,7 +67,10 @@ export type WireAnswer =
 export type AnswerPolicy = (body: SystemOneRequestBody) => Record<string, WireAnswer>;
 
 export interface LoopbackOptions {
-  /** Delay before every response, in ms. Default 0. */
+  /**
+   * Response time of every request, in ms, counted from its arrival: the server's own work (reading,
+   * parsing, the policy) is part of it, as a remote service's is. Default 0.
+   */
   latencyMs?: number;
   /** Extra uniform random delay in [0, jitterMs), from a seeded PRNG. Default 0. */
   jitterMs?: number;
@@ -311,6 +314,7 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
         });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const arrived = performance.now();
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     const raw = await readBody(req);
     if (req.method !== "POST" || path !== `${basePath()}/systemone`) {
@@ -337,7 +341,16 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
     }
 
     const jitter = (options.jitterMs ?? 0) > 0 ? random() * (options.jitterMs ?? 0) : 0;
-    await delay((options.latencyMs ?? 0) + jitter);
+    const asked = Object.keys(body.questions);
+    let answers = (options.policy ?? neutralPolicy)(body);
+    if (behaviour === "missing-ids") answers = dropSomeIds(answers, asked);
+    else if (behaviour === "wrong-types") answers = wrongTypes(answers);
+    else if (behaviour === "nan") answers = nanAnswers(answers, options.nanValue ?? "NaN");
+    const inputTokens = options.inputTokens?.(body) ?? Math.ceil((JSON.stringify(body.state) ?? "").length / 4);
+    const reply = { answers, usage: { input_tokens: inputTokens, output_tokens: 0 } };
+    // The latency is the service's response time, as a remote classifier's is: reading the request,
+    // parsing it and computing the answers happen within it, not on top of it.
+    await delay((options.latencyMs ?? 0) + jitter - (performance.now() - arrived));
     if (closed || res.destroyed || req.socket.destroyed) return;
 
     switch (behaviour) {
@@ -353,13 +366,6 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
         return;
     }
 
-    const asked = Object.keys(body.questions);
-    let answers = (options.policy ?? neutralPolicy)(body);
-    if (behaviour === "missing-ids") answers = dropSomeIds(answers, asked);
-    else if (behaviour === "wrong-types") answers = wrongTypes(answers);
-    else if (behaviour === "nan") answers = nanAnswers(answers, options.nanValue ?? "NaN");
-    const inputTokens = options.inputTokens?.(body) ?? Math.ceil((JSON.stringify(body.state) ?? "").length / 4);
-    const reply = { answers, usage: { input_tokens: inputTokens, output_tokens: 0 } };
     if (behaviour === "late") {
       await delay(options.lateMs ?? 10_000);
       if (closed || res.destroyed || req.socket.destroyed) return;

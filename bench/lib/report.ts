@@ -901,13 +901,13 @@ export function renderMarkdown(r: BenchResults): string {
       "`anthropic`, the sessions' main model) → `validateEdits`. The pass pool " +
       "is the one `session_start` creates (one warm thread); the classifier is pi-ai's real `typesafe-system-one` " +
       "client (`maxRetries: 0`, the pass's signal and deadline, `toOutcome`) against the loopback System One server, " +
-      `which runs in its own worker thread (it is a remote service in real use). It answers after ${s.latencyMs} ms ` +
+      `which runs in its own worker thread (it is a remote service in real use). It answers ${s.latencyMs} ms after a request arrives (its own parsing and policy inside that time, as a remote service's response time) ` +
       `with \`keywordPolicy(/${s.keepKeyword}/i)\`; concurrency ${s.concurrency}.`,
     "- **Workloads.** Generated heavy sessions (`bench/lib/generate.ts`, seed 7) of 200, 2,000 and 10,000 entries; " +
       "the final run holds about 55% of them. *cold* = a first pass with nothing cached: empty snapshot cache and " +
-      "mirror, every entry sent to the worker inside the hook (the extension's warm-up after `session_start` " +
-      "normally sends the session while Pi is idle; a pass is cold when it runs before that finished, after the " +
-      "pool's worker was replaced, or when the guard is turned on mid-session; `bench/HOOKS.md` measures the " +
+      "mirror, every entry sent to the worker inside the hook (the extension normally sends the session while the " +
+      "main model works on the session's first run; a pass is cold when that has not finished, after the pool's " +
+      "worker was replaced, or when the guard is turned on mid-run; `bench/HOOKS.md` measures the " +
       "warm-up and the warmed first pass). The benchmark process holds only the workloads of the scenario and " +
       `session size it runs. *+N* (N = ${s.steps.join(", ")}) = the next pass on the same session, mirror ` +
       "and worker after N new entries (a new run) were appended and the previous pass's `context_edit` entries and " +

@@ -40,10 +40,12 @@ interface Session {
   /** Anthropic cache entries this process saw written (in memory only). */
   cachePins: CachePins;
   /**
-   * The warm-up after session_start: the session's snapshot built paced and sent to the pass worker.
-   * A pass waits for it, so the two never interleave their use of the mirror. Never rejects.
+   * Background work that a pass must not interleave with: the snapshot built paced after session_start,
+   * and the session sent to the pass worker once the first run starts. A pass waits for it. Never rejects.
    */
   warming: Promise<void>;
+  /** Whether the pass worker has been sent the session (or a pass has run). */
+  workerWarm: boolean;
   /** Whether the snapshot has been built once (until then the footer shows no savings). */
   warmed: boolean;
 }
@@ -131,33 +133,52 @@ export default function contextGuard(pi: ExtensionAPI): void {
       stop: new AbortController(),
       warming: Promise.resolve(),
       warmed: false,
+      workerWarm: false,
     };
     notifyWarnings(ctx, loaded.warnings);
     draw(ctx);
-    session.warming = warmUp(session, ctx);
+    session.warming = buildSnapshot(session, ctx);
   });
 
   /**
-   * A resumed session can be large: its snapshot is built and sent to the pass worker now, paced, while
-   * Pi waits for the user, instead of inside the first pass. A failure only means the first pass does it.
+   * A resumed session can be large. Its snapshot is built paced right after session_start (the footer
+   * needs it), instead of in one block by the first redraw.
    */
-  const warmUp = async (s: Session, ctx: ExtensionContext): Promise<void> => {
+  const buildSnapshot = async (s: Session, ctx: ExtensionContext): Promise<void> => {
     try {
       await nextTurn();
       if (s.closed) return;
-      const entries = await s.snapshots.entriesPaced(projectedEntries(ctx));
+      await s.snapshots.entriesPaced(projectedEntries(ctx));
       s.warmed = true;
-      if (s.closed) return;
-      draw(ctx);
-      if (s.config.enabled && s.passRunner) {
-        await warmWorker(entries, { runner: s.passRunner, mirror: s.mirror, signal: s.stop.signal });
-      }
+      if (!s.closed) draw(ctx);
     } catch {
-      // Nothing to report: the first pass sends whatever did not arrive.
+      // The next redraw builds it.
     } finally {
       s.warmed = true;
     }
   };
+
+  /**
+   * When the session's first run starts, the session goes to the pass worker in paced slices while the
+   * main model works, instead of inside the first pass. Not at session_start: a session that is only
+   * opened to be read never needs the worker's copy, and Pi is busy drawing it then.
+   */
+  const warmWorkerFor = async (s: Session, ctx: ExtensionContext): Promise<void> => {
+    if (s.workerWarm || s.closed || !s.config.enabled || !s.passRunner) return;
+    s.workerWarm = true;
+    try {
+      const entries = await s.snapshots.entriesPaced(projectedEntries(ctx));
+      if (!s.closed) await warmWorker(entries, { runner: s.passRunner, mirror: s.mirror, signal: s.stop.signal });
+    } catch {
+      // Nothing to report: the first pass sends whatever did not arrive.
+    }
+  };
+
+  pi.on("agent_start", (_event, ctx) => {
+    const s = session;
+    if (!s || s.workerWarm) return;
+    s.warming = s.warming.then(() => warmWorkerFor(s, ctx));
+  });
 
   pi.on("session_shutdown", async () => {
     const s = session;
@@ -181,6 +202,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     if (!s?.passRunner || s.closed) return;
     await s.warming;
     if (s.closed) return;
+    s.workerWarm = true;
     // Without a usable classifier a pass still removes old images, which need no judgment.
     const found = lookup(ctx);
     const context = event.context.contextEntries as ProjectedLike[];

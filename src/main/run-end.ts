@@ -134,7 +134,7 @@ async function sendAhead(
 }
 
 /**
- * Sends the session to the pass worker before any pass needs it (after session_start, while Pi is idle),
+ * Sends the session to the pass worker before any pass needs it (when a session's first run starts),
  * in the same paced slices a first pass would use. The first pass of a resumed session then finds the
  * worker warm and sends only what changed since. Returns the number of entries sent.
  */
