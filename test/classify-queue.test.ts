@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { fullGc } from "../bench/lib/stall.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../src/core/types.ts";
 import { type ClassifyFn, classifyAll } from "../src/main/classify-queue.ts";
-import { collectGarbage } from "./support/gc.ts";
 import { turnCounter } from "./support/turns.ts";
 
 const req = (n: number): ClassifierRequest => ({ state: { n }, questions: {} });
@@ -115,7 +115,7 @@ describe("classifyAll", () => {
       if (r.state.n === 39) {
         // The last call: every other call answered; collect and look.
         await new Promise((resolve) => setImmediate(resolve));
-        collectGarbage();
+        fullGc();
         gcDone();
       }
       return answered;
