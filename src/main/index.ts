@@ -47,7 +47,7 @@ interface Session {
   /** Whether the pass worker has been sent the session (or a pass has run). */
   workerWarm: boolean;
   /** Whether the snapshot has been built once (until then the footer shows no savings). */
-  warmed: boolean;
+  snapshotBuilt: boolean;
 }
 
 const NO_SAVINGS = { chars: 0, items: 0 };
@@ -87,7 +87,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     return {
       kind: "ready",
       // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
-      savings: session.warmed ? currentSavings(session.snapshots.entries(projectedEntries(ctx))) : NO_SAVINGS,
+      savings: session.snapshotBuilt ? currentSavings(session.snapshots.entries(projectedEntries(ctx))) : NO_SAVINGS,
       lifetime: lifetime(ctx.sessionManager.getBranch()),
     };
   };
@@ -132,7 +132,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
       closed: false,
       stop: new AbortController(),
       warming: Promise.resolve(),
-      warmed: false,
+      snapshotBuilt: false,
       workerWarm: false,
     };
     notifyWarnings(ctx, loaded.warnings);
@@ -149,12 +149,12 @@ export default function contextGuard(pi: ExtensionAPI): void {
       await nextTurn();
       if (s.closed) return;
       await s.snapshots.entriesPaced(projectedEntries(ctx));
-      s.warmed = true;
+      s.snapshotBuilt = true;
       if (!s.closed) draw(ctx);
     } catch {
       // The next redraw builds it.
     } finally {
-      s.warmed = true;
+      s.snapshotBuilt = true;
     }
   };
 
