@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
 import { planRunEnd } from "../src/core/pass.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../src/core/types.ts";
+import { nextTurn } from "../src/main/pace.ts";
 import { SnapshotBuilder } from "../src/main/snapshot.ts";
 import { toProjection } from "./lib/generate.ts";
 import { benchConfig, loopbackClassify } from "./lib/hook.ts";
@@ -65,7 +66,7 @@ for (let rep = 0; rep < Number(values.reps); rep++) {
       const slot = async () => {
         while (next < requests.length) {
           const r = requests[next++] as ClassifierRequest;
-          await new Promise((resolve) => setImmediate(resolve));
+          await nextTurn();
           const outcome = await call(r);
           if (outcome.status !== "stop") throw new Error(`classifier: ${outcome.error}`);
         }

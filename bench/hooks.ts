@@ -106,8 +106,9 @@ for (const size of sizes) {
   }
 
   // Warm-up at the session's first agent_start: the snapshot built paced and the session sent to the pass
-  // worker while the main model works (index.ts warmWorkerFor), then the first run-end pass of the resumed session; the same first pass
-  // without the warm-up (cold mirror, empty snapshot cache) alongside. The order alternates per repetition.
+  // worker while the main model works (index.ts warmWorkerFor), then the resumed session's first run-end
+  // pass; the same first pass without the warm-up (cold mirror, empty snapshot cache) alongside. The order
+  // alternates per repetition.
   {
     const runner = await passRunner("piscina");
     const warmUp: number[] = [];

@@ -79,7 +79,6 @@ export class RunQueueClock {
   }
 }
 
-/** Runs `fn` and reports the longest main-thread stall while it ran. */
 let quietSampleCpuMs: number | undefined;
 
 /**
@@ -95,6 +94,7 @@ async function quietProbeCost(): Promise<number> {
   return quietSampleCpuMs;
 }
 
+/** Runs `fn` and reports the longest main-thread stall while it ran. */
 export async function measureStall<T>(fn: () => Promise<T> | T, mode: ProbeMode = "spin"): Promise<Measured<T>> {
   const perSample = mode === "quiet" ? await quietProbeCost() : 0;
   const eld = monitorEventLoopDelay({ resolution: RESOLUTION_MS });

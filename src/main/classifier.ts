@@ -8,6 +8,7 @@ import { parseModelRef } from "../core/config.ts";
 import { classifyLexical, isLocalModelRef } from "../core/lexical.ts";
 import type { ClassifierOutcome } from "../core/types.ts";
 import type { ClassifyFn } from "./classify-queue.ts";
+import { nextTurn } from "./pace.ts";
 
 type Registry = ExtensionContext["modelRegistry"];
 
@@ -76,7 +77,6 @@ export function piClassify(registry: Registry, model: ClassifierModel<Classifier
  */
 export function localClassify(): ClassifyFn {
   let chain: Promise<unknown> = Promise.resolve();
-  const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
   return (request, { signal }) => {
     const run = chain.then(nextTurn).then((): ClassifierOutcome => {
       if (signal.aborted) return { status: "error", error: "aborted" };

@@ -4,6 +4,7 @@
 // which the pass treats as "keep".
 import PQueue from "p-queue";
 import type { ClassifierOutcome, ClassifierRequest } from "../core/types.ts";
+import { nextTurn } from "./pace.ts";
 
 export interface ClassifyOptions {
   signal: AbortSignal;
@@ -89,7 +90,7 @@ export async function classifyAll(
   // would block the event loop for their sum, so each call starts in an event-loop turn of its own.
   let gate = Promise.resolve();
   const ownTurn = (): Promise<void> => {
-    const turn = gate.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    const turn = gate.then(nextTurn);
     gate = turn;
     return turn;
   };
@@ -105,7 +106,6 @@ export async function classifyAll(
       const own = new AbortController();
       const relay = () => own.abort(controller.signal.reason);
       controller.signal.addEventListener("abort", relay, { once: true });
-      let settled = false;
       try {
         const request = await untilStopped(load(index), own.signal);
         if (request === STOPPED || closed) return;
@@ -117,16 +117,14 @@ export async function classifyAll(
           timeoutMs: Math.ceil(Math.max(1, deadlineAt - performance.now())),
         });
         outcome = await untilStopped(call, own.signal);
-        settled = outcome !== STOPPED;
       } catch (error) {
-        settled = true;
         outcome = { status: "error", error: error instanceof Error ? error.message : String(error) };
       } finally {
         controller.signal.removeEventListener("abort", relay);
       }
       // A call still running when the pass stopped waiting is cancelled; one that answered has nothing
       // left to cancel.
-      if (!settled) own.abort(controller.signal.reason ?? new Error("classifier call abandoned"));
+      if (outcome === STOPPED) own.abort(controller.signal.reason ?? new Error("classifier call abandoned"));
       // A client that gave up on its own timer at the deadline lost the same race: that is a timeout.
       if (outcome === STOPPED || closed || (outcome.status !== "stop" && performance.now() >= deadlineAt)) return;
       outcomes[index] = { ...outcome, ms: outcome.ms ?? Math.round(performance.now() - began) };
