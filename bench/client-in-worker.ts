@@ -14,6 +14,7 @@ import { planRunEnd } from "../src/core/pass.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../src/core/types.ts";
 import { nextTurn } from "../src/main/pace.ts";
 import { SnapshotBuilder } from "../src/main/snapshot.ts";
+import { createThreadFetch } from "../src/main/thread-fetch.ts";
 import { toProjection } from "./lib/generate.ts";
 import { benchConfig, loopbackClassify } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
@@ -34,6 +35,9 @@ const onMain = loopbackClassify(host.baseUrl);
 const worker = new Worker(new URL("./lib/client-worker.ts", import.meta.url), {
   workerData: { baseUrl: host.baseUrl },
 });
+const threadFetch = createThreadFetch();
+threadFetch.start();
+const viaThreadFetch = loopbackClassify(host.baseUrl, threadFetch.fetch);
 const waiting = new Map<number, (outcome: ClassifierOutcome) => void>();
 worker.on("message", (m: { id: number; outcome: ClassifierOutcome }) => {
   waiting.get(m.id)?.(m.outcome);
@@ -42,6 +46,8 @@ worker.on("message", (m: { id: number; outcome: ClassifierOutcome }) => {
 let ids = 0;
 const clients: Record<string, (r: ClassifierRequest) => Promise<ClassifierOutcome>> = {
   "main thread": (r) => onMain(r, { signal: new AbortController().signal, timeoutMs: 60_000 }),
+  "main thread, HTTP in a worker (thread-fetch)": (r) =>
+    viaThreadFetch(r, { signal: new AbortController().signal, timeoutMs: 60_000 }),
   "worker thread": (r) =>
     new Promise((resolve) => {
       const id = ids++;
@@ -82,6 +88,7 @@ for (let rep = 0; rep < Number(values.reps); rep++) {
   }
 }
 await worker.terminate();
+await threadFetch.close();
 await host.close();
 
 const cell = (xs: number[]) => {

@@ -1,5 +1,5 @@
-// Library entry: a whole pass (runPass), the worker tasks, the pool that runs them, the classifier queue
-// and the pure core.
+// Library entry: a whole pass (runPass), the worker tasks, the pool that runs them, the classifier queue,
+// the HTTP thread for classifier requests (createThreadFetch) and the pure core.
 // The Pi extension itself is `pi-context-guard/extension` (src/main/index.ts).
 export * from "./core/answers.ts";
 export * from "./core/chunk.ts";
@@ -41,6 +41,7 @@ export {
   warmWorker,
 } from "./main/run-end.ts";
 export { type ProjectedLike, readContent, SnapshotBuilder } from "./main/snapshot.ts";
+export { createThreadFetch, type ThreadFetch } from "./main/thread-fetch.ts";
 export { type Validation, validateEdits, validateEditsPaced } from "./main/validate.ts";
 export { WorkerMirror } from "./main/worker-mirror.ts";
 export * as tasks from "./workers/tasks.ts";

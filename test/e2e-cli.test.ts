@@ -152,4 +152,14 @@ async function passThroughLibrary(pkg: string): Promise<void> {
   } finally {
     await runner.destroy();
   }
+  // The classifier's HTTP thread loads from dist too (the extension would otherwise fall back to the
+  // main thread without a word).
+  const http = lib.createThreadFetch();
+  try {
+    const response = await http.fetch(`${classifier.baseUrl}/systemone`, { method: "POST", body: "not json" });
+    expect(http.unavailable).toBeUndefined();
+    expect(response.status).toBe(400);
+  } finally {
+    await http.close();
+  }
 }

@@ -30,6 +30,38 @@ vi.mock("../src/main/pool.ts", async (importOriginal) => {
   };
 });
 
+/** The extension's HTTP threads, as it creates and uses them (the real ones, wrapped to be counted). */
+const httpThreads: Array<{ started: number; closed: number; fetch: typeof globalThis.fetch }> = [];
+
+vi.mock("../src/main/thread-fetch.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../src/main/thread-fetch.ts")>();
+  return {
+    ...real,
+    createThreadFetch: (options?: Parameters<typeof real.createThreadFetch>[0]) => {
+      const inner = real.createThreadFetch(options);
+      const counted = { started: 0, closed: 0, fetch: inner.fetch };
+      httpThreads.push(counted);
+      return {
+        fetch: inner.fetch,
+        start: () => {
+          counted.started++;
+          inner.start();
+        },
+        get pending() {
+          return inner.pending;
+        },
+        get unavailable() {
+          return inner.unavailable;
+        },
+        close: () => {
+          counted.closed++;
+          return inner.close();
+        },
+      };
+    },
+  };
+});
+
 const { default: contextGuard } = await import("../src/main/index.ts");
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
@@ -77,6 +109,7 @@ beforeAll(() => {
 });
 afterEach(() => {
   traffic.length = 0;
+  httpThreads.length = 0;
 });
 
 describe("worker warm-up in the extension", () => {
@@ -116,6 +149,57 @@ describe("worker warm-up in the extension", () => {
     expect(sent).toBe(projection.length);
     expect(traffic.at(-1)?.task).toBe("plan");
     expect(traffic.at(-1)?.fresh).toBeGreaterThan(0);
+    await emit("session_shutdown", {}, ctx);
+  });
+});
+
+describe("the classifier's HTTP thread in the extension", () => {
+  /** A registry that has the configured classifier; it records the options of every call. */
+  const calls: Array<{ fetch?: unknown }> = [];
+  const withClassifier = {
+    ...ctx,
+    modelRegistry: {
+      findOfType: (_type: string, provider: string, id: string) => ({
+        type: "classifier",
+        provider,
+        id,
+        api: "typesafe-system-one",
+        baseUrl: "http://127.0.0.1:9/api/v1",
+        input: ["text"],
+      }),
+      getProviderAuthStatus: () => ({ configured: true }),
+      getApiKeyForProvider: async () => "k",
+      classify: async (
+        model: { api: string; provider: string; id: string },
+        _c: unknown,
+        options: { fetch?: unknown },
+      ) => {
+        calls.push(options);
+        return { ...model, model: model.id, answers: {}, stopReason: "error", errorMessage: "offline", timestamp: 0 };
+      },
+    },
+  };
+
+  it("starts when a run starts, carries the pass's classifier calls, and stops with the session", async () => {
+    calls.length = 0;
+    const emit = fakePi();
+    await emit("session_start", {}, withClassifier);
+    const thread = httpThreads.at(-1);
+    expect(thread?.started).toBe(0);
+    await emit("agent_start", {}, withClassifier);
+    expect(thread?.started).toBe(1);
+    await emit("agent_before_settle", settle, withClassifier);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((options) => options.fetch === thread?.fetch)).toBe(true);
+    await emit("session_shutdown", {}, withClassifier);
+    expect(thread?.closed).toBe(1);
+  });
+
+  it("is not started for a session without a usable remote classifier", async () => {
+    const emit = fakePi();
+    await emit("session_start", {}, ctx);
+    await emit("agent_start", {}, ctx);
+    expect(httpThreads.at(-1)?.started).toBe(0);
     await emit("session_shutdown", {}, ctx);
   });
 });

@@ -54,12 +54,20 @@ export function redactSecrets(text: string, secrets: ReadonlyArray<string | unde
     .replace(/\bsk-[A-Za-z0-9_-]{8,}/g, "[redacted]");
 }
 
-export function piClassify(registry: Registry, model: ClassifierModel<ClassifierApi>): ClassifyFn {
+/**
+ * Calls through Pi's registry, which resolves the provider, auth and headers. `fetch`, when given,
+ * carries the HTTP request (thread-fetch.ts runs it on a worker thread).
+ */
+export function piClassify(
+  registry: Registry,
+  model: ClassifierModel<ClassifierApi>,
+  fetch?: typeof globalThis.fetch,
+): ClassifyFn {
   return async (request, { signal, timeoutMs }) => {
     const result = await registry.classify(
       model,
       { state: request.state, questions: request.questions } as Parameters<Registry["classify"]>[1],
-      { signal, timeoutMs, maxRetries: 0 },
+      { signal, timeoutMs, maxRetries: 0, ...(fetch ? { fetch } : {}) },
     );
     const outcome = toOutcome(result);
     if (outcome.error) {
@@ -90,6 +98,10 @@ export function localClassify(): ClassifyFn {
 }
 
 /** The classify function for a lookup that succeeded: Pi's registry, or the embedded scorer. */
-export function classifierFor(registry: Registry, found: Extract<ClassifierLookup, { ok: true }>): ClassifyFn {
-  return found.local ? localClassify() : piClassify(registry, found.model);
+export function classifierFor(
+  registry: Registry,
+  found: Extract<ClassifierLookup, { ok: true }>,
+  fetch?: typeof globalThis.fetch,
+): ClassifyFn {
+  return found.local ? localClassify() : piClassify(registry, found.model, fetch);
 }

@@ -20,6 +20,7 @@ import { loadSettings, saveSetting } from "./settings.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type GuardState, statusText } from "./status.ts";
 import { recordPass, Telemetry, telemetryStatsReport } from "./telemetry.ts";
+import { createThreadFetch, type ThreadFetch } from "./thread-fetch.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
 
 const STATUS_KEY = "context-guard";
@@ -29,6 +30,8 @@ interface Session {
   settingsPath: string;
   passRunner?: TaskRunner;
   recallRunner?: TaskRunner;
+  /** Carries the classifier's HTTP requests on a thread of their own, off Pi's event loop. */
+  http: ThreadFetch;
   snapshots: SnapshotBuilder;
   mirror: WorkerMirror;
   busy: boolean;
@@ -125,6 +128,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
       settingsPath: loaded.path,
       passRunner,
       recallRunner,
+      http: createThreadFetch(),
       snapshots: new SnapshotBuilder(),
       mirror: new WorkerMirror(),
       cachePins: new CachePins(),
@@ -177,6 +181,9 @@ export default function contextGuard(pi: ExtensionAPI): void {
   pi.on("agent_start", (_event, ctx) => {
     const s = session;
     if (!s || s.workerWarm) return;
+    // The HTTP thread boots while the main model works, so the first pass does not wait for it.
+    const found = s.config.enabled ? lookup(ctx) : undefined;
+    if (found?.ok && !found.local) s.http.start();
     s.warming = s.warming.then(() => warmWorkerFor(s, ctx));
   });
 
@@ -186,7 +193,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     if (!s) return;
     s.closed = true;
     s.stop.abort();
-    await Promise.allSettled([s.passRunner?.destroy(), s.recallRunner?.destroy()]);
+    await Promise.allSettled([s.passRunner?.destroy(), s.recallRunner?.destroy(), s.http.close()]);
   });
 
   /**
@@ -212,7 +219,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
         s.snapshots,
         {
           runner: s.passRunner,
-          classify: found.ok ? classifierFor(ctx.modelRegistry, found) : undefined,
+          classify: found.ok ? classifierFor(ctx.modelRegistry, found, s.http.fetch) : undefined,
           family: cacheFamily(ctx.model),
           config: s.config,
           modelRef: found.ref,
@@ -298,7 +305,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     getRunner: () => session?.passRunner,
     classifier: (ctx) => {
       const found = session ? lookup(ctx) : undefined;
-      return found?.ok ? classifierFor(ctx.modelRegistry, found) : undefined;
+      return found?.ok ? classifierFor(ctx.modelRegistry, found, session?.http.fetch) : undefined;
     },
     telemetry,
   });

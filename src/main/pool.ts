@@ -52,7 +52,7 @@ export function taskModulePath(): string {
 
 // Node prints an ExperimentalWarning when it strips types from a checkout's .ts worker; Pi's TUI owns
 // the terminal, so keep the worker quiet.
-const WORKER_EXEC_ARGV = [...process.execArgv, "--disable-warning=ExperimentalWarning"];
+export const WORKER_EXEC_ARGV = [...process.execArgv, "--disable-warning=ExperimentalWarning"];
 
 class InlineRunner implements TaskRunner {
   readonly backend = "inline" as const;

@@ -1,0 +1,177 @@
+// A `fetch` whose HTTP work runs on a worker thread (src/workers/http-worker.ts). pi-ai's classifier
+// client takes a `fetch` option: handing it this one keeps Pi's registry, auth, headers and the
+// client's own request and answer handling on the main thread, while the connection, its streams and
+// the garbage they make (measured in bench/: about half of the client's main-thread CPU and collector
+// time) move off it. A request it cannot carry as plain data goes to the ordinary fetch, and so does
+// everything if the thread cannot start at all.
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { WORKER_EXEC_ARGV } from "./pool.ts";
+
+export type FetchRequest =
+  | { type: "fetch"; id: number; url: string; method: string; headers: [string, string][]; body?: string }
+  | { type: "abort"; id: number };
+
+export type FetchReply =
+  | {
+      id: number;
+      ok: true;
+      status: number;
+      statusText: string;
+      headers: [string, string][];
+      body: ArrayBuffer;
+    }
+  | { id: number; ok: false; name: string; message: string; cause?: string };
+
+/** What the worker posts: its module has loaded, or the answer to one request. */
+type WorkerMessage = { ready: true } | FetchReply;
+
+export interface ThreadFetch {
+  /** Same contract as the global fetch. */
+  readonly fetch: typeof globalThis.fetch;
+  /** Starts the thread ahead of the first request (booting it takes tens of milliseconds). */
+  start(): void;
+  /** Requests sent to the thread and not answered yet. */
+  readonly pending: number;
+  /** Why requests go to the ordinary fetch instead (the thread could not start), if they do. */
+  readonly unavailable: string | undefined;
+  /** Stops the thread; requests in flight fail like a dropped connection. */
+  close(): Promise<void>;
+}
+
+/** The worker entry next to this module: `.ts` when running from a checkout, `.js` from the package. */
+export function httpWorkerPath(): string {
+  const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+  return fileURLToPath(new URL(`../workers/http-worker${ext}`, import.meta.url));
+}
+
+/** Statuses whose response must not carry a body (the Response constructor rejects one). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+interface Waiting {
+  resolve(response: Response): void;
+  reject(error: unknown): void;
+  cleanup(): void;
+}
+
+/** What fetch rejects with when the connection fails: a TypeError whose cause says why. */
+const networkError = (message: string, cause?: string) =>
+  new TypeError("fetch failed", { cause: new Error(cause ? `${message}: ${cause}` : message) });
+
+export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch {
+  let worker: Worker | undefined;
+  let ids = 0;
+  let closed = false;
+  /** Set when a thread failed before its module loaded: it would fail the same way every time. */
+  let unavailable: string | undefined;
+  const waiting = new Map<number, Waiting>();
+
+  const failAll = (why: string) => {
+    for (const [id, w] of waiting) {
+      waiting.delete(id);
+      w.cleanup();
+      w.reject(networkError(why));
+    }
+  };
+
+  const answer = (reply: FetchReply) => {
+    const entry = waiting.get(reply.id);
+    if (!entry) return;
+    waiting.delete(reply.id);
+    entry.cleanup();
+    if (!reply.ok) {
+      const named = reply.name === "AbortError" || reply.name === "TimeoutError";
+      entry.reject(named ? new DOMException(reply.message, reply.name) : networkError(reply.message, reply.cause));
+      return;
+    }
+    const body = NULL_BODY.has(reply.status) ? null : reply.body;
+    const headers = new Headers(reply.headers);
+    entry.resolve(new Response(body, { status: reply.status, statusText: reply.statusText, headers }));
+  };
+
+  const boot = (): Worker | undefined => {
+    if (worker) return worker;
+    let w: Worker;
+    try {
+      w = new Worker(options.entry ?? httpWorkerPath(), { execArgv: WORKER_EXEC_ARGV });
+    } catch (error) {
+      unavailable = `the HTTP worker could not start: ${(error as Error).message}`;
+      return undefined;
+    }
+    let ready = false;
+    // The thread never keeps Pi's process alive on its own; a request in flight holds a timer that does.
+    w.unref();
+    w.on("message", (message: WorkerMessage) => {
+      if ("ready" in message) ready = true;
+      else answer(message);
+    });
+    // A thread that fails or exits takes its requests with it. The next request starts a new one,
+    // unless this one never loaded its module: then the installation is at fault, not the moment.
+    const lost = (why: string) => {
+      if (worker !== w) return;
+      worker = undefined;
+      if (!ready) unavailable = why;
+      failAll(why);
+    };
+    w.on("error", (error) => lost(`the HTTP worker failed: ${error.message}`));
+    w.on("exit", (code) => lost(`the HTTP worker exited (code ${code})`));
+    worker = w;
+    return w;
+  };
+
+  const fetchInThread = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const body = init?.body;
+    const plain = !(input instanceof Request) && (body === undefined || body === null || typeof body === "string");
+    if (closed || unavailable !== undefined || !plain) return globalThis.fetch(input, init);
+    const signal = init?.signal ?? undefined;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const w = boot();
+    if (!w) return globalThis.fetch(input, init);
+    const id = ++ids;
+    return new Promise<Response>((resolve, reject) => {
+      // Keeps the process alive while the request is out, as an open socket would.
+      const hold = setInterval(() => {}, 60_000);
+      const cleanup = () => {
+        clearInterval(hold);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const onAbort = () => {
+        if (!waiting.delete(id)) return;
+        cleanup();
+        w.postMessage({ type: "abort", id } satisfies FetchRequest);
+        reject(signal?.reason);
+      };
+      waiting.set(id, { resolve, reject, cleanup });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const message: FetchRequest = {
+        type: "fetch",
+        id,
+        url: String(input),
+        method: init?.method ?? "GET",
+        headers: [...new Headers(init?.headers)],
+        ...(typeof body === "string" ? { body } : {}),
+      };
+      w.postMessage(message);
+    });
+  };
+
+  return {
+    fetch: fetchInThread as typeof globalThis.fetch,
+    start: () => {
+      if (!closed && unavailable === undefined) boot();
+    },
+    get pending() {
+      return waiting.size;
+    },
+    get unavailable() {
+      return unavailable;
+    },
+    async close() {
+      closed = true;
+      const w = worker;
+      worker = undefined;
+      failAll("the HTTP worker was closed");
+      await w?.terminate();
+    },
+  };
+}
