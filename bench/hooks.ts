@@ -16,6 +16,7 @@ import { CachePins } from "../src/main/cache-pins.ts";
 import type { PoolBackend } from "../src/main/pool.ts";
 import { runPassOnContext, warmWorker } from "../src/main/run-end.ts";
 import { SnapshotBuilder } from "../src/main/snapshot.ts";
+import { createThreadFetch } from "../src/main/thread-fetch.ts";
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
 import type { SessionEntryLike } from "./lib/generate.ts";
 import { benchConfig, loopbackClassify, MODEL_REF, passRunner } from "./lib/hook.ts";
@@ -71,7 +72,12 @@ interface Row {
 }
 
 const host = await startLoopbackHost({ latencyMs: 20, keyword: "\\b(error|fail(ed|ure|s)?)\\b", flags: "i" });
-const classify = loopbackClassify(host.baseUrl);
+// The classifier as the extension calls it (HTTP on its own thread); the inline backend, as a main-thread
+// implementation of the whole pass, sends its requests from the main thread.
+const http = createThreadFetch();
+http.start();
+const threaded = loopbackClassify(host.baseUrl, http.fetch);
+const onMain = loopbackClassify(host.baseUrl);
 const config = benchConfig({ midRunBreakEven: false, timeoutMs: 600_000 });
 const rows: Row[] = [];
 
@@ -82,6 +88,7 @@ for (const size of sizes) {
   // cold (the session's first pass) and the next checkpoint after the first one's edits and 20 new entries.
   for (const backend of ["piscina", "inline"] as PoolBackend[]) {
     const runner = await passRunner(backend);
+    const classify = backend === "inline" ? onMain : threaded;
     const cold: number[] = [];
     const warm: number[] = [];
     for (let r = 0; r < reps; r++) {
@@ -124,7 +131,7 @@ for (const size of sizes) {
         runPassOnContext(
           sim.project(),
           snapshots,
-          { runner, classify, family: "anthropic", config, modelRef: MODEL_REF, mirror },
+          { runner, classify: threaded, family: "anthropic", config, modelRef: MODEL_REF, mirror },
           { phase: "run-end" },
         );
       const warmed = async () => {
@@ -223,12 +230,13 @@ for (const size of sizes) {
   }
   rows.push({ label: `footer redraw, ${size} entries (200 edited)`, values: [cell(redraw), cell(withProjection)] });
 }
+await http.close();
 await host.close();
 
 const header = ["| hook, workload | measure A (ms, median / max) | measure B (ms, median / max) |", "|---|---:|---:|"];
 const table = [...header, ...rows.map((r) => `| ${r.label} | ${r.values.join(" | ")} |`)].join("\n");
 const legend = [
-  "- **turn_end checkpoint:** the pass as the hook runs it (snapshot, plan in the pool or inline, classifier, finish, validation). A = longest main-thread stall of the first checkpoint pass of the session (cold: every entry sent to the worker), B = the next checkpoint, after the first one's edits and 20 new entries (warm mirror). Own stall: run-queue wait taken out. Break-even off so the pass always does its work; classifier 20 ms away in its own thread.",
+  "- **turn_end checkpoint:** the pass as the hook runs it (snapshot, plan in the pool or inline, classifier, finish, validation). A = longest main-thread stall of the first checkpoint pass of the session (cold: every entry sent to the worker), B = the next checkpoint, after the first one's edits and 20 new entries (warm mirror). Own stall: run-queue wait taken out. Break-even off so the pass always does its work; classifier 20 ms away in its own thread, its requests sent from the extension's HTTP thread (inline: from the main thread, as a main-thread implementation would).",
   "- **warm-up at the first agent_start:** A = longest main-thread stall while the warm-up builds the snapshot (paced) and sends the session to the pass worker in slices, B = how long that takes (the main model is working meanwhile). **first run_end pass:** the resumed session's first agent_before_settle, A = after the warm-up (the worker holds the session), B = without it (cold: every entry sent inside the hook); stall rows give the longest own stall, settle rows the hook's duration (classifier 20 ms, concurrency 6, the same requests either way).",
   "- **before_provider_request:** A = the breakpoint placement alone on the payload, B = the whole handler work (branch walk of the cache log, trust check, placement, logging).",
   "- **footer redraw:** A = savings and lifetime from the cached snapshot, B = the same including the projection Pi hands over (the simulated `buildSessionProjection`).",

@@ -10,6 +10,7 @@
  */
 import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
+import { createThreadFetch } from "../src/main/thread-fetch.ts";
 import { benchConfig, HookSession, loopbackClassify, passRunner, runHook } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
 import { RunQueueClock } from "./lib/stall.ts";
@@ -40,7 +41,10 @@ inner.run = ((name, input, options) => {
   p.then(() => events.push({ t: performance.now(), what: `task ${name} done` })).catch(() => {});
   return p;
 }) as typeof inner.run;
-const base = loopbackClassify(host.baseUrl);
+// The classifier as the extension calls it: pi-ai's client with its HTTP on the extension's HTTP thread.
+const http = createThreadFetch();
+http.start();
+const base = loopbackClassify(host.baseUrl, http.fetch);
 const classify: typeof base = async (req, opts) => {
   events.push({ t: performance.now(), what: "classify start" });
   const out = await base(req, opts);
@@ -127,4 +131,5 @@ for (const n of (values.steps ?? "").split(",").filter(Boolean).map(Number)) {
   await pass(`+${n}`);
 }
 await runner.destroy();
+await http.close();
 await host.close();

@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { PoolBackend, TaskRunner } from "../src/main/pool.ts";
+import { createThreadFetch } from "../src/main/thread-fetch.ts";
 import { benchConfig, loopbackClassify, passRunner } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
 import { load1, machineInfo } from "./lib/machine.ts";
@@ -128,9 +129,13 @@ await scenario("serialization", "structured clone vs msgpackr", async () => {
 });
 
 const lb = await startLoopbackHost({ latencyMs: mode.latencyMs, keyword: KEEP_KEYWORD, flags: "i" });
+// The extension's HTTP thread for classifier requests, started ahead as the extension does at a run's start.
+const http = createThreadFetch();
+http.start();
 try {
   const env: PassEnv = {
-    classify: loopbackClassify(lb.baseUrl),
+    classify: loopbackClassify(lb.baseUrl, http.fetch),
+    classifyInline: loopbackClassify(lb.baseUrl),
     config: benchConfig({ timeoutMs: mode.timeoutMs }),
     latencyMs: mode.latencyMs,
   };
@@ -162,6 +167,7 @@ try {
     }
   });
 } finally {
+  await http.close();
   await lb.close();
 }
 await scenario("recall", "recall with a catastrophic pattern", async () => {

@@ -37,8 +37,17 @@ export interface PassSample {
   heapMb?: number;
 }
 
+/** The backend name of piscina passes whose classifier requests go out from the main thread. */
+export const HTTP_ON_MAIN = "piscina, HTTP on main";
+
 export interface PassEnv {
+  /** The classifier as the extension calls it (pi-ai's client, its HTTP on the extension's HTTP thread). */
   classify: ClassifyFn;
+  /**
+   * For the inline backend, a main-thread implementation of the whole pass: the same client with its
+   * HTTP on the main thread. Defaults to `classify`.
+   */
+  classifyInline?: ClassifyFn;
   config: GuardConfig;
   latencyMs: number;
 }
@@ -51,7 +60,8 @@ export async function measurePass(
   rep: number,
 ): Promise<{ sample: PassSample; result: HookResult }> {
   const heapMb = Math.round(process.memoryUsage().heapUsed / 2 ** 20);
-  const m = await measureStall(() => runHook(session, context, env.classify, env.config), probe);
+  const classify = session.runner.backend === "inline" ? (env.classifyInline ?? env.classify) : env.classify;
+  const m = await measureStall(() => runHook(session, context, classify, env.config), probe);
   const result = m.value;
   const traffic = session.runner.traffic;
   const waves = Math.ceil(result.requests / env.config.concurrency);

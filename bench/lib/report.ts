@@ -11,6 +11,7 @@ import type { RecallSample } from "../scenarios/recall.ts";
 import type { SerializationSample } from "../scenarios/serialization.ts";
 import type { SessionSample } from "../scenarios/sessions.ts";
 import type { MachineInfo } from "./machine.ts";
+import { HTTP_ON_MAIN } from "./pass.ts";
 import { ownStall, type StallStats } from "./stall.ts";
 import {
   fmt,
@@ -203,13 +204,15 @@ function clientTable(r: BenchResults): Table {
   });
   const first = c[0];
   return {
-    title: `Classifier client on the main thread: ${first?.requests ?? 0} requests of ~${int(first?.bodyChars ?? 0)} characters (ms, median / max)`,
+    title: `Classifier client, main-thread cost: ${first?.requests ?? 0} requests of ~${int(first?.bodyChars ?? 0)} characters (ms, median / max)`,
     head: ["client", "CPU per request", "wall per request", `stall, bursts of ${first?.burst ?? "?"}: own (wall)`],
     rows,
     note:
-      "Loopback server without latency. pi-ai classify is what every request of a pass goes through (request " +
-      "JSON, fetch, answer checks); fetch and node:http send the same bodies. A burst = `concurrency` requests " +
-      "started together and answered together, as a wave of the queue is.",
+      "Loopback server without latency. *pi-ai classify, HTTP thread* is how the extension sends every request " +
+      "of a pass: pi-ai's client builds the request and checks the answer on the main thread, and its `fetch` " +
+      "(src/main/thread-fetch.ts) hands the connection to a worker thread. *pi-ai classify* is the same client " +
+      "with its HTTP on the main thread; fetch and node:http send the same bodies from the main thread. A burst " +
+      "= `concurrency` requests started together and answered together, as a wave of the queue is.",
   };
 }
 
@@ -233,6 +236,47 @@ function floorTable(r: BenchResults): Table {
       "What the probes report when the main thread does nothing. On 2 cores the spinning probe competes with " +
       "busy workers (and anything else running), and the scheduler's time slices show up as wall-clock stall; " +
       "“own” takes the main thread's run-queue wait out.",
+  };
+}
+
+function httpThreadTable(r: BenchResults): Table | undefined {
+  const L = r.settings.latencyMs;
+  const keys = sessionKeys(r).filter(({ size, pass }) => passSamples(r, size, pass, HTTP_ON_MAIN, "quiet").length);
+  if (keys.length === 0) return undefined;
+  const rows = keys.map(({ size, pass }) => {
+    const thread = passSamples(r, size, pass, "piscina", "quiet");
+    const main = passSamples(r, size, pass, HTTP_ON_MAIN, "quiet");
+    const m = (xs: SessionSample[], f: (x: SessionSample) => number) => median(xs.map(f));
+    const cpu = (x: SessionSample) => x.cpuMs ?? Number.NaN;
+    const queue = (x: SessionSample) => x.ms - x.pipelineMs - L * x.waves;
+    return [
+      passLabel(size, pass),
+      int(m(thread, (x) => x.requests)),
+      `${fmtSummary(sum(thread, own))} / ${fmtSummary(sum(main, own))}`,
+      `${fmt(m(thread, cpu))} / ${fmt(m(main, cpu))}`,
+      `${fmt(m(thread, (x) => x.overheadMs))} / ${fmt(m(main, (x) => x.overheadMs))}`,
+      `${fmt(m(thread, queue))} / ${fmt(m(main, queue))}`,
+      fmtRatio(m(main, own) / m(thread, own)),
+      fmtRatio(m(main, cpu) / m(thread, cpu)),
+    ];
+  });
+  return {
+    title: "The classifier's HTTP on its own thread vs on the main thread (piscina, no spin probe; ms, same run)",
+    head: [
+      "session, pass",
+      "requests",
+      "own stall: thread / main (median / max)",
+      "main-thread CPU: thread / main",
+      "settle overhead: thread / main",
+      "queue − latency × waves: thread / main",
+      "stall main ÷ thread",
+      "CPU main ÷ thread",
+    ],
+    rows,
+    note:
+      "The same passes, one after the other in each repetition: the extension's way (pi-ai's client with its " +
+      "`fetch` on the HTTP thread of src/main/thread-fetch.ts) and the same client sending from the main thread. " +
+      "Overhead = hook − latency × waves; the queue column is the classifier queue's time beyond the latency.",
   };
 }
 
@@ -748,20 +792,37 @@ function reading(r: BenchResults): string[] {
         `(${fmt(bdm(bdSizes.at(-1) as number, steadyPass, (x) => x.planTaskMs))} ms at ${int(b.entries)} entries), which is settle time, not stall.`,
     );
   }
+  for (const size of sizes) {
+    const thread = passSamples(r, size, "cold", "piscina", "quiet");
+    const main = passSamples(r, size, "cold", HTTP_ON_MAIN, "quiet");
+    if (thread.length === 0 || main.length === 0) continue;
+    const cpu = (x: SessionSample) => x.cpuMs ?? Number.NaN;
+    lines.push(
+      `**The classifier's HTTP thread, first pass at ${int(size)} entries** (${int(med(thread, (x) => x.requests))} ` +
+        `requests): own stall ${fmt(med(thread, own))} ms (max ${fmt(Math.max(...thread.map(own)))}) with the ` +
+        `connection on its own thread against ${fmt(med(main, own))} ms (max ${fmt(Math.max(...main.map(own)))}) ` +
+        `from the main thread; main-thread CPU ${fmt(med(thread, cpu))} vs ${fmt(med(main, cpu))} ms; settle ` +
+        `overhead ${fmt(med(thread, (x) => x.overheadMs))} vs ${fmt(med(main, (x) => x.overheadMs))} ms.`,
+    );
+  }
   const cl = r.client ?? [];
   if (cl.length > 0) {
     const of = (c: string) => cl.filter((x) => x.client === c);
+    const cpu = (xs: ClientSample[]) => median(xs.map((x) => x.cpuPerRequestMs));
+    const burst = (xs: ClientSample[]) => median(xs.map((x) => x.burstStallMs));
+    const threaded = of("pi-ai classify, HTTP thread");
     const pi = of("pi-ai classify");
     const http = of("node:http");
     const fe = of("fetch");
     lines.push(
-      `**The classifier client:** pi-ai's client costs ${fmt(median(pi.map((x) => x.cpuPerRequestMs)))} ms of ` +
-        `main-thread CPU per request (bare fetch ${fmt(median(fe.map((x) => x.cpuPerRequestMs)))}, node:http ` +
-        `${fmt(median(http.map((x) => x.cpuPerRequestMs)))}), and a wave of ${pi[0]?.burst ?? "?"} answers landing ` +
-        `together stalls the loop ${fmt(median(pi.map((x) => x.burstStallMs)))} ms (fetch ` +
-        `${fmt(median(fe.map((x) => x.burstStallMs)))}, node:http ${fmt(median(http.map((x) => x.burstStallMs)))}). ` +
-        "Every pass that sends requests pays this whatever the backend; the queue starts one call per event-loop " +
-        "turn, so a window of requests does not build its bodies in one block.",
+      `**The classifier client:** as the extension runs it, with its HTTP on a thread of its own, pi-ai's client ` +
+        `costs ${fmt(cpu(threaded))} ms of main-thread CPU per request against ${fmt(cpu(pi))} ms with its HTTP ` +
+        `on the main thread (bare fetch ${fmt(cpu(fe))}, node:http ${fmt(cpu(http))}); a wave of ` +
+        `${pi[0]?.burst ?? "?"} answers landing together stalls the loop ${fmt(burst(threaded))} ms against ` +
+        `${fmt(burst(pi))} ms (fetch ${fmt(burst(fe))}, node:http ${fmt(burst(http))}). What is left on the ` +
+        "main thread is pi-ai's own work: the request JSON, the answer checks and the registry. Every pass that " +
+        "sends requests pays it whatever the backend; the queue starts one call per event-loop turn, so a window " +
+        "of requests does not build its bodies in one block.",
     );
   }
   const L = r.settings.latencyMs;
@@ -858,6 +919,8 @@ function allTables(r: BenchResults): Table[] {
   const t: Table[] = [targetsTable(r)];
   if (r.floor?.length) t.push(floorTable(r));
   if (r.sessions?.length) t.push(stallTable(r), settleTable(r), ratioTable(r), curveTable(r));
+  const httpT = r.sessions?.length ? httpThreadTable(r) : undefined;
+  if (httpT) t.push(httpT);
   if (r.breakdown?.length) t.push(breakdownTable(r));
   if (r.client?.length) t.push(clientTable(r));
   if (r.outputs?.length) t.push(outputsTable(r));
@@ -900,7 +963,9 @@ export function renderMarkdown(r: BenchResults): string {
       "run-end phase (plan in the pass pool, classifier requests through the queue, finish in the pool; cache family " +
       "`anthropic`, the sessions' main model) → `validateEdits`. The pass pool " +
       "is the one `session_start` creates (one warm thread); the classifier is pi-ai's real `typesafe-system-one` " +
-      "client (`maxRetries: 0`, the pass's signal and deadline, `toOutcome`) against the loopback System One server, " +
+      "client (`maxRetries: 0`, the pass's signal and deadline, `toOutcome`) with its HTTP on the extension's HTTP " +
+      "thread (`src/main/thread-fetch.ts`; the inline backend, a main-thread implementation of the whole pass, sends " +
+      "from the main thread) against the loopback System One server, " +
       `which runs in its own worker thread (it is a remote service in real use). It answers ${s.latencyMs} ms after a request arrives (its own parsing and policy inside that time, as a remote service's response time) ` +
       `with \`keywordPolicy(/${s.keepKeyword}/i)\`; concurrency ${s.concurrency}.`,
     "- **Workloads.** Generated heavy sessions (`bench/lib/generate.ts`, seed 7) of 200, 2,000 and 10,000 entries; " +
@@ -926,7 +991,8 @@ export function renderMarkdown(r: BenchResults): string {
       `what the pipeline adds to the classifier's own time. The pass deadline is ${int(s.timeoutMs)} ms here so ` +
       `every request is answered; the hang case uses timeoutMs ${int(s.hangTimeoutMs)}.`,
     "- **Backends.** `createTaskRunner({ backend })` with inline, piscina and tinypool: the same task code behind " +
-      "one switch, measured on the same passes in the same run.",
+      "one switch, measured on the same passes in the same run. Inline also sends the classifier requests from " +
+      "the main thread, so it stands for a main-thread implementation of the whole pass.",
     "",
   ];
   const targetsT = section("Targets");
@@ -952,7 +1018,7 @@ export function renderMarkdown(r: BenchResults): string {
     ...md(
       section("Classifier client"),
       "The classifier client's share",
-      "Every request is built and sent on the main thread by pi-ai's client; this is its cost alone.",
+      "pi-ai's client builds every request and checks every answer on the main thread; the extension sends them from a thread of its own. This is the client's cost alone.",
     ),
     ...md(
       section("One huge tool output"),
@@ -966,6 +1032,11 @@ export function renderMarkdown(r: BenchResults): string {
     ),
     ...md(section("Hang case"), "2b. Hang case", "Settling must end at the deadline; every output is kept."),
     ...md(section("Backends compared"), "3. Inline vs Piscina vs Tinypool", "Ratios of the medians above."),
+    ...md(
+      section("The classifier's HTTP"),
+      "3b. The classifier's HTTP: own thread vs main thread",
+      "What moving the connection off Pi's thread buys, on the same passes.",
+    ),
     ...md(
       section("Sending the snapshot"),
       "3b. Structured clone vs msgpackr",

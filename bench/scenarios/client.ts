@@ -1,12 +1,13 @@
-// The classifier client's own main-thread cost: pi-ai's System One client (what every request goes
-// through) vs a bare fetch and a bare node:http request with the same bodies, against the loopback server
-// with no latency. Sequential requests give CPU per request; bursts of `concurrency` requests answered
+// The classifier client's own main-thread cost: pi-ai's System One client as the extension runs it (its
+// HTTP on the thread of src/main/thread-fetch.ts), the same client with its HTTP on the main thread, and a
+// bare fetch and a bare node:http request with the same bodies, against the loopback server with no latency. Sequential requests give CPU per request; bursts of `concurrency` requests answered
 // together give the stall when a wave of answers lands at once (the loopback answers every request of a
 // wave after the same latency).
 import { request } from "node:http";
 import { planRunEnd } from "../../src/core/pass.ts";
 import type { ClassifierRequest } from "../../src/core/types.ts";
 import { SnapshotBuilder } from "../../src/main/snapshot.ts";
+import { createThreadFetch } from "../../src/main/thread-fetch.ts";
 import { toProjection } from "../lib/generate.ts";
 import { benchConfig, loopbackClassify } from "../lib/hook.ts";
 import type { LoopbackHost } from "../lib/loopback-host.ts";
@@ -14,7 +15,7 @@ import type { BenchMode } from "../lib/mode.ts";
 import { measureStall, ownStall, settle } from "../lib/stall.ts";
 import { baseSession } from "../lib/workloads.ts";
 
-export type ClientName = "pi-ai classify" | "fetch" | "node:http";
+export type ClientName = "pi-ai classify, HTTP thread" | "pi-ai classify" | "fetch" | "node:http";
 
 export interface ClientSample {
   client: ClientName;
@@ -75,9 +76,13 @@ export async function runClient(
   const reqs: ClassifierRequest[] = plan.requests.slice(0, mode.clientRequests);
   const bodyChars = Math.round(reqs.reduce((n, r) => n + JSON.stringify(r).length, 0) / reqs.length);
   const classify = loopbackClassify(lb.baseUrl);
+  const http = createThreadFetch();
+  http.start();
+  const threaded = loopbackClassify(lb.baseUrl, http.fetch);
   const url = `${lb.baseUrl}/systemone`;
   const options = { signal: new AbortController().signal, timeoutMs: 60_000 };
   const clients: Array<[ClientName, (r: ClassifierRequest) => Promise<unknown>]> = [
+    ["pi-ai classify, HTTP thread", (r) => threaded(r, options)],
     ["pi-ai classify", (r) => classify(r, options)],
     ["fetch", (r) => viaFetch(url, JSON.stringify({ model: "~typesafe/jev-latest", ...r }))],
     ["node:http", (r) => viaHttp(url, JSON.stringify({ model: "~typesafe/jev-latest", ...r }))],
@@ -113,6 +118,7 @@ export async function runClient(
     }
   } finally {
     await lb.set({ latencyMs: mode.latencyMs });
+    await http.close();
   }
   log("  classifier client: done");
   return samples;

@@ -5,7 +5,7 @@
 import type { PoolBackend, TaskRunner } from "../../src/main/pool.ts";
 import { HookSession } from "../lib/hook.ts";
 import type { BenchMode } from "../lib/mode.ts";
-import { measurePass, type PassEnv, type PassSample } from "../lib/pass.ts";
+import { HTTP_ON_MAIN, measurePass, type PassEnv, type PassSample } from "../lib/pass.ts";
 import type { ProbeMode } from "../lib/stall.ts";
 import { settle } from "../lib/stall.ts";
 import { rotate } from "../lib/stats.ts";
@@ -33,6 +33,8 @@ async function sequence(
   rep: number,
   appended: Map<number, ReturnType<typeof appendedRun>>,
   out: SessionSample[] | undefined,
+  /** Recorded under this backend name instead of the runner's (a variant of the same backend). */
+  label?: string,
 ): Promise<void> {
   const session = new HookSession(runner);
   const sim = new SessionSim(baseSession(size));
@@ -40,11 +42,12 @@ async function sequence(
     ["cold", undefined],
     ...mode.steps.map((s): [string, number] => [`+${s}`, s]),
   ];
+  const variant = label;
   for (const [label, step] of passes) {
     if (step !== undefined) sim.append(appended.get(step) ?? []);
     const context = sim.project();
     const { sample, result } = await measurePass(session, context, env, probe, rep);
-    out?.push({ ...sample, size, pass: label });
+    out?.push({ ...sample, size, pass: label, ...(variant ? { backend: variant } : {}) });
     sim.applyPass(result.edits, result.record);
     await settle();
   }
@@ -70,8 +73,13 @@ export async function runSessions(
       for (const b of rotate(mode.backends, rep)) {
         await sequence(runner(b), size, mode, env, "spin", rep, appended, samples);
       }
-      // The product's backend once more without the spinning probe: main-thread CPU per pass.
+      // The product's backend once more without the spinning probe: main-thread CPU per pass. Then the same
+      // with the classifier's HTTP on the main thread, the design the HTTP thread replaced.
       await sequence(runner("piscina"), size, mode, env, "quiet", rep, appended, samples);
+      if (env.classifyInline) {
+        const httpOnMain = { ...env, classify: env.classifyInline };
+        await sequence(runner("piscina"), size, mode, httpOnMain, "quiet", rep, appended, samples, HTTP_ON_MAIN);
+      }
       log(`  sessions ${size}: rep ${rep + 1}/${mode.reps}`);
     }
     // The next size runs with only its own session in memory.
