@@ -14,9 +14,8 @@ import { planRunEnd } from "../src/core/pass.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../src/core/types.ts";
 import { nextTurn } from "../src/main/pace.ts";
 import { SnapshotBuilder } from "../src/main/snapshot.ts";
-import { createThreadFetch } from "../src/main/thread-fetch.ts";
 import { toProjection } from "./lib/generate.ts";
-import { benchConfig, loopbackClassify } from "./lib/hook.ts";
+import { benchConfig, loopbackClassify, startedThreadFetch } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
 import { fullGc, measureStall, ownStall } from "./lib/stall.ts";
 import { summarize } from "./lib/stats.ts";
@@ -35,8 +34,7 @@ const onMain = loopbackClassify(host.baseUrl);
 const worker = new Worker(new URL("./lib/client-worker.ts", import.meta.url), {
   workerData: { baseUrl: host.baseUrl },
 });
-const threadFetch = createThreadFetch();
-threadFetch.start();
+const threadFetch = await startedThreadFetch();
 const viaThreadFetch = loopbackClassify(host.baseUrl, threadFetch.fetch);
 const waiting = new Map<number, (outcome: ClassifierOutcome) => void>();
 worker.on("message", (m: { id: number; outcome: ClassifierOutcome }) => {

@@ -16,10 +16,9 @@ import { CachePins } from "../src/main/cache-pins.ts";
 import type { PoolBackend } from "../src/main/pool.ts";
 import { runPassOnContext, warmWorker } from "../src/main/run-end.ts";
 import { SnapshotBuilder } from "../src/main/snapshot.ts";
-import { createThreadFetch } from "../src/main/thread-fetch.ts";
 import { WorkerMirror } from "../src/main/worker-mirror.ts";
 import type { SessionEntryLike } from "./lib/generate.ts";
-import { benchConfig, loopbackClassify, MODEL_REF, passRunner } from "./lib/hook.ts";
+import { benchConfig, loopbackClassify, MODEL_REF, passRunner, startedThreadFetch } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
 import { measureStall, ownStall } from "./lib/stall.ts";
 import { summarize } from "./lib/stats.ts";
@@ -74,8 +73,7 @@ interface Row {
 const host = await startLoopbackHost({ latencyMs: 20, keyword: "\\b(error|fail(ed|ure|s)?)\\b", flags: "i" });
 // The classifier as the extension calls it (HTTP on its own thread); the inline backend, as a main-thread
 // implementation of the whole pass, sends its requests from the main thread.
-const http = createThreadFetch();
-http.start();
+const http = await startedThreadFetch();
 const threaded = loopbackClassify(host.baseUrl, http.fetch);
 const onMain = loopbackClassify(host.baseUrl);
 const config = benchConfig({ midRunBreakEven: false, timeoutMs: 600_000 });

@@ -2,6 +2,7 @@
  * A timeline of one pass's main-thread blocks, for finding what stalls (not a benchmark: no verdicts).
  *
  *   npm exec -- node bench/profile.ts [--entries 2000] [--steps 20,20] [--output grep:20] [--latency 100] [--quiet]
+ *                                     [--http thread|main]
  *
  * Runs the cold pass and then each steady step on a generated session, printing every loop gap over
  * 1.5 ms with the task or classifier events around it. The probe spins on setImmediate by default;
@@ -10,8 +11,7 @@
  */
 import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { createThreadFetch } from "../src/main/thread-fetch.ts";
-import { benchConfig, HookSession, loopbackClassify, passRunner, runHook } from "./lib/hook.ts";
+import { benchConfig, HookSession, loopbackClassify, passRunner, runHook, startedThreadFetch } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
 import { RunQueueClock } from "./lib/stall.ts";
 import { appendedRun, baseSession, type OutputKind, output, outputRun, SessionSim } from "./lib/workloads.ts";
@@ -23,8 +23,10 @@ const { values } = parseArgs({
     output: { type: "string" },
     latency: { type: "string", default: "100" },
     quiet: { type: "boolean", default: false },
+    http: { type: "string", default: "thread" },
   },
 });
+if (values.http !== "thread" && values.http !== "main") throw new Error("--http is thread or main");
 
 const KEEP = "\\b(error|fail(ed|ure|s)?|throw)\\b";
 const host = await startLoopbackHost({ latencyMs: Number(values.latency), keyword: KEEP, flags: "i" });
@@ -41,16 +43,18 @@ inner.run = ((name, input, options) => {
   p.then(() => events.push({ t: performance.now(), what: `task ${name} done` })).catch(() => {});
   return p;
 }) as typeof inner.run;
-// The classifier as the extension calls it: pi-ai's client with its HTTP on the extension's HTTP thread.
-const http = createThreadFetch();
-http.start();
-const base = loopbackClassify(host.baseUrl, http.fetch);
+// The classifier as the extension calls it: pi-ai's client with its HTTP on the extension's HTTP thread
+// (`--http main`: from the main thread, as before it existed).
+const http = await startedThreadFetch();
+const base = loopbackClassify(host.baseUrl, values.http === "thread" ? http.fetch : undefined);
 const classify: typeof base = async (req, opts) => {
   events.push({ t: performance.now(), what: "classify start" });
   const out = await base(req, opts);
   events.push({ t: performance.now(), what: "classify done" });
   return out;
 };
+/** Collections during the current timeline, by kind. */
+const gcByKind = new Map<string, { n: number; ms: number; max: number }>();
 // Garbage collections show up in the timeline too: a pause on the main thread is a stall like any other.
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
@@ -60,12 +64,15 @@ new PerformanceObserver((list) => {
     ];
     events.push({ t, what: `gc ${kind ?? "?"} ${e.duration.toFixed(1)} ms` });
     events.push({ t: t + e.duration, what: `gc ${kind ?? "?"} ${e.duration.toFixed(1)} ms` });
+    const sum = gcByKind.get(kind ?? "?") ?? { n: 0, ms: 0, max: 0 };
+    gcByKind.set(kind ?? "?", { n: sum.n + 1, ms: sum.ms + e.duration, max: Math.max(sum.max, e.duration) });
   }
 }).observe({ entryTypes: ["gc"] });
 const config = benchConfig({ timeoutMs: 600_000, concurrency: 6 });
 
 async function timeline<T>(label: string, run: () => Promise<T>): Promise<T> {
   events.length = 0;
+  gcByKind.clear();
   // Gaps are own time: the run-queue wait (another thread had the core) is taken out.
   const gaps: Array<{ t: number; ms: number; wall: number }> = [];
   const clock = new RunQueueClock();
@@ -95,6 +102,8 @@ async function timeline<T>(label: string, run: () => Promise<T>): Promise<T> {
   const worst = gaps.reduce((m, g) => Math.max(m, g.ms), 0);
   clock.close();
   console.log(`\n== ${label}: ${total.toFixed(1)} ms, worst own gap ${worst.toFixed(2)} ms, ${gaps.length} > 1.5 ms`);
+  const gcs = [...gcByKind].map(([k, g]) => `${k} ${g.n}× ${g.ms.toFixed(0)} ms (max ${g.max.toFixed(1)})`);
+  console.log(`  collections: ${gcs.join(", ") || "none"}`);
   for (const g of gaps.sort((a, b) => b.ms - a.ms).slice(0, 8)) {
     const near = events.filter((e) => e.t >= g.t - 0.5 && e.t <= g.t + g.ms + 0.5).map((e) => e.what);
     const counts = new Map<string, number>();

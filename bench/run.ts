@@ -13,8 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { PoolBackend, TaskRunner } from "../src/main/pool.ts";
-import { createThreadFetch } from "../src/main/thread-fetch.ts";
-import { benchConfig, loopbackClassify, passRunner } from "./lib/hook.ts";
+import { benchConfig, loopbackClassify, passRunner, startedThreadFetch } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
 import { load1, machineInfo } from "./lib/machine.ts";
 import { type BenchMode, FULL, QUICK } from "./lib/mode.ts";
@@ -130,8 +129,7 @@ await scenario("serialization", "structured clone vs msgpackr", async () => {
 
 const lb = await startLoopbackHost({ latencyMs: mode.latencyMs, keyword: KEEP_KEYWORD, flags: "i" });
 // The extension's HTTP thread for classifier requests, started ahead as the extension does at a run's start.
-const http = createThreadFetch();
-http.start();
+const http = await startedThreadFetch();
 try {
   const env: PassEnv = {
     classify: loopbackClassify(lb.baseUrl, http.fetch),

@@ -14,6 +14,7 @@ import { FAKE_MODEL, makeAgentDir, REPO_ROOT, runPiCli } from "./support/pi-agen
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
 const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const output = `${Array.from({ length: 360 }, (_, i) => {
   const f = Math.floor(i / 12);
@@ -156,8 +157,11 @@ async function passThroughLibrary(pkg: string): Promise<void> {
   // main thread without a word).
   const http = lib.createThreadFetch();
   try {
-    const response = await http.fetch(`${classifier.baseUrl}/systemone`, { method: "POST", body: "not json" });
+    http.start();
+    for (let i = 0; i < 500 && !http.ready && http.unavailable === undefined; i++) await sleep(10);
     expect(http.unavailable).toBeUndefined();
+    expect(http.ready).toBe(true);
+    const response = await http.fetch(`${classifier.baseUrl}/systemone`, { method: "POST", body: "not json" });
     expect(response.status).toBe(400);
   } finally {
     await http.close();

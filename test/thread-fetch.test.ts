@@ -1,7 +1,7 @@
 // The classifier's HTTP thread: pi-ai's real System One client, handed createThreadFetch().fetch, against
 // the loopback classifier. Answers, errors, aborts and time limits must come out as they do with the
 // ordinary fetch; a thread that fails loses its requests as failures (never as answers) and is replaced,
-// and one that cannot start at all leaves the requests to the ordinary fetch.
+// and no request waits for a thread to boot, or fails because one cannot.
 import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
 import type { ClassifierContext } from "@earendil-works/pi-ai";
@@ -14,9 +14,16 @@ import { BROKEN_HTTP_WORKER, CRASHING_HTTP_WORKER } from "./support/http-worker-
 
 let lb: LoopbackClassifier;
 const opened: ThreadFetch[] = [];
-const threadFetch = (entry?: string) => {
+const open = (entry?: string) => {
   const tf = createThreadFetch(entry ? { entry } : {});
   opened.push(tf);
+  return tf;
+};
+/** A thread fetch whose thread is up (until then requests would go to the ordinary fetch). */
+const threadFetch = async (entry?: string) => {
+  const tf = open(entry);
+  tf.start();
+  await until(() => tf.ready);
   return tf;
 };
 
@@ -45,7 +52,7 @@ afterAll(async () => {
 
 describe("createThreadFetch with pi-ai's System One client", () => {
   it("gets the same answers, usage and request as the ordinary fetch", async () => {
-    const tf = threadFetch();
+    const tf = await threadFetch();
     const direct = await ask();
     const before = lb.requests.length;
     const threaded = await ask(tf.fetch);
@@ -62,7 +69,7 @@ describe("createThreadFetch with pi-ai's System One client", () => {
   });
 
   it("reports the server's errors as the ordinary fetch does (status and body)", async () => {
-    const tf = threadFetch();
+    const tf = await threadFetch();
     for (const behaviour of ["error500", "malformed", "wrong-types"] as const) {
       lb.set({ behaviour });
       const direct = await ask();
@@ -79,7 +86,7 @@ describe("createThreadFetch with pi-ai's System One client", () => {
     });
     const url = await listen(server);
     try {
-      const tf = threadFetch();
+      const tf = await threadFetch();
       const response = await tf.fetch(url, { method: "POST", body: "{}" });
       expect(response.status).toBe(204);
       expect(response.headers.get("x-seen")).toBe("yes");
@@ -90,7 +97,7 @@ describe("createThreadFetch with pi-ai's System One client", () => {
   });
 
   it("stops a hanging request when its signal aborts, and the thread serves the next one", async () => {
-    const tf = threadFetch();
+    const tf = await threadFetch();
     lb.set({ behaviour: "hang" });
     const controller = new AbortController();
     const pending = ask(tf.fetch, { signal: controller.signal });
@@ -104,7 +111,7 @@ describe("createThreadFetch with pi-ai's System One client", () => {
   });
 
   it("ends a hanging request at pi-ai's timeoutMs with its timeout error", async () => {
-    const tf = threadFetch();
+    const tf = await threadFetch();
     lb.set({ behaviour: "hang" });
     const result = await ask(tf.fetch, { timeoutMs: 150 });
     expect(result.stopReason).toBe("error");
@@ -116,14 +123,14 @@ describe("createThreadFetch with pi-ai's System One client", () => {
     const server = createServer();
     const url = await listen(server);
     await new Promise((resolve) => server.close(resolve));
-    const tf = threadFetch();
+    const tf = await threadFetch();
     const error = await tf.fetch(url, { method: "POST", body: "{}" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TypeError);
     expect(String((error as Error & { cause?: Error }).cause?.message)).toMatch(/ECONNREFUSED|connect/);
   });
 
   it("sends a body it cannot carry as plain text through the ordinary fetch", async () => {
-    const tf = threadFetch();
+    const tf = await threadFetch();
     const body = new TextEncoder().encode(
       JSON.stringify({ model: "m", state: context.state, questions: { a: { type: "noul", instructions: "?" } } }),
     );
@@ -138,12 +145,18 @@ describe("createThreadFetch with pi-ai's System One client", () => {
 });
 
 describe("a failing HTTP thread", () => {
-  it("loses its requests as failures and is replaced by the next request", async () => {
-    const tf = threadFetch(CRASHING_HTTP_WORKER);
+  it("loses its requests as failures and is replaced", async () => {
+    const tf = await threadFetch(CRASHING_HTTP_WORKER);
     const first = await ask(tf.fetch);
     expect(first.stopReason).toBe("error");
     expect(first.answers).toEqual({});
+    expect(first.errorMessage).toContain("exited");
     expect(tf.unavailable).toBeUndefined();
+    expect(tf.ready).toBe(false);
+    // The next request does not wait for a new thread; the one it starts takes the requests after.
+    const meanwhile = await ask(tf.fetch);
+    expect(meanwhile.stopReason).toBe("stop");
+    await until(() => tf.ready);
     // The replacement crashes too (same entry), which shows a new thread took the request.
     const second = await ask(tf.fetch);
     expect(second.stopReason).toBe("error");
@@ -151,18 +164,20 @@ describe("a failing HTTP thread", () => {
     expect(tf.pending).toBe(0);
   });
 
-  it("that cannot load at all leaves the requests to the ordinary fetch", async () => {
-    const tf = threadFetch(BROKEN_HTTP_WORKER);
-    const first = await ask(tf.fetch);
-    expect(first.stopReason).toBe("error");
+  it("does not hold requests while it boots, nor lose them when it cannot load", async () => {
+    const tf = open(BROKEN_HTTP_WORKER);
+    const during = await ask(tf.fetch);
+    expect(during.stopReason).toBe("stop");
+    await until(() => tf.unavailable !== undefined);
     expect(tf.unavailable).toContain("does not load");
-    const second = await ask(tf.fetch);
-    expect(second.stopReason).toBe("stop");
-    expect(Object.keys(second.answers).sort()).toEqual(["a", "b", "kind"]);
+    const after = await ask(tf.fetch);
+    expect(after.stopReason).toBe("stop");
+    expect(Object.keys(after.answers).sort()).toEqual(["a", "b", "kind"]);
+    expect(tf.ready).toBe(false);
   });
 
   it("after close, fails what was in flight and sends later requests through the ordinary fetch", async () => {
-    const tf = threadFetch();
+    const tf = await threadFetch();
     lb.set({ behaviour: "hang" });
     const pending = ask(tf.fetch);
     await until(() => tf.pending === 1);
@@ -208,7 +223,7 @@ describe("the proxy Pi is configured with", () => {
   });
 
   it("carries the classifier's requests through HTTP_PROXY", async () => {
-    const tf = threadFetch();
+    const tf = await threadFetch();
     const result = await ask(tf.fetch);
     expect(result.stopReason).toBe("stop");
     expect(tunnels).toEqual([`127.0.0.1:${lb.port}`]);

@@ -47,6 +47,9 @@ vi.mock("../src/main/thread-fetch.ts", async (importOriginal) => {
           counted.started++;
           inner.start();
         },
+        get ready() {
+          return inner.ready;
+        },
         get pending() {
           return inner.pending;
         },

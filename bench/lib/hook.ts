@@ -11,6 +11,7 @@ import type { ClassifyFn } from "../../src/main/classify-queue.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../src/main/pool.ts";
 import { runPassOnContext } from "../../src/main/run-end.ts";
 import { type ProjectedLike, SnapshotBuilder } from "../../src/main/snapshot.ts";
+import { createThreadFetch, type ThreadFetch } from "../../src/main/thread-fetch.ts";
 import { WorkerMirror } from "../../src/main/worker-mirror.ts";
 import type { SyncInput } from "../../src/workers/session-store.ts";
 
@@ -45,6 +46,21 @@ export function loopbackClassify(baseUrl: string, fetch?: typeof globalThis.fetc
     });
     return toOutcome(result);
   };
+}
+
+/**
+ * The extension's HTTP thread for classifier requests, started and up: until it is, requests would go
+ * out from the main thread, and the measurement would mix the two.
+ */
+export async function startedThreadFetch(): Promise<ThreadFetch> {
+  const http = createThreadFetch();
+  http.start();
+  for (let i = 0; i < 1000 && !http.ready; i++) {
+    if (http.unavailable) throw new Error(http.unavailable);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  if (!http.ready) throw new Error("the HTTP thread did not start");
+  return http;
 }
 
 export function benchConfig(overrides: Partial<GuardConfig> = {}): GuardConfig {

@@ -274,7 +274,8 @@ function httpThreadTable(r: BenchResults): Table | undefined {
     ],
     rows,
     note:
-      "The same passes, one after the other in each repetition: the extension's way (pi-ai's client with its " +
+      "The same passes, one sequence after the other in each repetition, taking turns to go first and each " +
+      "starting from a collected heap: the extension's way (pi-ai's client with its " +
       "`fetch` on the HTTP thread of src/main/thread-fetch.ts) and the same client sending from the main thread. " +
       "Overhead = hook − latency × waves; the queue column is the classifier queue's time beyond the latency.",
   };
@@ -984,7 +985,8 @@ export function renderMarkdown(r: BenchResults): string {
       "probe sample also reads the main thread's run-queue wait from `/proc/thread-self/schedstat`: *own* stall = " +
       "gap − the time the thread was runnable but another thread had the core (other processes on this shared " +
       "2-core machine, or the benchmark's own workers). The gap probe keeps the loop spinning, so the piscina " +
-      "passes are repeated with a 1 ms interval probe instead (*no spin probe*), which is also when main-thread " +
+      "passes are repeated with a 1 ms interval probe instead (*no spin probe*; each such sequence starts from a " +
+      "collected heap, as a Pi process has had time to collect between two runs), which is also when main-thread " +
       "CPU (`process.threadCpuUsage`, with the probe's own sampling cost, calibrated on an idle loop, taken " +
       "out) is measured; the verdicts use those.",
     "- **Settle.** Hook start → return. Overhead = hook − latency × waves, waves = ceil(requests / concurrency): " +

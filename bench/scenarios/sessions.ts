@@ -7,7 +7,7 @@ import { HookSession } from "../lib/hook.ts";
 import type { BenchMode } from "../lib/mode.ts";
 import { HTTP_ON_MAIN, measurePass, type PassEnv, type PassSample } from "../lib/pass.ts";
 import type { ProbeMode } from "../lib/stall.ts";
-import { settle } from "../lib/stall.ts";
+import { fullGc, settle } from "../lib/stall.ts";
 import { rotate } from "../lib/stats.ts";
 import { appendedRun, baseSession, releaseWorkloads, SessionSim } from "../lib/workloads.ts";
 
@@ -74,11 +74,14 @@ export async function runSessions(
         await sequence(runner(b), size, mode, env, "spin", rep, appended, samples);
       }
       // The product's backend once more without the spinning probe: main-thread CPU per pass. Then the same
-      // with the classifier's HTTP on the main thread, the design the HTTP thread replaced.
-      await sequence(runner("piscina"), size, mode, env, "quiet", rep, appended, samples);
-      if (env.classifyInline) {
-        const httpOnMain = { ...env, classify: env.classifyInline };
-        await sequence(runner("piscina"), size, mode, httpOnMain, "quiet", rep, appended, samples, HTTP_ON_MAIN);
+      // with the classifier's HTTP on the main thread, the design the HTTP thread replaced: the two take
+      // turns going first, and each starts from a collected heap, so that neither collects the garbage of
+      // the passes before it (a Pi process between two runs has had time to collect its own).
+      const quiet: Array<[PassEnv, string | undefined]> = [[env, undefined]];
+      if (env.classifyInline) quiet.push([{ ...env, classify: env.classifyInline }, HTTP_ON_MAIN]);
+      for (const [quietEnv, label] of rotate(quiet, rep)) {
+        fullGc();
+        await sequence(runner("piscina"), size, mode, quietEnv, "quiet", rep, appended, samples, label);
       }
       log(`  sessions ${size}: rep ${rep + 1}/${mode.reps}`);
     }

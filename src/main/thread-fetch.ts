@@ -2,8 +2,8 @@
 // client takes a `fetch` option: handing it this one keeps Pi's registry, auth, headers and the
 // client's own request and answer handling on the main thread, while the connection, its streams and
 // the garbage they make (measured in bench/: about half of the client's main-thread CPU and collector
-// time) move off it. A request it cannot carry as plain data goes to the ordinary fetch, and so does
-// everything if the thread cannot start at all.
+// time) move off it. No request waits for the thread: while it boots, and for good if it cannot start,
+// requests go to the ordinary fetch, as does a request it cannot carry as plain data.
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { WORKER_EXEC_ARGV } from "./pool.ts";
@@ -31,6 +31,8 @@ export interface ThreadFetch {
   readonly fetch: typeof globalThis.fetch;
   /** Starts the thread ahead of the first request (booting it takes tens of milliseconds). */
   start(): void;
+  /** The thread is up and takes requests (until then they go to the ordinary fetch). */
+  readonly ready: boolean;
   /** Requests sent to the thread and not answered yet. */
   readonly pending: number;
   /** Why requests go to the ordinary fetch instead (the thread could not start), if they do. */
@@ -60,6 +62,8 @@ const networkError = (message: string, cause?: string) =>
 
 export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch {
   let worker: Worker | undefined;
+  /** The running thread has loaded its module. */
+  let ready = false;
   let ids = 0;
   let closed = false;
   /** Set when a thread failed before its module loaded: it would fail the same way every time. */
@@ -98,12 +102,13 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
       unavailable = `the HTTP worker could not start: ${(error as Error).message}`;
       return undefined;
     }
-    let ready = false;
+    ready = false;
     // The thread never keeps Pi's process alive on its own; a request in flight holds a timer that does.
     w.unref();
     w.on("message", (message: WorkerMessage) => {
-      if ("ready" in message) ready = true;
-      else answer(message);
+      if ("ready" in message) {
+        if (worker === w) ready = true;
+      } else answer(message);
     });
     // A thread that fails or exits takes its requests with it. The next request starts a new one,
     // unless this one never loaded its module: then the installation is at fault, not the moment.
@@ -111,6 +116,7 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
       if (worker !== w) return;
       worker = undefined;
       if (!ready) unavailable = why;
+      ready = false;
       failAll(why);
     };
     w.on("error", (error) => lost(`the HTTP worker failed: ${error.message}`));
@@ -126,7 +132,7 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
     const signal = init?.signal ?? undefined;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const w = boot();
-    if (!w) return globalThis.fetch(input, init);
+    if (!w || !ready) return globalThis.fetch(input, init);
     const id = ++ids;
     return new Promise<Response>((resolve, reject) => {
       // Keeps the process alive while the request is out, as an open socket would.
@@ -160,6 +166,9 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
     start: () => {
       if (!closed && unavailable === undefined) boot();
     },
+    get ready() {
+      return ready && !closed;
+    },
     get pending() {
       return waiting.size;
     },
@@ -170,6 +179,7 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
       closed = true;
       const w = worker;
       worker = undefined;
+      ready = false;
       failAll("the HTTP worker was closed");
       await w?.terminate();
     },
