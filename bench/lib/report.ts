@@ -252,7 +252,8 @@ function httpThreadTable(r: BenchResults): Table | undefined {
     return [
       passLabel(size, pass),
       int(m(thread, (x) => x.requests)),
-      `${fmtSummary(sum(thread, own))} / ${fmtSummary(sum(main, own))}`,
+      fmtSummary(sum(thread, own)),
+      fmtSummary(sum(main, own)),
       `${fmt(m(thread, cpu))} / ${fmt(m(main, cpu))}`,
       `${fmt(m(thread, (x) => x.overheadMs))} / ${fmt(m(main, (x) => x.overheadMs))}`,
       `${fmt(m(thread, queue))} / ${fmt(m(main, queue))}`,
@@ -265,7 +266,8 @@ function httpThreadTable(r: BenchResults): Table | undefined {
     head: [
       "session, pass",
       "requests",
-      "own stall: thread / main (median / max)",
+      "own stall, HTTP thread (median / max)",
+      "own stall, HTTP on main (median / max)",
       "main-thread CPU: thread / main",
       "settle overhead: thread / main",
       "queue − latency × waves: thread / main",
