@@ -8,7 +8,7 @@ import { chunkOutput, isGrepStyle, segmentChunks } from "../src/core/chunk.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/config.ts";
 import { renderReplacement } from "../src/core/render.ts";
 import { imageChars } from "../src/core/size.ts";
-import { countLines } from "../src/core/text.ts";
+import { countLines, oneLine } from "../src/core/text.ts";
 import type { ClassifierOutcome, ContextEditDraft, GuardRecord } from "../src/core/types.ts";
 import type { ClassifyFn } from "../src/main/classify-queue.ts";
 import { createTaskRunner } from "../src/main/pool.ts";
@@ -61,6 +61,20 @@ describe("chunking", () => {
         },
       ),
       propertyParams(100),
+    );
+  });
+});
+
+describe("labels", () => {
+  it("oneLine flattens whitespace and cuts at max, as replace-then-trim would", () => {
+    const text = fc.stringMatching(/^[ \t\n\r\u00a0\u2028a-z…]{0,60}$/);
+    fc.assert(
+      fc.property(text, fc.integer({ min: 0, max: 30 }), (t, max) => {
+        const flat = t.replace(/\s+/g, " ").trim();
+        const expected = flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
+        expect(oneLine(t, max)).toBe(expected);
+      }),
+      { numRuns: 2000 },
     );
   });
 });

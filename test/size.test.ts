@@ -166,6 +166,29 @@ describe("imageSize", () => {
     expect(imageSize({ mimeType: "image/jpeg", head: urlSafe })).toEqual({ width: 321, height: 123 });
   });
 
+  it("reads the same with whitespace anywhere in the data as without it", () => {
+    const images = [png(1280, 960), jpeg(4032, 3024, { exifBytes: 3001 }), gif(17, 9), webpLossy(640, 480)];
+    const spaces = [" ", "\n", "\r\n", "\t", "\u00a0", "\u2028"];
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    for (const image of images) {
+      const b64 = image.toString("base64");
+      const expected = imageSize({ mimeType: "", head: b64 });
+      expect(expected).toBeDefined();
+      // Early (inside the header), late (past everything the reader needs) and in between.
+      for (const at of [0, 1, 5, 31, 32, 200, b64.length - 1, ...Array.from({ length: 20 }, () => next(b64.length))]) {
+        const space = spaces[next(spaces.length)] as string;
+        const spaced = `${b64.slice(0, at)}${space}${b64.slice(at)}`;
+        expect(imageSize({ mimeType: "", head: spaced }), `${space} at ${at}`).toEqual(expected);
+      }
+    }
+    // A stray non-base64 character before the header is read still spoils it, wherever whitespace is.
+    expect(imageSize({ mimeType: "", head: `*${png(10, 10).toString("base64")}\n` })).toBeUndefined();
+  });
+
   it("gives undefined for truncated heads", () => {
     const pngB64 = png(1280, 960).toString("base64");
     // IHDR's height ends at byte 24, i.e. base64 character 32.

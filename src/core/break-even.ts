@@ -3,7 +3,7 @@
 // on every later request. Only the extra rewrite the exchanges add on top of the pass's other edits counts.
 
 import type { Exchange } from "./exchanges.ts";
-import { safeJson } from "./run.ts";
+import { argsJsonLength } from "./run.ts";
 import { formatCount } from "./text.ts";
 import type { SnapEntry } from "./types.ts";
 
@@ -33,7 +33,7 @@ function isSummary(e: SnapEntry): boolean {
 export function entryChars(e: SnapEntry): number {
   if (!e.visible) return 0;
   let chars = isSummary(e) ? (e.summary ?? e.text).length : e.text.length;
-  for (const call of e.toolCalls ?? []) chars += call.name.length + safeJson(call.args).length;
+  for (const call of e.toolCalls ?? []) chars += call.name.length + argsJsonLength(call.args);
   return chars + e.images * IMAGE_CHARS;
 }
 

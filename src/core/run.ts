@@ -85,8 +85,40 @@ function readRange(args: Record<string, unknown>): string {
   return limit === undefined ? ` (lines ${first}–…)` : ` (lines ${first}–${first + limit - 1})`;
 }
 
+/**
+ * Labels and argument sizes by the call's arguments. Every pass labels and sizes every call of the
+ * session again (old exchanges, break-even), and a call's arguments never change once it is made; those
+ * of a `write` can be a whole file.
+ */
+const labels = new WeakMap<object, Map<string, string>>();
+const jsonLengths = new WeakMap<object, number>();
+
 /** Short human label of a call, used in records, stubs and replacement headers. */
 export function toolLabel(tool: string, args: Record<string, unknown>): string {
+  let byTool = labels.get(args);
+  const known = byTool?.get(tool);
+  if (known !== undefined) return known;
+  const label = labelOf(tool, args);
+  if (!byTool) {
+    byTool = new Map();
+    labels.set(args, byTool);
+  }
+  byTool.set(tool, label);
+  return label;
+}
+
+/** Length of `safeJson(args)`. */
+export function argsJsonLength(args: unknown): number {
+  if (typeof args !== "object" || args === null) return safeJson(args).length;
+  let length = jsonLengths.get(args);
+  if (length === undefined) {
+    length = safeJson(args).length;
+    jsonLengths.set(args, length);
+  }
+  return length;
+}
+
+function labelOf(tool: string, args: Record<string, unknown>): string {
   const max = LIMITS.label;
   const command = str(args.command);
   if (tool === "bash" && command) return `bash \`${oneLine(command, max)}\``;

@@ -46,10 +46,22 @@ function base64Reader(raw: string): ByteAt {
     const comma = data.indexOf(",");
     data = comma === -1 ? "" : data.slice(comma + 1);
   }
-  if (/\s/.test(data)) data = data.replace(/\s+/g, "");
+  // Whitespace is looked for only as far as the header is read (a PNG's size is in its first 32
+  // characters, of up to 90,000): up to the first one, the data reads the same with or without it.
+  let clean = 0;
+  const cleanUpTo = (end: number) => {
+    for (; clean < end && clean < data.length; clean++) {
+      const code = data.charCodeAt(clean);
+      if (code === 32 || (code >= 9 && code <= 13) || code >= 128) {
+        data = data.replace(/\s+/g, "");
+        clean = Number.POSITIVE_INFINITY;
+      }
+    }
+  };
   return (i: number): number => {
     if (!Number.isInteger(i) || i < 0) return -1;
     const group = Math.floor(i / 3) * 4;
+    cleanUpTo(group + 4);
     const a = sextet(data, group);
     const b = sextet(data, group + 1);
     if (a < 0 || b < 0) return -1;

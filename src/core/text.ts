@@ -46,7 +46,13 @@ export function countLines(text: string): number {
  * is cut with a trailing `…` (so the result never exceeds `max` characters).
  */
 export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  if (flat.length <= max) return flat;
-  return `${flat.slice(0, Math.max(0, max - 1))}…`;
+  // Word by word, stopping once the line is known to be too long: labels are taken from prompts and
+  // arguments that can be very long, and only their first `max` characters are ever shown.
+  const words = /\S+/g;
+  let flat = "";
+  for (let m = words.exec(text); m; m = words.exec(text)) {
+    flat = flat ? `${flat} ${m[0]}` : m[0];
+    if (flat.length > max) return `${flat.slice(0, Math.max(0, max - 1))}…`;
+  }
+  return flat;
 }
