@@ -118,6 +118,16 @@ describe("toolLabel", () => {
     expect(long.endsWith("…`")).toBe(true);
   });
 
+  it("labels the same arguments per tool, and arguments that are no object without throwing", () => {
+    const args = { path: "src/a.ts" };
+    expect(toolLabel("read", args)).toBe("read src/a.ts");
+    expect(toolLabel("ls", args)).toBe("ls src/a.ts");
+    expect(toolLabel("read", args)).toBe("read src/a.ts");
+    const odd = "rm -rf build" as unknown as Record<string, unknown>;
+    expect(toolLabel("bash", odd)).toBe('bash "rm -rf build"');
+    expect(toolLabel("bash", null as unknown as Record<string, unknown>)).toBe("bash");
+  });
+
   it("labels read with the path and line range", () => {
     expect(toolLabel("read", { path: "src/a.ts" })).toBe("read src/a.ts");
     expect(toolLabel("read", { path: "src/a.ts", offset: 40, limit: 20 })).toBe("read src/a.ts (lines 40–59)");

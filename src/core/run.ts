@@ -95,6 +95,8 @@ const jsonLengths = new WeakMap<object, number>();
 
 /** Short human label of a call, used in records, stubs and replacement headers. */
 export function toolLabel(tool: string, args: Record<string, unknown>): string {
+  // Arguments from a malformed session may be no object at all, which a WeakMap cannot key.
+  if (typeof args !== "object" || args === null) return labelOf(tool, args ?? {});
   let byTool = labels.get(args);
   const known = byTool?.get(tool);
   if (known !== undefined) return known;
