@@ -149,17 +149,18 @@ export default function contextGuard(pi: ExtensionAPI): void {
    * needs it), instead of in one block by the first redraw.
    */
   const buildSnapshot = async (s: Session, ctx: ExtensionContext): Promise<void> => {
+    let built = false;
     try {
       await nextTurn();
       if (s.closed) return;
       await s.snapshots.entriesPaced(projectedEntries(ctx));
-      s.snapshotBuilt = true;
-      if (!s.closed) draw(ctx);
+      built = true;
     } catch {
       // The next redraw builds it.
     } finally {
       s.snapshotBuilt = true;
     }
+    if (built && !s.closed) draw(ctx);
   };
 
   /**
