@@ -58,6 +58,10 @@ const BACKENDS = ["inline", "piscina", "tinypool"] as const;
 
 /** The stall verdicts read: the probe's longest gap minus the main thread's run-queue wait. */
 const own = (x: { stall: StallStats }) => ownStall(x.stall);
+/** Main-thread CPU of a pass measured with the quiet probe (NaN for the spinning one). */
+const mainCpu = (x: { cpuMs?: number }) => x.cpuMs ?? Number.NaN;
+/** Median of one measure over samples. */
+const med = <T>(xs: readonly T[], g: (x: T) => number): number => median(xs.map(g));
 const wall = (x: { stall: StallStats }) => x.stall.maxMs;
 
 /** `own median / own max (wall median)`. */
@@ -117,7 +121,7 @@ function stallTable(r: BenchResults): Table {
       ...BACKENDS.map((b) => fmtStall(passSamples(r, size, pass, b))),
       fmtStall(quiet),
       fmt(median(quiet.map((x) => x.stall.runQueueMs ?? Number.NaN))),
-      fmtSummary(sum(quiet, (x) => x.cpuMs ?? Number.NaN)),
+      fmtSummary(sum(quiet, mainCpu)),
     ];
   });
   return {
@@ -246,19 +250,17 @@ function httpThreadTable(r: BenchResults): Table | undefined {
   const rows = keys.map(({ size, pass }) => {
     const thread = passSamples(r, size, pass, "piscina", "quiet");
     const main = passSamples(r, size, pass, HTTP_ON_MAIN, "quiet");
-    const m = (xs: SessionSample[], f: (x: SessionSample) => number) => median(xs.map(f));
-    const cpu = (x: SessionSample) => x.cpuMs ?? Number.NaN;
     const queue = (x: SessionSample) => x.ms - x.pipelineMs - L * x.waves;
     return [
       passLabel(size, pass),
-      int(m(thread, (x) => x.requests)),
+      int(med(thread, (x) => x.requests)),
       fmtSummary(sum(thread, own)),
       fmtSummary(sum(main, own)),
-      `${fmt(m(thread, cpu))} / ${fmt(m(main, cpu))}`,
-      `${fmt(m(thread, (x) => x.overheadMs))} / ${fmt(m(main, (x) => x.overheadMs))}`,
-      `${fmt(m(thread, queue))} / ${fmt(m(main, queue))}`,
-      fmtRatio(m(main, own) / m(thread, own)),
-      fmtRatio(m(main, cpu) / m(thread, cpu)),
+      `${fmt(med(thread, mainCpu))} / ${fmt(med(main, mainCpu))}`,
+      `${fmt(med(thread, (x) => x.overheadMs))} / ${fmt(med(main, (x) => x.overheadMs))}`,
+      `${fmt(med(thread, queue))} / ${fmt(med(main, queue))}`,
+      fmtRatio(med(main, own) / med(thread, own)),
+      fmtRatio(med(main, mainCpu) / med(thread, mainCpu)),
     ];
   });
   return {
@@ -315,7 +317,7 @@ function curveTable(r: BenchResults): Table {
     pass === "cold" || pass === "+2" ? passName(pass) : `${pass} new entries`,
     ...sizes.map((size) => {
       const q = passSamples(r, size, pass, "piscina", "quiet");
-      return `${fmt(median(q.map((x) => x.cpuMs ?? Number.NaN)))} · ${fmt(median(q.map(own)))} · ${int(median(q.map((x) => x.sentEntries)))}`;
+      return `${fmt(median(q.map(mainCpu)))} · ${fmt(median(q.map(own)))} · ${int(median(q.map((x) => x.sentEntries)))}`;
     }),
   ]);
   return {
@@ -661,8 +663,7 @@ function targets(r: BenchResults): Target[] {
     const parts: string[] = [];
     let flat = true;
     for (const pass of steps) {
-      const cpu = (size: number) =>
-        median(passSamples(r, size, pass, "piscina", "quiet").map((x) => x.cpuMs ?? Number.NaN));
+      const cpu = (size: number) => median(passSamples(r, size, pass, "piscina", "quiet").map(mainCpu));
       const requests = (size: number) => median(passSamples(r, size, pass, "piscina", "quiet").map((x) => x.requests));
       const a = cpu(first);
       const b = cpu(last);
@@ -705,7 +706,6 @@ function reading(r: BenchResults): string[] {
   const bdm = (size: number, pass: string, g: (x: BreakdownSample) => number) =>
     median(bd.filter((x) => x.size === size && x.pass === pass).map(g));
   const sizes = uniq((r.sessions ?? []).map((x) => x.size)).sort((a, b) => a - b);
-  const med = (xs: SessionSample[], g: (x: SessionSample) => number) => median(xs.map(g));
   const stallQ = (size: number, pass: string) => med(passSamples(r, size, pass, "piscina", "quiet"), own);
 
   // What the stall is left with once no step of ours blocks: the collector's pauses, which scale with the heap.
@@ -756,7 +756,7 @@ function reading(r: BenchResults): string[] {
         `${int(med(xs, (x) => x.sentEdited))} entries the first pass edited, once, without their raw text (the ` +
         "worker holds it) " +
         `(${int(med(xs, (x) => x.sentEntries))} entries, ${mb(med(xs, (x) => x.sentChars))}: ` +
-        `${fmt(med(xs, (x) => x.cpuMs ?? Number.NaN))} ms CPU, stall ${fmt(med(xs, own))} ms). Later ` +
+        `${fmt(med(xs, mainCpu))} ms CPU, stall ${fmt(med(xs, own))} ms). Later ` +
         `passes send ${steady.map((p) => `${int(med(q(p), (x) => x.sentEntries))} (${p})`).join(", ")} entries: the ` +
         "new ones, the previous pass's context_edit entries and record, and what it edited; the stall of " +
         `${steady.map((p) => `${p} ${fmt(stallQ(size, p))} ms`).join(", ")} follows the classifier requests they ` +
@@ -779,8 +779,7 @@ function reading(r: BenchResults): string[] {
     };
     const a = walk(bdSizes[0] as number);
     const b = walk(bdSizes.at(-1) as number);
-    const cpuOf = (size: number) =>
-      med(passSamples(r, size, steadyPass, "piscina", "quiet"), (x) => x.cpuMs ?? Number.NaN);
+    const cpuOf = (size: number) => med(passSamples(r, size, steadyPass, "piscina", "quiet"), mainCpu);
     const cpuA = cpuOf(bdSizes[0] as number);
     const cpuB = cpuOf(bdSizes.at(-1) as number);
     lines.push(
@@ -799,12 +798,11 @@ function reading(r: BenchResults): string[] {
     const thread = passSamples(r, size, "cold", "piscina", "quiet");
     const main = passSamples(r, size, "cold", HTTP_ON_MAIN, "quiet");
     if (thread.length === 0 || main.length === 0) continue;
-    const cpu = (x: SessionSample) => x.cpuMs ?? Number.NaN;
     lines.push(
       `**The classifier's HTTP thread, first pass at ${int(size)} entries** (${int(med(thread, (x) => x.requests))} ` +
         `requests): own stall ${fmt(med(thread, own))} ms (max ${fmt(Math.max(...thread.map(own)))}) with the ` +
         `connection on its own thread against ${fmt(med(main, own))} ms (max ${fmt(Math.max(...main.map(own)))}) ` +
-        `from the main thread; main-thread CPU ${fmt(med(thread, cpu))} vs ${fmt(med(main, cpu))} ms; settle ` +
+        `from the main thread; main-thread CPU ${fmt(med(thread, mainCpu))} vs ${fmt(med(main, mainCpu))} ms; settle ` +
         `overhead ${fmt(med(thread, (x) => x.overheadMs))} vs ${fmt(med(main, (x) => x.overheadMs))} ms.`,
     );
   }
@@ -845,7 +843,7 @@ function reading(r: BenchResults): string[] {
               med(q, (x) => x.waves),
             ),
         )} ms per wave; ${int(req)} requests). The main thread ` +
-        `spends ${fmt(med(q, (x) => x.cpuMs ?? Number.NaN))} ms CPU on the pass.`,
+        `spends ${fmt(med(q, mainCpu))} ms CPU on the pass.`,
     );
   }
   for (const k of uniq((r.hang ?? []).map((x) => `${x.size}|${x.pass}`))) {
