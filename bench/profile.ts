@@ -11,6 +11,7 @@
  */
 import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
+import type { ClassifyFn } from "../src/main/classify-queue.ts";
 import { benchConfig, HookSession, loopbackClassify, passRunner, runHook, startedThreadFetch } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
 import { RunQueueClock } from "./lib/stall.ts";
@@ -24,9 +25,11 @@ const { values } = parseArgs({
     latency: { type: "string", default: "100" },
     quiet: { type: "boolean", default: false },
     http: { type: "string", default: "thread" },
+    classifier: { type: "string", default: "pi-ai" },
   },
 });
 if (values.http !== "thread" && values.http !== "main") throw new Error("--http is thread or main");
+if (values.classifier !== "pi-ai" && values.classifier !== "fake") throw new Error("--classifier is pi-ai or fake");
 
 const KEEP = "\\b(error|fail(ed|ure|s)?|throw)\\b";
 const host = await startLoopbackHost({ latencyMs: Number(values.latency), keyword: KEEP, flags: "i" });
@@ -46,7 +49,17 @@ inner.run = ((name, input, options) => {
 // The classifier as the extension calls it: pi-ai's client with its HTTP on the extension's HTTP thread
 // (`--http main`: from the main thread, as before it existed).
 const http = await startedThreadFetch();
-const base = loopbackClassify(host.baseUrl, values.http === "thread" ? http.fetch : undefined);
+// `--classifier fake` answers "keep everything" after the latency without pi-ai or HTTP: what the pass
+// itself costs the main thread, apart from the client.
+const fake: ClassifyFn = (_req, opts) =>
+  new Promise((resolve) => {
+    const timer = setTimeout(() => resolve({ status: "error", error: "fake" }), Number(values.latency));
+    opts.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+  });
+const base =
+  values.classifier === "fake"
+    ? fake
+    : loopbackClassify(host.baseUrl, values.http === "thread" ? http.fetch : undefined);
 const classify: typeof base = async (req, opts) => {
   events.push({ t: performance.now(), what: "classify start" });
   const out = await base(req, opts);

@@ -4,11 +4,13 @@ import { randomUUID } from "node:crypto";
 import type { CacheModel } from "../core/break-even.ts";
 import type { CheckpointCacheView } from "../core/checkpoint.ts";
 import type { GuardConfig } from "../core/config.ts";
+import { type PackedJson, packedCount, unpackJson } from "../core/packed-json.ts";
 import { buildRecord, recordDraft } from "../core/record.ts";
 import type { ClassifierRequest, ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../core/types.ts";
 import type { SyncEntry, SyncInput, TextPiece } from "../workers/session-store.ts";
 import type { PlanSummary } from "../workers/tasks.ts";
 import { type ClassifyFn, classifyAll, type QueueResult, type RequestSource } from "./classify-queue.ts";
+import { InFlight } from "./in-flight.ts";
 import { nextTurn } from "./pace.ts";
 import type { TaskRunner } from "./pool.ts";
 import type { ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
@@ -196,7 +198,7 @@ const OUTCOME_SLICE = 100;
  * long pass does not keep every request body it sent alive on the main thread.
  */
 function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, window: number): RequestSource {
-  const windows = new Map<number, { list: Promise<ClassifierRequest[]>; taken: Set<number> }>();
+  const windows = new InFlight<{ list: Promise<PackedJson>; taken: Set<number> }>();
   let furthest = -1;
   const fetch = (from: number) => {
     furthest = Math.max(furthest, from);
@@ -207,7 +209,7 @@ function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, win
       held = { list, taken: new Set() };
       windows.set(from, held);
       // A failed fetch is tried again by the request's retry.
-      list.catch(() => windows.delete(from));
+      list.catch(() => windows.get(from) === held && windows.take(from));
     }
     return held;
   };
@@ -219,8 +221,8 @@ function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, win
       if (from + window < count && from + window > furthest) fetch(from + window);
       const list = await held.list;
       held.taken.add(index);
-      if (held.taken.size === list.length && windows.get(from) === held) windows.delete(from);
-      return list[index - from] as ClassifierRequest;
+      if (held.taken.size === packedCount(list) && windows.get(from) === held) windows.take(from);
+      return unpackJson<ClassifierRequest>(list, index - from);
     },
   };
 }

@@ -6,6 +6,7 @@
 // requests go to the ordinary fetch, as does a request it cannot carry as plain data.
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { InFlight } from "./in-flight.ts";
 import { WORKER_EXEC_ARGV } from "./pool.ts";
 
 export type FetchRequest =
@@ -68,20 +69,18 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
   let closed = false;
   /** Set when a thread failed before its module loaded: it would fail the same way every time. */
   let unavailable: string | undefined;
-  const waiting = new Map<number, Waiting>();
+  const waiting = new InFlight<Waiting>();
 
   const failAll = (why: string) => {
-    for (const [id, w] of waiting) {
-      waiting.delete(id);
+    for (const [, w] of waiting.drain()) {
       w.cleanup();
       w.reject(networkError(why));
     }
   };
 
   const answer = (reply: FetchReply) => {
-    const entry = waiting.get(reply.id);
+    const entry = waiting.take(reply.id);
     if (!entry) return;
-    waiting.delete(reply.id);
     entry.cleanup();
     if (!reply.ok) {
       const named = reply.name === "AbortError" || reply.name === "TimeoutError";
@@ -142,7 +141,7 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
         signal?.removeEventListener("abort", onAbort);
       };
       const onAbort = () => {
-        if (!waiting.delete(id)) return;
+        if (!waiting.take(id)) return;
         cleanup();
         w.postMessage({ type: "abort", id } satisfies FetchRequest);
         reject(signal?.reason);

@@ -3,6 +3,7 @@
 
 import type { CacheModel } from "../core/break-even.ts";
 import type { CheckpointCacheView } from "../core/checkpoint.ts";
+import { type PackedJson, packJson } from "../core/packed-json.ts";
 import {
   type FinishConfig,
   type FinishOutput,
@@ -13,7 +14,7 @@ import {
   type RunPlan,
 } from "../core/pass.ts";
 import { buildRoutingState, type RoutingState, type RoutingStateInput } from "../core/routing.ts";
-import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../core/types.ts";
+import type { ClassifierOutcome, SnapEntry } from "../core/types.ts";
 import { type RecallTaskInput, type RecallTaskOutput, recallText } from "./recall-task.ts";
 import { type SyncInput, syncEntries } from "./session-store.ts";
 
@@ -74,12 +75,13 @@ export interface RequestsTaskInput {
 
 /**
  * A window of a held pass's classifier requests. The main thread fetches them as the queue starts them,
- * so no single message carries every request of a large pass.
+ * so no single message carries every request of a large pass. They travel packed (core/packed-json.ts):
+ * requests are JSON by nature, pi-ai serializes them anyway.
  */
-export function requests(input: RequestsTaskInput): ClassifierRequest[] {
+export function requests(input: RequestsTaskInput): PackedJson {
   const pass = held.get(input.passId);
   if (!pass) throw new Error("the pass worker was replaced during the pass; nothing is changed");
-  return pass.plan.requests.slice(input.from, input.to);
+  return packJson(pass.plan.requests.slice(input.from, input.to));
 }
 
 /** Stores entries ahead of a plan (the first pass of a large session sends them in slices). */

@@ -1,0 +1,87 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../src/core/config.ts";
+import { packedCount, packJson, unpackJson } from "../src/core/packed-json.ts";
+import { planRunEnd } from "../src/core/pass.ts";
+import type { ClassifierRequest } from "../src/core/types.ts";
+import { InFlight } from "../src/main/in-flight.ts";
+import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
+
+describe("packed JSON (how request windows cross from the pass worker)", () => {
+  it("gives back each planned classifier request as pi-ai would serialize it", () => {
+    const grep = Array.from(
+      { length: 400 },
+      (_, i) => `src/f${i % 7}.ts:${i}: const naïve = "€${i}" // 🚀 ${"x".repeat(40)}`,
+    );
+    const entries = [
+      userEntry("u1", "why does the build fail?"),
+      assistantEntry("a1", "", [toolCall("c1", "bash", { command: "rg -n naïve" })]),
+      toolResultEntry("t1", "c1", "bash", grep.join("\n")),
+      assistantEntry("a2", "The failure is in f3.ts: the € sign."),
+    ];
+    const plan = planRunEnd(entries, DEFAULT_CONFIG);
+    if (plan.status !== "run") throw new Error("the session planned no requests");
+    expect(plan.requests.length).toBeGreaterThan(0);
+    const pack = packJson(plan.requests);
+    expect(packedCount(pack)).toBe(plan.requests.length);
+    plan.requests.forEach((request, i) => {
+      const back = unpackJson<ClassifierRequest>(pack, i);
+      expect(back).toEqual(request);
+      expect(JSON.stringify(back)).toBe(JSON.stringify(request));
+    });
+  });
+
+  it("round-trips any JSON values, one at a time and in any order", () => {
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue(), { maxLength: 12 }), (values) => {
+        const pack = packJson(values);
+        expect(packedCount(pack)).toBe(values.length);
+        for (let i = values.length - 1; i >= 0; i--) {
+          expect(unpackJson(pack, i)).toEqual(JSON.parse(JSON.stringify(values[i])));
+        }
+      }),
+    );
+  });
+
+  it("keeps text outside the Basic Multilingual Plane and lone surrogates", () => {
+    const values = ["𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀", "\ud800 alone", { k: "\udfff" }, ""];
+    const pack = packJson(values);
+    for (const [i, v] of values.entries()) expect(unpackJson(pack, i)).toEqual(v);
+  });
+
+  it("says which index is missing instead of returning garbage", () => {
+    const pack = packJson([1, 2]);
+    expect(() => unpackJson(pack, 2)).toThrow(/no value 2 in a pack of 2/);
+    expect(() => unpackJson(packJson([]), 0)).toThrow(RangeError);
+  });
+});
+
+describe("InFlight (bookkeeping of requests and windows in flight)", () => {
+  it("counts, hands back and forgets items by id", () => {
+    const table = new InFlight<string>();
+    table.set(3, "c");
+    table.set(1, "a");
+    table.set(1, "a2");
+    expect(table.size).toBe(2);
+    expect(table.get(1)).toBe("a2");
+    expect(table.take(1)).toBe("a2");
+    expect(table.take(1)).toBeUndefined();
+    expect(table.get(1)).toBeUndefined();
+    expect(table.size).toBe(1);
+    table.set(0, "zero");
+    expect(table.drain()).toEqual([
+      [0, "zero"],
+      [3, "c"],
+    ]);
+    expect(table.size).toBe(0);
+    expect(table.take(3)).toBeUndefined();
+  });
+
+  it("treats falsy items as present", () => {
+    const table = new InFlight<number>();
+    table.set(7, 0);
+    expect(table.size).toBe(1);
+    expect(table.take(7)).toBe(0);
+    expect(table.size).toBe(0);
+  });
+});
