@@ -2,12 +2,13 @@
  * A timeline of one pass's main-thread blocks, for finding what stalls (not a benchmark: no verdicts).
  *
  *   npm exec -- node bench/profile.ts [--entries 2000] [--steps 20,20] [--output grep:20] [--latency 100] [--quiet]
- *                                     [--http thread|main]
+ *                                     [--http thread|main] [--classifier pi-ai|fake]
  *
  * Runs the cold pass and then each steady step on a generated session, printing every loop gap over
  * 1.5 ms with the task or classifier events around it. The probe spins on setImmediate by default;
  * `--quiet` samples on a 1 ms interval instead, as the benchmark's verdicts do (the spinning probe
- * allocates on every loop turn, so it brings garbage collections of its own).
+ * allocates on every loop turn, so it brings garbage collections of its own). `--classifier fake` answers
+ * after the latency without pi-ai or HTTP, which leaves what the pass itself costs Pi's thread.
  */
 import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
@@ -107,8 +108,12 @@ async function timeline<T>(label: string, run: () => Promise<T>): Promise<T> {
   };
   const interval = values.quiet ? setInterval(sample, 1) : undefined;
   if (!values.quiet) setImmediate(spin);
+  const heapBefore = process.memoryUsage().heapUsed;
+  const cpuBefore = process.threadCpuUsage();
   const t0 = performance.now();
   const out = await run();
+  const cpu = process.threadCpuUsage(cpuBefore);
+  const heapAfter = process.memoryUsage().heapUsed;
   spinning = false;
   clearInterval(interval);
   const total = performance.now() - t0;
@@ -117,6 +122,12 @@ async function timeline<T>(label: string, run: () => Promise<T>): Promise<T> {
   console.log(`\n== ${label}: ${total.toFixed(1)} ms, worst own gap ${worst.toFixed(2)} ms, ${gaps.length} > 1.5 ms`);
   const gcs = [...gcByKind].map(([k, g]) => `${k} ${g.n}× ${g.ms.toFixed(0)} ms (max ${g.max.toFixed(1)})`);
   console.log(`  collections: ${gcs.join(", ") || "none"}`);
+  // Garbage promoted to the old generation stays counted here until a full collection: a heap that grows
+  // by far more than the pass keeps is young garbage that outlived its collections.
+  const mib = (n: number) => (n / 2 ** 20).toFixed(0);
+  console.log(
+    `  heap used: ${mib(heapBefore)} → ${mib(heapAfter)} MiB; main-thread CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms`,
+  );
   for (const g of gaps.sort((a, b) => b.ms - a.ms).slice(0, 8)) {
     const near = events.filter((e) => e.t >= g.t - 0.5 && e.t <= g.t + g.ms + 0.5).map((e) => e.what);
     const counts = new Map<string, number>();

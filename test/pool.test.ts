@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../src/core/config.ts";
-import { packedCount, unpackJson } from "../src/core/packed-json.ts";
 import type { ClassifierRequest, SnapEntry } from "../src/core/types.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../src/main/pool.ts";
+import { packedCount, unpackValue } from "../src/workers/packed-values.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
 const runners: TaskRunner[] = [];
@@ -38,7 +38,7 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
     expect(out.plan.requestCount).toBeGreaterThan(0);
     const firstTwo = await runner.run("requests", { passId: "p1", from: 0, to: 2 });
     expect(packedCount(firstTwo)).toBe(Math.min(2, out.plan.requestCount));
-    expect(Object.keys(unpackJson<ClassifierRequest>(firstTwo, 0).questions)).toContain("keep_whole");
+    expect(Object.keys(unpackValue<ClassifierRequest>(firstTwo, 0).questions)).toContain("keep_whole");
     // The worker kept the entries: ids alone are enough for the next pass.
     const again = await runner.run("plan", {
       sync: { storeId: out.storeId, base: 1, fresh: [], order: { keep: ids.length, tail: [], version: 2 } },

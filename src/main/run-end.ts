@@ -4,9 +4,9 @@ import { randomUUID } from "node:crypto";
 import type { CacheModel } from "../core/break-even.ts";
 import type { CheckpointCacheView } from "../core/checkpoint.ts";
 import type { GuardConfig } from "../core/config.ts";
-import { type PackedJson, packedCount, unpackJson } from "../core/packed-json.ts";
 import { buildRecord, recordDraft } from "../core/record.ts";
 import type { ClassifierRequest, ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../core/types.ts";
+import { type PackedValues, packedCount, unpackValue } from "../workers/packed-values.ts";
 import type { SyncEntry, SyncInput, TextPiece } from "../workers/session-store.ts";
 import type { PlanSummary } from "../workers/tasks.ts";
 import { type ClassifyFn, classifyAll, type QueueResult, type RequestSource } from "./classify-queue.ts";
@@ -198,7 +198,7 @@ const OUTCOME_SLICE = 100;
  * long pass does not keep every request body it sent alive on the main thread.
  */
 function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, window: number): RequestSource {
-  const windows = new InFlight<{ list: Promise<PackedJson>; taken: Set<number> }>();
+  const windows = new InFlight<{ list: Promise<PackedValues>; taken: Set<number> }>();
   let furthest = -1;
   const fetch = (from: number) => {
     furthest = Math.max(furthest, from);
@@ -222,7 +222,7 @@ function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, win
       const list = await held.list;
       held.taken.add(index);
       if (held.taken.size === packedCount(list) && windows.get(from) === held) windows.take(from);
-      return unpackJson<ClassifierRequest>(list, index - from);
+      return unpackValue<ClassifierRequest>(list, index - from);
     },
   };
 }

@@ -3,7 +3,6 @@
 
 import type { CacheModel } from "../core/break-even.ts";
 import type { CheckpointCacheView } from "../core/checkpoint.ts";
-import { type PackedJson, packJson } from "../core/packed-json.ts";
 import {
   type FinishConfig,
   type FinishOutput,
@@ -15,6 +14,7 @@ import {
 } from "../core/pass.ts";
 import { buildRoutingState, type RoutingState, type RoutingStateInput } from "../core/routing.ts";
 import type { ClassifierOutcome, SnapEntry } from "../core/types.ts";
+import { type PackedValues, packValues } from "./packed-values.ts";
 import { type RecallTaskInput, type RecallTaskOutput, recallText } from "./recall-task.ts";
 import { type SyncInput, syncEntries } from "./session-store.ts";
 
@@ -75,13 +75,12 @@ export interface RequestsTaskInput {
 
 /**
  * A window of a held pass's classifier requests. The main thread fetches them as the queue starts them,
- * so no single message carries every request of a large pass. They travel packed (core/packed-json.ts):
- * requests are JSON by nature, pi-ai serializes them anyway.
+ * so no single message carries every request of a large pass. They travel packed (packed-values.ts).
  */
-export function requests(input: RequestsTaskInput): PackedJson {
+export function requests(input: RequestsTaskInput): PackedValues {
   const pass = held.get(input.passId);
   if (!pass) throw new Error("the pass worker was replaced during the pass; nothing is changed");
-  return packJson(pass.plan.requests.slice(input.from, input.to));
+  return packValues(pass.plan.requests.slice(input.from, input.to));
 }
 
 /** Stores entries ahead of a plan (the first pass of a large session sends them in slices). */

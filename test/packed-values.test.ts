@@ -1,14 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../src/core/config.ts";
-import { packedCount, packJson, unpackJson } from "../src/core/packed-json.ts";
 import { planRunEnd } from "../src/core/pass.ts";
 import type { ClassifierRequest } from "../src/core/types.ts";
 import { InFlight } from "../src/main/in-flight.ts";
+import { packedCount, packValues, unpackValue } from "../src/workers/packed-values.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
-describe("packed JSON (how request windows cross from the pass worker)", () => {
-  it("gives back each planned classifier request as pi-ai would serialize it", () => {
+describe("packed values (how request windows cross from the pass worker)", () => {
+  it("gives back each planned classifier request, as pi-ai will serialize it", () => {
     const grep = Array.from(
       { length: 400 },
       (_, i) => `src/f${i % 7}.ts:${i}: const naïve = "€${i}" // 🚀 ${"x".repeat(40)}`,
@@ -22,37 +22,51 @@ describe("packed JSON (how request windows cross from the pass worker)", () => {
     const plan = planRunEnd(entries, DEFAULT_CONFIG);
     if (plan.status !== "run") throw new Error("the session planned no requests");
     expect(plan.requests.length).toBeGreaterThan(0);
-    const pack = packJson(plan.requests);
+    const pack = packValues(plan.requests);
     expect(packedCount(pack)).toBe(plan.requests.length);
-    plan.requests.forEach((request, i) => {
-      const back = unpackJson<ClassifierRequest>(pack, i);
-      expect(back).toEqual(request);
+    for (const [i, request] of plan.requests.entries()) {
+      const back = unpackValue<ClassifierRequest>(pack, i);
+      expect(back).toStrictEqual(request);
       expect(JSON.stringify(back)).toBe(JSON.stringify(request));
-    });
+    }
   });
 
-  it("round-trips any JSON values, one at a time and in any order", () => {
+  it("gives back what a structured clone would, one value at a time and in any order", () => {
     fc.assert(
-      fc.property(fc.array(fc.jsonValue(), { maxLength: 12 }), (values) => {
-        const pack = packJson(values);
-        expect(packedCount(pack)).toBe(values.length);
-        for (let i = values.length - 1; i >= 0; i--) {
-          expect(unpackJson(pack, i)).toEqual(JSON.parse(JSON.stringify(values[i])));
-        }
-      }),
+      fc.property(
+        fc.array(fc.anything({ withMap: true, withSet: true, withDate: true }), { maxLength: 12 }),
+        (values) => {
+          const pack = packValues(values);
+          expect(packedCount(pack)).toBe(values.length);
+          for (let i = values.length - 1; i >= 0; i--) {
+            expect(unpackValue(pack, i)).toStrictEqual(structuredClone(values[i]));
+          }
+        },
+      ),
     );
+  });
+
+  it("keeps what a JSON round trip would lose", () => {
+    const value = { gone: undefined, n: Number.NaN, big: 2n ** 70n, when: new Date(0) };
+    expect(unpackValue(packValues([value]), 0)).toStrictEqual(value);
   });
 
   it("keeps text outside the Basic Multilingual Plane and lone surrogates", () => {
     const values = ["𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀", "\ud800 alone", { k: "\udfff" }, ""];
-    const pack = packJson(values);
-    for (const [i, v] of values.entries()) expect(unpackJson(pack, i)).toEqual(v);
+    const pack = packValues(values);
+    for (const [i, v] of values.entries()) expect(unpackValue(pack, i)).toStrictEqual(v);
+  });
+
+  it("owns its bytes: no shared slab crosses the thread boundary with it", () => {
+    const pack = packValues(["a", "b"]);
+    expect(pack.bytes.byteOffset).toBe(0);
+    expect(pack.bytes.buffer.byteLength).toBe(pack.bytes.byteLength);
   });
 
   it("says which index is missing instead of returning garbage", () => {
-    const pack = packJson([1, 2]);
-    expect(() => unpackJson(pack, 2)).toThrow(/no value 2 in a pack of 2/);
-    expect(() => unpackJson(packJson([]), 0)).toThrow(RangeError);
+    const pack = packValues([1, 2]);
+    expect(() => unpackValue(pack, 2)).toThrow(/no value 2 in a pack of 2/);
+    expect(() => unpackValue(packValues([]), 0)).toThrow(RangeError);
   });
 });
 
