@@ -44,4 +44,5 @@ export { type ProjectedLike, readContent, SnapshotBuilder } from "./main/snapsho
 export { createThreadFetch, type ThreadFetch } from "./main/thread-fetch.ts";
 export { type Validation, validateEdits, validateEditsPaced } from "./main/validate.ts";
 export { WorkerMirror } from "./main/worker-mirror.ts";
+export { type PackedValues, packedCount, packValues, unpackValue } from "./workers/packed-values.ts";
 export * as tasks from "./workers/tasks.ts";
