@@ -49,7 +49,7 @@ inner.run = ((name, input, options) => {
 }) as typeof inner.run;
 // The classifier as the extension calls it: pi-ai's client with its HTTP on the extension's HTTP thread
 // (`--http main`: from the main thread, as before it existed).
-const http = await startedThreadFetch();
+const http = values.http === "thread" && values.classifier === "pi-ai" ? await startedThreadFetch() : undefined;
 // `--classifier fake` answers "keep everything" after the latency without pi-ai or HTTP: what the pass
 // itself costs the main thread, apart from the client.
 const fake: ClassifyFn = (_req, opts) =>
@@ -57,10 +57,7 @@ const fake: ClassifyFn = (_req, opts) =>
     const timer = setTimeout(() => resolve({ status: "error", error: "fake" }), Number(values.latency));
     opts.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
   });
-const base =
-  values.classifier === "fake"
-    ? fake
-    : loopbackClassify(host.baseUrl, values.http === "thread" ? http.fetch : undefined);
+const base = values.classifier === "fake" ? fake : loopbackClassify(host.baseUrl, http?.fetch);
 const classify: typeof base = async (req, opts) => {
   events.push({ t: performance.now(), what: "classify start" });
   const out = await base(req, opts);
@@ -164,5 +161,5 @@ for (const n of (values.steps ?? "").split(",").filter(Boolean).map(Number)) {
   await pass(`+${n}`);
 }
 await runner.destroy();
-await http.close();
+await http?.close();
 await host.close();

@@ -91,6 +91,20 @@ describe("InFlight (bookkeeping of requests and windows in flight)", () => {
     expect(table.take(3)).toBeUndefined();
   });
 
+  it("releases an id only while it still holds the given item", () => {
+    const table = new InFlight<{ n: number }>();
+    const first = { n: 1 };
+    const second = { n: 2 };
+    table.set(5, first);
+    table.set(5, second);
+    table.release(5, first);
+    expect(table.get(5)).toBe(second);
+    expect(table.size).toBe(1);
+    table.release(5, second);
+    expect(table.get(5)).toBeUndefined();
+    expect(table.size).toBe(0);
+  });
+
   it("treats falsy items as present", () => {
     const table = new InFlight<number>();
     table.set(7, 0);

@@ -1,11 +1,12 @@
 // Bookkeeping for work in flight (HTTP requests, request windows), keyed by integer id.
 //
 // Why not a Map: on Node 22 (V8 12), a long-lived Map that keeps taking and dropping entries leaves what
-// it dropped reachable for young-generation collections until the next full one (through its replaced hash
-// tables, as far as we can tell; overwriting a value before deleting it does not help), so everything those
-// values point to (a request body, the awaiting client's state) is copied and promoted on Pi's thread. `bench/map-retention.ts` (Node 22, 20,000 bodies of 30 KB, six
-// in flight): with a Map 82 young collections took 174 ms (up to 6.1 ms each) and 34 full ones followed;
-// with this dictionary object 46 took 21 ms, and 2 full ones.
+// it dropped reachable for young-generation collections until the next full one (through its replaced
+// hash tables, as far as we can tell; overwriting a value before deleting it does not help), so everything
+// those values point to (a request body, the awaiting client's state) is copied and promoted on Pi's
+// thread. `bench/map-retention.ts` (Node 22, 20,000 bodies of 30 KB, six in flight): with a Map 82 young
+// collections took 174 ms (up to 6.1 ms each) and 34 full ones followed; with this dictionary object 46
+// took 21 ms, and 2 full ones.
 export class InFlight<T> {
   #items: Record<number, T> = Object.create(null);
   #size = 0;
@@ -30,6 +31,11 @@ export class InFlight<T> {
     delete this.#items[id];
     this.#size--;
     return item;
+  }
+
+  /** Removes the item under `id` only if it is still `item` (a newer one under the same id stays). */
+  release(id: number, item: T): void {
+    if (id in this.#items && this.#items[id] === item) this.take(id);
   }
 
   /** Removes and returns every item. */

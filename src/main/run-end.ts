@@ -206,10 +206,11 @@ function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, win
     if (!held) {
       const to = Math.min(count, from + window);
       const list = inWorker(deps, (signal) => deps.runner.run("requests", { passId, from, to }, { signal }));
-      held = { list, taken: new Set() };
-      windows.set(from, held);
+      const made = { list, taken: new Set<number>() };
+      windows.set(from, made);
       // A failed fetch is tried again by the request's retry.
-      list.catch(() => windows.get(from) === held && windows.take(from));
+      list.catch(() => windows.release(from, made));
+      held = made;
     }
     return held;
   };
@@ -221,7 +222,7 @@ function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, win
       if (from + window < count && from + window > furthest) fetch(from + window);
       const list = await held.list;
       held.taken.add(index);
-      if (held.taken.size === packedCount(list) && windows.get(from) === held) windows.take(from);
+      if (held.taken.size === packedCount(list)) windows.release(from, held);
       return unpackValue<ClassifierRequest>(list, index - from);
     },
   };
