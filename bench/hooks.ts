@@ -106,6 +106,9 @@ for (const size of sizes) {
       run.append(appendedRun(20, 500 + r, `turn${r}`, run.lastId));
       warm.push(ownStall((await measureStall(checkpoint, "quiet")).stall));
     }
+    // The inline backend's session store lives on this thread: empty it (a sync naming no store does), so
+    // the measurements after this one do not carry a copy of the session Pi's thread never holds.
+    if (backend === "inline") await runner.run("sync", { fresh: [] });
     await runner.destroy();
     rows.push({ label: `turn_end checkpoint, ${size} entries, ${backend}`, values: [cell(cold), cell(warm)] });
   }

@@ -2,7 +2,7 @@
  * A timeline of one pass's main-thread blocks, for finding what stalls (not a benchmark: no verdicts).
  *
  *   npm exec -- node bench/profile.ts [--entries 2000] [--steps 20,20] [--output grep:20] [--latency 100] [--quiet]
- *                                     [--http thread|main] [--classifier pi-ai|fake]
+ *                                     [--http thread|main] [--classifier pi-ai|fake] [--colds 1]
  *
  * Runs the cold pass and then each steady step on a generated session, printing every loop gap over
  * 1.5 ms with the task or classifier events around it. The probe spins on setImmediate by default;
@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import type { ClassifyFn } from "../src/main/classify-queue.ts";
 import { benchConfig, HookSession, loopbackClassify, passRunner, runHook, startedThreadFetch } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
-import { RunQueueClock } from "./lib/stall.ts";
+import { fullGc, GC_KINDS, RunQueueClock } from "./lib/stall.ts";
 import { appendedRun, baseSession, type OutputKind, output, outputRun, SessionSim } from "./lib/workloads.ts";
 
 const { values } = parseArgs({
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     quiet: { type: "boolean", default: false },
     http: { type: "string", default: "thread" },
     classifier: { type: "string", default: "pi-ai" },
+    colds: { type: "string", default: "1" },
   },
 });
 if (values.http !== "thread" && values.http !== "main") throw new Error("--http is thread or main");
@@ -35,7 +36,7 @@ if (values.classifier !== "pi-ai" && values.classifier !== "fake") throw new Err
 const KEEP = "\\b(error|fail(ed|ure|s)?|throw)\\b";
 const host = await startLoopbackHost({ latencyMs: Number(values.latency), keyword: KEEP, flags: "i" });
 const runner = await passRunner("piscina");
-const session = new HookSession(runner);
+let session = new HookSession(runner);
 const events: Array<{ t: number; what: string }> = [];
 const inner = session.runner.inner;
 const origRun = inner.run.bind(inner);
@@ -70,9 +71,7 @@ const gcByKind = new Map<string, { n: number; ms: number; max: number }>();
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     const t = e.startTime;
-    const kind = ({ 1: "minor", 2: "major", 4: "incremental", 8: "weak" } as Record<number, string>)[
-      (e as { detail?: { kind?: number } }).detail?.kind ?? 0
-    ];
+    const kind = GC_KINDS[(e as { detail?: { kind?: number } }).detail?.kind ?? 0];
     events.push({ t, what: `gc ${kind ?? "?"} ${e.duration.toFixed(1)} ms` });
     events.push({ t: t + e.duration, what: `gc ${kind ?? "?"} ${e.duration.toFixed(1)} ms` });
     const sum = gcByKind.get(kind ?? "?") ?? { n: 0, ms: 0, max: 0 };
@@ -143,11 +142,15 @@ async function timeline<T>(label: string, run: () => Promise<T>): Promise<T> {
   await runHook(warm, new SessionSim(baseSession(200)).project(), classify, config);
   events.length = 0;
 }
-const sim = new SessionSim(baseSession(Number(values.entries)));
-if (values.output) {
-  const [kind, mb] = values.output.split(":") as [OutputKind, string];
-  sim.append(outputRun(output(kind, Number(mb) * 1024 * 1024), kind, "out", sim.lastId));
-}
+const newSim = () => {
+  const s = new SessionSim(baseSession(Number(values.entries)));
+  if (values.output) {
+    const [kind, mb] = values.output.split(":") as [OutputKind, string];
+    s.append(outputRun(output(kind, Number(mb) * 1024 * 1024), kind, "out", s.lastId));
+  }
+  return s;
+};
+let sim = newSim();
 const pass = async (label: string) => {
   const context = sim.project();
   const r = await timeline(label, () => runHook(session, context, classify, config));
@@ -155,6 +158,14 @@ const pass = async (label: string) => {
   sim.applyPass(r.edits, r.record);
 };
 await pass("cold");
+// `--colds N`: more first passes, each on a fresh session model and mirror from a collected heap, as the
+// benchmark repeats them (the previous ones' session is garbage by then).
+for (let i = 1; i < Number(values.colds); i++) {
+  session = new HookSession(runner);
+  sim = newSim();
+  fullGc();
+  await pass(`cold ${i + 1}`);
+}
 let seed = 100;
 for (const n of (values.steps ?? "").split(",").filter(Boolean).map(Number)) {
   sim.append(appendedRun(n, seed++, `run${seed}`, sim.lastId));

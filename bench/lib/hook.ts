@@ -94,7 +94,7 @@ class CountingRunner implements TaskRunner {
     if (name === "sync" || name === "plan") {
       // A large pass sends entries ahead of the plan in slices, and huge texts in pieces.
       const sync = name === "sync" ? (input as SyncInput) : (input as { sync: SyncInput }).sync;
-      this.traffic.fresh = [...this.traffic.fresh, ...sync.fresh];
+      for (const e of sync.fresh) this.traffic.fresh.push(e);
       for (const p of sync.pieces ?? []) this.traffic.pieceChars += p.part.length;
       this.traffic.messages.push(sync);
       if (name === "plan") {
@@ -118,6 +118,14 @@ export class HookSession {
   readonly stop = new AbortController();
   constructor(runner: TaskRunner) {
     this.runner = new CountingRunner(runner);
+  }
+  /**
+   * Empties the inline backend's session store, which lives on this (the main) thread: a benchmark that
+   * goes on measuring the pool must not carry a copy of the session Pi's thread never holds in real use.
+   * (A sync that names no store and no order clears the store.)
+   */
+  async releaseInlineStore(): Promise<void> {
+    if (this.runner.backend === "inline") await this.runner.inner.run("sync", { fresh: [] });
   }
   /** A session whose first pass starts from nothing: empty snapshot cache, nothing known to be sent. */
   resetCold(): void {

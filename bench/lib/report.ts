@@ -710,12 +710,30 @@ function reading(r: BenchResults): string[] {
 
   // What the stall is left with once no step of ours blocks: the collector's pauses, which scale with the heap.
   const heapNote = (size: number): string => {
-    const heap = med(passSamples(r, size, "cold", "piscina", "quiet"), (x) => x.heapMb ?? Number.NaN);
+    const xs = passSamples(r, size, "cold", "piscina", "quiet");
+    const heap = med(xs, (x) => x.heapMb ?? Number.NaN);
     if (!Number.isFinite(heap)) return "";
+    const held =
+      ` The benchmark's V8 heap held ${int(heap)} MiB when the hook started (the session, its projection and ` +
+      "what the pass allocates; other workloads are released).";
+    const withGc = xs.filter((x) => x.stall.worstGcMs !== undefined);
+    if (withGc.length === 0)
+      return ` What remains of the stall are garbage-collection pauses and bursts of answers.${held}`;
+    // Which collection, if any, the longest stall of each repetition sat on.
+    const gcIn = (x: SessionSample, kind: string) => x.stall.worstGcMs?.[kind] ?? 0;
+    const major = withGc.filter((x) => gcIn(x, "major") > 0);
+    const minor = withGc.filter((x) => gcIn(x, "major") === 0 && gcIn(x, "minor") > 0);
+    const none = withGc.length - major.length - minor.length;
+    const share = (xs: SessionSample[], kind: string) =>
+      xs.length === 0
+        ? ""
+        : ` (pause ${fmt(med(xs, (x) => gcIn(x, kind)))} ms, stall ${fmt(med(xs, (x) => x.stall.maxMs))} ms wall ` +
+          `clock, medians)`;
     return (
-      ` What remains of the stall are garbage-collection pauses and bursts of answers: the benchmark's V8 heap ` +
-      `held ${int(heap)} MiB when the hook started (the session, its projection and what the pass allocates; ` +
-      "other workloads are released)."
+      ` The longest stall of each repetition sat on a full (mark-compact) collection of Pi's thread's heap in ` +
+      `${major.length} of ${withGc.length}${share(major, "major")}, on a young-generation one in ` +
+      `${minor.length}${share(minor, "minor")}, and on no collection in ${none} (bursts of answers, the ` +
+      `pass's own steps).${held}`
     );
   };
   for (const size of sizes) {

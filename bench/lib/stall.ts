@@ -8,7 +8,13 @@
 // gap during which the thread was runnable but not running was the scheduler (other processes, or this
 // process's other threads on too few cores), not the code. "own" stall = gap − run-queue wait.
 import { closeSync, openSync, readSync } from "node:fs";
-import { createHistogram, monitorEventLoopDelay } from "node:perf_hooks";
+import {
+  constants,
+  createHistogram,
+  monitorEventLoopDelay,
+  type PerformanceEntry,
+  PerformanceObserver,
+} from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
@@ -32,6 +38,11 @@ export interface StallStats {
   gapMaxMs: number;
   /** Probe samples (loop iterations or ticks). */
   samples: number;
+  /**
+   * Garbage-collection pauses inside the longest own gap, ms by kind (minor, major, incremental, weak):
+   * how much of the worst stall was the collector rather than the pass's own code.
+   */
+  worstGcMs?: Record<string, number>;
 }
 
 export interface Measured<T> {
@@ -47,6 +58,14 @@ export interface Measured<T> {
 }
 
 const nsToMs = (ns: number) => ns / 1e6;
+
+/** PerformanceObserver's gc entry kinds, by name. */
+export const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: "minor",
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: "major",
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: "incremental",
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: "weak",
+};
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -112,6 +131,7 @@ export async function measureStall<T>(fn: () => Promise<T> | T, mode: ProbeMode 
   let lastWait = 0;
   let gapMax = 0;
   let ownMax = 0;
+  let ownMaxAt: [number, number] = [0, 0];
   let samples = 0;
   const sample = () => {
     const now = performance.now();
@@ -121,7 +141,10 @@ export async function measureStall<T>(fn: () => Promise<T> | T, mode: ProbeMode 
       const own = Math.max(0, gap - nsToMs(wait - lastWait));
       gaps.record(Math.max(1, Math.round(gap * 1e6)));
       if (gap > gapMax) gapMax = gap;
-      if (own > ownMax) ownMax = own;
+      if (own > ownMax) {
+        ownMax = own;
+        ownMaxAt = [last, now];
+      }
       samples++;
     }
     last = now;
@@ -141,6 +164,15 @@ export async function measureStall<T>(fn: () => Promise<T> | T, mode: ProbeMode 
     setImmediate(spin);
   };
   const interval = mode === "quiet" ? setInterval(sample, RESOLUTION_MS) : undefined;
+  const gcs: Array<{ start: number; end: number; kind: string }> = [];
+  const collect = (list: { getEntries(): PerformanceEntry[] }) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as { detail?: { kind?: number } }).detail?.kind ?? 0;
+      gcs.push({ start: e.startTime, end: e.startTime + e.duration, kind: GC_KINDS[kind] ?? "other" });
+    }
+  };
+  const observer = new PerformanceObserver(collect);
+  observer.observe({ entryTypes: ["gc"] });
   eld.enable();
   if (mode === "spin") setImmediate(spin);
   // Let the probes take their first samples before the work starts.
@@ -170,6 +202,8 @@ export async function measureStall<T>(fn: () => Promise<T> | T, mode: ProbeMode 
   if (interval) clearInterval(interval);
   eld.disable();
   clock.close();
+  collect({ getEntries: () => observer.takeRecords() });
+  observer.disconnect();
   const eldMax = eld.count > 0 ? Math.max(0, nsToMs(eld.max) - RESOLUTION_MS) : 0;
   const eldP99 = eld.count > 0 ? Math.max(0, nsToMs(eld.percentile(99)) - RESOLUTION_MS) : 0;
   const stall: StallStats = {
@@ -180,6 +214,13 @@ export async function measureStall<T>(fn: () => Promise<T> | T, mode: ProbeMode 
     gapMaxMs: gapMax,
     samples,
   };
+  const [from, to] = ownMaxAt;
+  const worstGc: Record<string, number> = {};
+  for (const g of gcs) {
+    const overlap = Math.min(g.end, to) - Math.max(g.start, from);
+    if (overlap > 0) worstGc[g.kind] = (worstGc[g.kind] ?? 0) + overlap;
+  }
+  stall.worstGcMs = worstGc;
   if (clock.available) {
     stall.ownMaxMs = ownMax;
     stall.runQueueMs = nsToMs(wait1 - wait0);

@@ -51,6 +51,7 @@ async function sequence(
     sim.applyPass(result.edits, result.record);
     await settle();
   }
+  await session.releaseInlineStore();
 }
 
 export async function runSessions(
