@@ -75,6 +75,31 @@ describe("SnapshotBuilder", () => {
     });
   });
 
+  it("walks an unchanged projection by reference, without reading Pi's messages", () => {
+    const { sm } = makeSession();
+    const builder = new SnapshotBuilder();
+    const first = builder.entries(projected(sm));
+    // Pi builds new projection wrappers every time, around the same entries and (unedited) messages.
+    let reads = 0;
+    const watched = projected(sm).map((e) => {
+      const message = e.messages[0] as Record<string, unknown> | undefined;
+      if (!message) return e;
+      const spy = new Proxy(message, {
+        get(target, key, receiver) {
+          reads++;
+          return Reflect.get(target, key, receiver);
+        },
+      });
+      return { sourceEntry: e.sourceEntry, messages: [spy, ...e.messages.slice(1)] };
+    });
+    const primed = builder.entries(watched);
+    expect(primed).toEqual(first);
+    reads = 0;
+    const again = builder.entries(watched.map((e) => ({ sourceEntry: e.sourceEntry, messages: [...e.messages] })));
+    expect(reads).toBe(0);
+    again.forEach((snap, i) => expect(snap).toBe(primed[i]));
+  });
+
   it("reuses the snapshot of an edited entry while the same edit is shown, and rebuilds it for a new edit", () => {
     const { sm, result } = makeSession();
     const builder = new SnapshotBuilder();

@@ -164,7 +164,7 @@ export class SnapshotBuilder {
   #cache = new WeakMap<object, SnapEntry>();
   #shown = new WeakMap<object, ShownSnap>();
   /** The last projection, by position; replaced as a whole when a build ends. */
-  #last: Positions = { source: [], content: [], role: [], count: [], snaps: [] };
+  #last: Positions = { source: [], first: [], count: [], snaps: [] };
   #index = new Map<string, number>();
 
   entry(entry: ProjectedLike): SnapEntry {
@@ -216,33 +216,27 @@ export class SnapshotBuilder {
     const last = this.#last;
     const n = entries.length;
     const before = last.source.length;
-    const next: Positions = {
-      source: new Array(n),
-      content: new Array(n),
-      role: new Array(n),
-      count: new Array(n),
-      snaps: new Array(n),
-    };
+    const next: Positions = { source: new Array(n), first: new Array(n), count: new Array(n), snaps: new Array(n) };
     let moved = Math.min(n, before);
     for (let i = 0; i < n; i++) {
       if ((i & (PACE_STRIDE - 1)) === 0 && i > 0) yield;
       const e = entries[i] as ProjectedLike;
       const source = e.sourceEntry;
-      const first = e.messages[0] as MessageLike | undefined;
-      const count = e.messages.length;
+      const messages = e.messages;
+      const first = messages[0] as MessageLike | undefined;
+      const count = messages.length;
       next.source[i] = source;
-      next.content[i] = first?.content;
-      next.role[i] = first?.role;
+      next.first[i] = first;
       next.count[i] = count;
-      if (
-        i < before &&
-        last.source[i] === source &&
-        last.count[i] === count &&
-        last.content[i] === first?.content &&
-        last.role[i] === first?.role
-      ) {
-        next.snaps[i] = last.snaps[i] as SnapEntry;
-        continue;
+      if (i < before && last.source[i] === source && last.count[i] === count) {
+        // An unedited message is the very same object every projection: a reference compare, without
+        // reading the message (Pi's messages lie scattered over the heap; reading each one is most of
+        // the walk's cost). An edited one is a new object each time, showing the edit's own content.
+        const was = last.first[i];
+        if (was === first || (was !== undefined && was.content === first?.content && was.role === first?.role)) {
+          next.snaps[i] = last.snaps[i] as SnapEntry;
+          continue;
+        }
       }
       if (i < moved && last.source[i] !== source) moved = i;
       next.snaps[i] = this.entry(e);
@@ -267,8 +261,8 @@ export class SnapshotBuilder {
 /** A projection by position: what each snapshot was built from. */
 interface Positions {
   source: object[];
-  content: unknown[];
-  role: unknown[];
+  /** The first projected message at the position. */
+  first: Array<MessageLike | undefined>;
   count: number[];
   snaps: SnapEntry[];
 }

@@ -106,11 +106,14 @@ export class WorkerMirror {
       if ((i & (PACE_STRIDE - 1)) === 0 && i > 0) yield;
       const e = entries[i] as SnapEntry;
       const was = last[i];
-      if (prefix) {
+      // The same snapshot object as in the accepted order is the common case: no field is read.
+      if (was === e) {
+        if (prefix) keep = i + 1;
+        if (!(checkSent && this.#sentSince.has(e.id))) continue;
+      } else if (prefix) {
         if (was !== undefined && was.id === e.id) keep = i + 1;
         else prefix = false;
       }
-      if (was === e && !(checkSent && this.#sentSince.has(e.id))) continue;
       const send = this.toSend(e);
       if (send) fresh.push(send);
     }
