@@ -97,7 +97,7 @@ describe("SnapshotBuilder", () => {
     reads = 0;
     const again = builder.entries(watched.map((e) => ({ sourceEntry: e.sourceEntry, messages: [...e.messages] })));
     expect(reads).toBe(0);
-    again.forEach((snap, i) => expect(snap).toBe(primed[i]));
+    for (const [i, snap] of again.entries()) expect(snap).toBe(primed[i]);
   });
 
   it("reuses the snapshot of an edited entry while the same edit is shown, and rebuilds it for a new edit", () => {
