@@ -710,8 +710,8 @@ function targetsTable(r: BenchResults): Table {
       "the probe floor) and the own stall (run-queue wait taken out; wall shown alongside), as medians over the " +
       "repetitions with maxima alongside; the hang and recall time " +
       "limits use the maximum. The worst pass is the pass type with the highest median. Per-pass cost: the " +
-      "steady passes' main-thread CPU at the smallest vs the largest session; “met” if the ratio stays under " +
-      "max(2, (size ratio)^¼).",
+      "steady passes' pipeline steps on the main thread, timed one by one (“Step by step”), at the smallest vs the " +
+      "largest session; “met” if the ratio stays under max(2, (size ratio)^¼).",
   };
 }
 
