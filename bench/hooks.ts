@@ -92,7 +92,7 @@ for (const size of sizes) {
     for (let r = 0; r < reps; r++) {
       const run = new SessionSim(prefix);
       const snapshots = new SnapshotBuilder();
-      const mirror = new WorkerMirror();
+      const mirror = new WorkerMirror(snapshots);
       const checkpoint = async () => {
         const result = await runPassOnContext(
           run.project(),
@@ -137,7 +137,7 @@ for (const size of sizes) {
         );
       const warmed = async () => {
         const snapshots = new SnapshotBuilder();
-        const mirror = new WorkerMirror();
+        const mirror = new WorkerMirror(snapshots);
         const w = await measureStall(async () => {
           await warmWorker(await snapshots.entriesPaced(sim.project()), { runner, mirror });
         }, "quiet");
@@ -148,7 +148,8 @@ for (const size of sizes) {
         warmedMs.push(m.ms);
       };
       const cold = async () => {
-        const m = await measureStall(firstPass(new SnapshotBuilder(), new WorkerMirror()), "quiet");
+        const snapshots = new SnapshotBuilder();
+        const m = await measureStall(firstPass(snapshots, new WorkerMirror(snapshots)), "quiet");
         coldStall.push(ownStall(m.stall));
         coldMs.push(m.ms);
       };

@@ -3,6 +3,7 @@
 // Whatever sequence of projections arrives (growth, edits, reverts, compaction, a branch switch) and
 // whatever the store went through (an answer lost, a replaced worker), the result must be exactly what
 // a from-scratch build would give.
+import { SessionManager } from "@earendil-works/pi-coding-agent";
 import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { SnapEntry } from "../src/core/types.ts";
@@ -21,17 +22,25 @@ function source(role: "user" | "assistant" | "toolResult", text: string): Source
   return { id, type: "message", message: { role, content: [{ type: "text", text }] } };
 }
 
-/** A session as Pi projects it: entries in branch order, and the edits that apply to them. */
+/**
+ * A session branch as Pi projects it: entries from the root (or the latest compaction) to the leaf. An
+ * edit is a context_edit entry on the branch, and an entry shows its latest edit (as in Pi's
+ * buildSessionProjection; the builder relies on that).
+ */
 class Sim {
   branch: Source[] = [];
-  edits = new Map<string, { content: unknown } | null>();
   /** Earlier branches, to navigate back to (Pi's /tree). */
-  seen: Array<{ branch: Source[]; edits: Map<string, { content: unknown } | null> }> = [];
+  seen: Source[][] = [];
   project(): ProjectedLike[] {
-    return this.branch.map((s) => {
+    const edits = new Map<string, { content: unknown } | null>();
+    for (const s of this.branch) {
+      if (s.type === "context_edit") edits.set(s.targetId as string, s.replacement as { content: unknown } | null);
+    }
+    return this.branch.map((s, i) => {
       if (s.type === "compaction")
-        return { sourceEntry: s, messages: [{ role: "compactionSummary", summary: s.summary }] };
-      const edit = this.edits.get(s.id);
+        return { sourceEntry: s, messages: i > 0 ? [] : [{ role: "compactionSummary", summary: s.summary }] };
+      if (s.type !== "message") return { sourceEntry: s, messages: [] };
+      const edit = edits.get(s.id);
       const message = s.message as { role: string; content: unknown };
       if (edit === undefined) return { sourceEntry: s, messages: [message] };
       // Pi builds a new message object on every projection of an edited entry, with the edit's content.
@@ -67,11 +76,9 @@ const ROLES = ["user", "assistant", "toolResult"] as const;
 
 function apply(sim: Sim, op: Op): void {
   const len = sim.branch.length;
-  if (op.kind !== "same") sim.seen.push({ branch: [...sim.branch], edits: new Map(sim.edits) });
+  if (op.kind !== "same") sim.seen.push([...sim.branch]);
   if (op.kind === "back") {
-    const earlier = sim.seen[op.to % sim.seen.length] as Sim["seen"][number];
-    sim.branch = [...earlier.branch];
-    sim.edits = new Map(earlier.edits);
+    sim.branch = [...(sim.seen[op.to % sim.seen.length] as Source[])];
   }
   if (op.kind === "append") {
     for (let i = 0; i < op.n; i++) sim.branch.push(source(ROLES[i % 3] as (typeof ROLES)[number], `${op.text}${i}`));
@@ -79,9 +86,13 @@ function apply(sim: Sim, op: Op): void {
     // context_edit targets messages only.
     const target = sim.branch[op.at % len] as Source;
     if (target.type !== "message") return;
-    sim.edits.set(target.id, op.text === null ? null : { content: [{ type: "text", text: `[cg] ${op.text}` }] });
+    const replacement = op.text === null ? null : { content: [{ type: "text", text: `[cg] ${op.text}` }] };
+    sim.branch.push({ id: `x${serial++}`, type: "context_edit", targetId: target.id, replacement });
   } else if (op.kind === "revert" && len > 0) {
-    sim.edits.delete((sim.branch[op.at % len] as Source).id);
+    // Pi has no "undo an edit": navigating to the entry before the edit's entry shows the earlier content.
+    const target = (sim.branch[op.at % len] as Source).id;
+    const at = sim.branch.findLastIndex((s) => s.type === "context_edit" && s.targetId === target);
+    if (at >= 0) sim.branch = sim.branch.slice(0, at);
   } else if (op.kind === "compact" && len > 0) {
     // A compaction: the projection starts with a summary, then the kept tail.
     const summary: Source = { id: `c${serial++}`, type: "compaction", summary: "earlier work" };
@@ -117,6 +128,89 @@ describe("SnapshotBuilder reuses by position", () => {
     );
   });
 
+  it("follows Pi's own projection through edits, compactions, branches and summaries", () => {
+    // The builder skips the positions it shares with the last projection unless an edit came or went:
+    // checked here against Pi's buildSessionProjection itself, not a model of it.
+    type PiOp =
+      | { kind: "message"; n: number }
+      | { kind: "custom"; n: number }
+      | { kind: "edit"; at: number; text: string | null }
+      | { kind: "compact"; keep: number }
+      | { kind: "branch"; to: number; summary: boolean }
+      | { kind: "state" };
+    const piOpArb: fc.Arbitrary<PiOp> = fc.oneof(
+      {
+        arbitrary: fc.record({ kind: fc.constant("message" as const), n: fc.integer({ min: 1, max: 12 }) }),
+        weight: 4,
+      },
+      fc.record({ kind: fc.constant("custom" as const), n: fc.integer({ min: 1, max: 2 }) }),
+      {
+        arbitrary: fc.record({
+          kind: fc.constant("edit" as const),
+          at: fc.nat(),
+          text: fc.option(fc.string({ maxLength: 6 }), { nil: null }),
+        }),
+        weight: 3,
+      },
+      fc.record({ kind: fc.constant("compact" as const), keep: fc.nat() }),
+      fc.record({ kind: fc.constant("branch" as const), to: fc.nat(), summary: fc.boolean() }),
+      fc.constant({ kind: "state" as const }),
+    );
+    const now = Date.UTC(2026, 0, 1);
+    fc.assert(
+      fc.property(fc.array(piOpArb, { minLength: 1, maxLength: 25 }), (ops) => {
+        const sm = SessionManager.inMemory("/tmp/cg");
+        const builder = new SnapshotBuilder();
+        let k = 0;
+        for (const op of ops) {
+          const branch = sm.getBranch();
+          if (op.kind === "message") {
+            for (let i = 0; i < op.n; i++, k++) {
+              const role = ROLES[k % 3] as (typeof ROLES)[number];
+              const content = [{ type: "text", text: `${role} ${k}` }];
+              if (role === "toolResult")
+                sm.appendMessage({
+                  role,
+                  toolCallId: `c${k}`,
+                  toolName: "read",
+                  content,
+                  isError: false,
+                  timestamp: now,
+                } as never);
+              else sm.appendMessage({ role, content, timestamp: now } as never);
+            }
+          } else if (op.kind === "custom") {
+            for (let i = 0; i < op.n; i++) sm.appendCustomMessageEntry("note", `custom ${k++}`, true);
+          } else if (op.kind === "edit") {
+            const editable = branch.filter(
+              (e) => e.type === "custom_message" || (e.type === "message" && e.message.role !== "system"),
+            );
+            const target = editable[op.at % Math.max(1, editable.length)];
+            if (target)
+              sm.appendContextEdit(
+                target.id,
+                op.text === null ? null : { content: [{ type: "text", text: `[cg] ${op.text}` }] },
+              );
+          } else if (op.kind === "compact" && branch.length > 0) {
+            sm.appendCompaction("earlier work", (branch[op.keep % branch.length] as { id: string }).id, 1000);
+          } else if (op.kind === "branch" && branch.length > 0) {
+            const to = (branch[op.to % branch.length] as { id: string }).id;
+            if (op.summary) sm.branchWithSummary(to, "abandoned path");
+            else sm.branch(to);
+          } else if (op.kind === "state") {
+            sm.appendThinkingLevelChange("high");
+          }
+          const projection = sm.buildSessionProjection().entries as unknown as ProjectedLike[];
+          expect(builder.entries(projection)).toEqual(new SnapshotBuilder().entries(projection));
+          projection.forEach((p, i) => {
+            expect(builder.positionOf(p.sourceEntry.id)).toBe(i);
+          });
+        }
+      }),
+      propertyParams(150),
+    );
+  });
+
   it("returns the very snapshot objects of the last build for positions that did not change", () => {
     const sim = new Sim();
     apply(sim, { kind: "append", n: 30, text: "x" });
@@ -138,14 +232,16 @@ describe("SnapshotBuilder reuses by position", () => {
     apply(sim, { kind: "append", n: 1500, text: "p" });
     const builder = new SnapshotBuilder();
     builder.entries(sim.project());
-    const a = sim.project();
     apply(sim, { kind: "edit", at: 3, text: "cut" });
-    apply(sim, { kind: "switch", keepTo: 700, n: 40 });
+    const a = sim.project();
+    // A compaction moves every entry: the build of b walks all positions.
+    apply(sim, { kind: "compact", keepFrom: 10 });
+    apply(sim, { kind: "edit", at: 5, text: "cut" });
     const b = sim.project();
     // The paced build of b pauses after two slices; a redraw builds a in between.
     const paused = builder.steps(b);
-    paused.next();
-    paused.next();
+    expect(paused.next().done).toBe(false);
+    expect(paused.next().done).toBe(false);
     expect(builder.entries(a)).toEqual(new SnapshotBuilder().entries(a));
     let r = paused.next();
     while (!r.done) r = paused.next();
@@ -202,32 +298,96 @@ describe("WorkerMirror keeps the store exact", () => {
     return undefined;
   }
 
-  it("the store's entries equal the snapshots after every pass, with lost answers and emptied stores", () => {
+  it.each([
+    ["comparing every position", false],
+    ["told by the builder what changed", true],
+  ])(
+    "the store's entries equal the snapshots after every pass, with lost answers and emptied stores (%s)",
+    (_, told) => {
+      fc.assert(
+        fc.property(
+          initialArb,
+          fc.array(
+            fc.tuple(
+              opArb,
+              fc.constantFrom("ok", "ok", "ok", "lost", "cleared", "ahead", "ahead-lost", "ahead-failed"),
+            ),
+            { minLength: 1, maxLength: 12 },
+          ),
+          (initial, steps) => {
+            clearStore();
+            const sim = new Sim();
+            apply(sim, { kind: "append", n: initial, text: "t" });
+            const builder = new SnapshotBuilder();
+            const mirror = new WorkerMirror(told ? builder : undefined);
+            for (const [op, fate] of steps) {
+              apply(sim, op);
+              const snaps = builder.entries(sim.project());
+              if (fate === "cleared") clearStore();
+              const failed = fate === "ahead-failed";
+              const held = roundTrip(mirror, snaps, fate.endsWith("lost"), fate.startsWith("ahead"), failed);
+              if (!failed) expect(held).toEqual(snaps);
+            }
+          },
+        ),
+        propertyParams(120),
+      );
+    },
+  );
+
+  it("told by the builder what changed, prepares the very sync a full comparison prepares", () => {
     fc.assert(
       fc.property(
         initialArb,
-        fc.array(
-          fc.tuple(opArb, fc.constantFrom("ok", "ok", "ok", "lost", "cleared", "ahead", "ahead-lost", "ahead-failed")),
-          { minLength: 1, maxLength: 12 },
-        ),
+        fc.array(fc.tuple(opArb, fc.nat(3)), { minLength: 1, maxLength: 12 }),
         (initial, steps) => {
-          clearStore();
           const sim = new Sim();
           apply(sim, { kind: "append", n: initial, text: "t" });
           const builder = new SnapshotBuilder();
-          const mirror = new WorkerMirror();
-          for (const [op, fate] of steps) {
+          const told = new WorkerMirror(builder);
+          const walks = new WorkerMirror();
+          for (const [op, redraws] of steps) {
             apply(sim, op);
+            // Footer redraws build projections between passes: the builder's log spans them.
+            for (let r = 0; r < redraws; r++) builder.entries(sim.project());
             const snaps = builder.entries(sim.project());
-            if (fate === "cleared") clearStore();
-            const failed = fate === "ahead-failed";
-            const held = roundTrip(mirror, snaps, fate.endsWith("lost"), fate.startsWith("ahead"), failed);
-            if (!failed) expect(held).toEqual(snaps);
+            const a = told.prepare(snaps);
+            const b = walks.prepare(snaps);
+            expect(a.fresh.map((e) => e.id)).toEqual(b.fresh.map((e) => e.id));
+            expect({ keep: a.order?.keep, tail: a.order?.tail }).toEqual({ keep: b.order?.keep, tail: b.order?.tail });
+            told.accept("store", a);
+            walks.accept("store", b);
           }
         },
       ),
       propertyParams(120),
     );
+  });
+
+  it("the builder names what a steady pass must look at: new positions and re-edited ones", () => {
+    const sim = new Sim();
+    apply(sim, { kind: "append", n: 300, text: "a" });
+    const builder = new SnapshotBuilder();
+    const first = builder.entries(sim.project());
+    apply(sim, { kind: "edit", at: 7, text: "gone" });
+    builder.entries(sim.project());
+    apply(sim, { kind: "append", n: 5, text: "b" });
+    apply(sim, { kind: "edit", at: 42, text: "cut" });
+    const now = builder.entries(sim.project());
+    expect(builder.changesBetween(first, now)).toEqual({ from: 300, changed: [7, 42] });
+    // Back to an earlier entry (both edits undone), then on again: everything from where the branches
+    // part may differ, and so may what was edited on the way.
+    apply(sim, { kind: "switch", keepTo: 100, n: 0 });
+    builder.entries(sim.project());
+    apply(sim, { kind: "append", n: 150, text: "c" });
+    builder.entries(sim.project());
+    apply(sim, { kind: "append", n: 150, text: "d" });
+    const later = builder.entries(sim.project());
+    expect(builder.changesBetween(first, later)).toEqual({ from: 100, changed: [7, 42] });
+    // An array it did not build, or one from too many builds ago: it cannot tell.
+    expect(builder.changesBetween([...first], now)).toBeUndefined();
+    for (let i = 0; i < 70; i++) builder.entries(sim.project());
+    expect(builder.changesBetween(first, builder.entries(sim.project()))).toBeUndefined();
   });
 
   it("an entry sent ahead of a plan that then failed is not taken for the version the last order had", () => {
@@ -251,7 +411,7 @@ describe("WorkerMirror keeps the store exact", () => {
     const sim = new Sim();
     apply(sim, { kind: "append", n: 500, text: "a" });
     const builder = new SnapshotBuilder();
-    const mirror = new WorkerMirror();
+    const mirror = new WorkerMirror(builder);
     roundTrip(mirror, builder.entries(sim.project()), false);
     apply(sim, { kind: "edit", at: 10, text: "gone" });
     apply(sim, { kind: "append", n: 3, text: "b" });

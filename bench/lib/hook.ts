@@ -113,7 +113,7 @@ class CountingRunner implements TaskRunner {
 export class HookSession {
   readonly runner: CountingRunner;
   snapshots = new SnapshotBuilder();
-  mirror = new WorkerMirror();
+  mirror = new WorkerMirror(this.snapshots);
   /** The session's stop signal (index.ts aborts it at shutdown). */
   readonly stop = new AbortController();
   constructor(runner: TaskRunner) {
@@ -130,7 +130,7 @@ export class HookSession {
   /** A session whose first pass starts from nothing: empty snapshot cache, nothing known to be sent. */
   resetCold(): void {
     this.snapshots = new SnapshotBuilder();
-    this.mirror = new WorkerMirror();
+    this.mirror = new WorkerMirror(this.snapshots);
   }
 }
 

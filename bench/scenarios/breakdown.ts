@@ -153,7 +153,7 @@ export async function runBreakdown(
     for (let rep = -1; rep < reps; rep++) {
       const sim = new SessionSim(base);
       const snapshots = new SnapshotBuilder();
-      const mirror = new TimedMirror();
+      const mirror = new TimedMirror(snapshots);
       for (const [label, n] of [["cold", undefined], ...mode.steps.map((s) => [`+${s}`, s] as const)] as const) {
         if (n !== undefined) sim.append(appended.get(n) ?? []);
         const context = sim.project();

@@ -123,14 +123,15 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const loaded = await loadSettings();
     const passRunner = await createTaskRunner({ minThreads: 1, maxThreads: 1 });
     const recallRunner = await createTaskRunner({ minThreads: 0, maxThreads: 1, idleTimeoutMs: 10_000 });
+    const snapshots = new SnapshotBuilder();
     session = {
       config: loaded.config,
       settingsPath: loaded.path,
       passRunner,
       recallRunner,
       http: createThreadFetch(),
-      snapshots: new SnapshotBuilder(),
-      mirror: new WorkerMirror(),
+      snapshots,
+      mirror: new WorkerMirror(snapshots),
       cachePins: new CachePins(),
       busy: false,
       closed: false,

@@ -156,9 +156,12 @@ interface ShownSnap {
  *
  * Pi rebuilds the projection for every hook, but a session only grows at the end and edits change
  * what a position shows, not which entry sits there. So the builder also remembers the last projection
- * by position: an entry at the same position with the same source, message count, content and role
- * reuses its snapshot with a few reference compares, and the id → position index is only updated from
- * the first position that changed. A pass then costs the main thread little more than what is new.
+ * by position. The positions it shares with the new one are found by bisection (see sharedPrefix) and
+ * keep their snapshots, except the targets of context_edit entries that came or went; every other
+ * position is compared (same source, message count, content and role reuse the snapshot) or built. The
+ * id → position index is only updated from the first position that changed, and each build logs which
+ * positions changed, so the worker mirror can skip the rest too. A pass then costs the main thread
+ * little more than what is new.
  */
 export class SnapshotBuilder {
   #cache = new WeakMap<object, SnapEntry>();
@@ -166,12 +169,18 @@ export class SnapshotBuilder {
   /** The last projection, by position; replaced as a whole when a build ends. */
   #last: Positions = { source: [], first: [], count: [], snaps: [] };
   #index = new Map<string, number>();
+  /** Builds completed, what each changed against the one before (a ring), and each array's build. */
+  #built = 0;
+  #log: BuildChanges[] = [];
+  #buildOf = new WeakMap<readonly SnapEntry[], number>();
 
   entry(entry: ProjectedLike): SnapEntry {
     const source = entry.sourceEntry;
     const first = entry.messages[0] as MessageLike | undefined;
-    const unedited =
-      source.type === "message" ? first !== undefined && first === source.message : source.type !== "custom_message";
+    // Only a message entry shows an object of its own: every other entry shows new objects (or nothing)
+    // on every projection, and what it shows can depend on its position (Pi shows an older compaction
+    // kept inside the newest one's range as nothing).
+    const unedited = source.type === "message" && first !== undefined && first === source.message;
     if (unedited) {
       const hit = this.#cache.get(source);
       if (hit) return hit;
@@ -179,9 +188,9 @@ export class SnapshotBuilder {
       this.#cache.set(source, snap);
       return snap;
     }
-    // Pi projects an edited message (and a custom message) as a new object on every call, but its content
-    // is the edit's (or the entry's) own immutable content: while that is what is shown, the snapshot is
-    // the same. build() reads nothing else of the projected entry.
+    // Pi projects an edited message (and a custom message, a summary) as a new object on every call, but
+    // its content is the edit's (or the entry's) own immutable content: while that is what is shown, the
+    // snapshot is the same. build() reads nothing else of the projected entry.
     const shown = this.#shown.get(source);
     const count = entry.messages.length;
     if (shown && shown.content === first?.content && shown.role === first?.role && shown.count === count) {
@@ -210,16 +219,45 @@ export class SnapshotBuilder {
     return this.#index.get(id);
   }
 
+  /**
+   * Where the snapshot array `now` may hold other objects than `then`, both built here: every position
+   * from `from` on, and the `changed` positions below it (ascending). Undefined when the builder cannot
+   * tell (an array it did not build, or one built too many builds ago); the caller then compares all.
+   */
+  changesBetween(then: readonly SnapEntry[], now: readonly SnapEntry[]): BuildChanges | undefined {
+    const a = this.#buildOf.get(then);
+    const b = this.#buildOf.get(now);
+    if (a === undefined || b === undefined || a > b || this.#built - a > CHANGE_LOG) return undefined;
+    let from = Math.min(then.length, now.length);
+    for (let k = a + 1; k <= b; k++) from = Math.min(from, this.#log[k % CHANGE_LOG]?.from ?? 0);
+    const changed = new Set<number>();
+    for (let k = a + 1; k <= b; k++) {
+      for (const i of (this.#log[k % CHANGE_LOG] as BuildChanges).changed) if (i < from) changed.add(i);
+    }
+    return { from, changed: [...changed].sort((x, y) => x - y) };
+  }
+
   *steps(entries: readonly ProjectedLike[]): Steps<SnapEntry[]> {
     // A paced build yields, and another build (a footer redraw) may run meanwhile: this one reads the
     // last projection as it was when it started and replaces it as a whole at the end.
     const last = this.#last;
     const n = entries.length;
     const before = last.source.length;
-    const next: Positions = { source: new Array(n), first: new Array(n), count: new Array(n), snaps: new Array(n) };
-    let moved = Math.min(n, before);
-    for (let i = 0; i < n; i++) {
-      if ((i & (PACE_STRIDE - 1)) === 0 && i > 0) yield;
+    const shared = sharedPrefix(entries, last.source);
+    const recheck = this.#editedIn(entries, last, shared);
+    // Below `shared` a position shows what it showed last time unless an edit came or went: its arrays
+    // are copied (a block copy, not a walk over Pi's objects).
+    const next: Positions = {
+      source: last.source.slice(0, shared),
+      first: last.first.slice(0, shared),
+      count: last.count.slice(0, shared),
+      snaps: last.snaps.slice(0, shared),
+    };
+    const common = Math.min(n, before);
+    let moved = common;
+    const changed: number[] = [];
+    let visits = 0;
+    const visit = (i: number): void => {
       const e = entries[i] as ProjectedLike;
       const source = e.sourceEntry;
       const messages = e.messages;
@@ -235,16 +273,29 @@ export class SnapshotBuilder {
         const was = last.first[i];
         if (was === first || (was !== undefined && was.content === first?.content && was.role === first?.role)) {
           next.snaps[i] = last.snaps[i] as SnapEntry;
-          continue;
+          return;
         }
       }
       if (i < moved && last.source[i] !== source) moved = i;
-      next.snaps[i] = this.entry(e);
+      const snap = this.entry(e);
+      next.snaps[i] = snap;
+      if (i < common && snap !== last.snaps[i]) changed.push(i);
+    };
+    for (const i of recheck) {
+      if ((++visits & (PACE_STRIDE - 1)) === 0) yield;
+      visit(i);
     }
+    for (let i = shared; i < n; i++) {
+      if ((++visits & (PACE_STRIDE - 1)) === 0) yield;
+      visit(i);
+    }
+    let change: BuildChanges =
+      changed.length > CHANGED_LIST ? { from: changed[0] as number, changed: [] } : { from: common, changed };
     if (this.#last !== last) {
       // Another build ended meanwhile: the index describes its projection, so it is built anew.
       this.#index.clear();
       moved = 0;
+      change = { from: 0, changed: [] };
     } else {
       // Re-index from the first position that holds another entry than before.
       for (let i = moved; i < before; i++) {
@@ -254,8 +305,61 @@ export class SnapshotBuilder {
     }
     for (let i = moved; i < n; i++) this.#index.set((next.snaps[i] as SnapEntry).id, i);
     this.#last = next;
+    this.#built++;
+    this.#log[this.#built % CHANGE_LOG] = change;
+    this.#buildOf.set(next.snaps, this.#built);
     return next.snaps;
   }
+
+  /**
+   * Positions below `shared` whose shown content may differ from last time: the targets of context_edit
+   * entries that are new since then, or that were in the last projection and are not in this one (an
+   * edit's draft that was not kept, another branch). Pi shows the latest edit of an entry, so nothing else
+   * changes a position below `shared`. Ascending, read from the index of the last build.
+   */
+  #editedIn(entries: readonly ProjectedLike[], last: Positions, shared: number): number[] {
+    if (shared === 0) return [];
+    const found = new Set<number>();
+    const target = (source: { type: string; [key: string]: unknown } | undefined): void => {
+      if (source?.type !== "context_edit" || typeof source.targetId !== "string") return;
+      const at = this.#index.get(source.targetId);
+      if (at !== undefined && at < shared && (last.source[at] as { id?: unknown } | undefined)?.id === source.targetId)
+        found.add(at);
+    };
+    for (let i = shared; i < entries.length; i++) target((entries[i] as ProjectedLike).sourceEntry);
+    for (let i = shared; i < last.source.length; i++) target(last.source[i] as ProjectedLike["sourceEntry"]);
+    return [...found].sort((x, y) => x - y);
+  }
+}
+
+/**
+ * How many leading positions hold the same entries as the last projection. Pi's projection is the
+ * entry path from the root (or the latest compaction) to the leaf, so when the first position and
+ * position j hold the same entries as before, so does every position between: the first position that
+ * differs is found by bisection instead of a walk.
+ */
+function sharedPrefix(entries: readonly ProjectedLike[], before: readonly object[]): number {
+  const n = Math.min(entries.length, before.length);
+  const same = (i: number) => (entries[i] as ProjectedLike).sourceEntry === before[i];
+  if (n === 0 || !same(0)) return 0;
+  let lo = 0; // same(lo)
+  let hi = n; // first position known to differ, or n
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if (same(mid)) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+/** Builds remembered for `changesBetween`, and how many changed positions a build lists one by one. */
+const CHANGE_LOG = 64;
+const CHANGED_LIST = 1024;
+
+/** Where one snapshot array may differ from another: every position from `from` on, and these below. */
+export interface BuildChanges {
+  from: number;
+  changed: number[];
 }
 
 /** A projection by position: what each snapshot was built from. */

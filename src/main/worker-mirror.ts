@@ -3,8 +3,12 @@ import type { SnapEntry } from "../core/types.ts";
 import type { OrderDelta, SyncEntry, SyncInput } from "../workers/session-store.ts";
 import { drain, PACE_STRIDE, paced, type Steps } from "./pace.ts";
 
-/** Unedited entries are immutable by id; edited ones can change with every edit and are compared. */
-const stable = (e: SnapEntry) => !e.edited && e.type !== "custom_message";
+/**
+ * Unedited messages are immutable by id. Edited ones change with every edit, and what other entries show
+ * can change with their position (an older compaction inside a newer one's range shows nothing): those
+ * are compared.
+ */
+const stable = (e: SnapEntry) => e.type === "message" && !e.edited;
 
 /** Plain-data equality (what a structured clone preserves); anything unusual counts as different. */
 function same(a: unknown, b: unknown): boolean {
@@ -26,7 +30,16 @@ function same(a: unknown, b: unknown): boolean {
   return true;
 }
 
+/** Tells where a snapshot array may differ from an earlier one (the SnapshotBuilder that built both). */
+export interface ChangeSource {
+  changesBetween(
+    then: readonly SnapEntry[],
+    now: readonly SnapEntry[],
+  ): { from: number; changed: readonly number[] } | undefined;
+}
+
 export class WorkerMirror {
+  readonly #builder: ChangeSource | undefined;
   #storeId: string | undefined;
   /** The text of each unedited entry the store holds, by id. */
   #stable = new Map<string, string>();
@@ -50,6 +63,11 @@ export class WorkerMirror {
   #placing = new WeakMap<SyncInput, readonly SnapEntry[]>();
   /** Ids sent outside an order since the last accepted order: their position in #order may be stale. */
   #sentSince = new Set<string>();
+
+  /** With the builder of the snapshots, a pass skips the positions that still hold what the store has. */
+  constructor(builder?: ChangeSource) {
+    this.#builder = builder;
+  }
 
   /** The store the mirror's bookkeeping refers to. */
   get storeId(): string | undefined {
@@ -100,22 +118,44 @@ export class WorkerMirror {
     const fresh: SyncEntry[] = [];
     const last = this.#order;
     const checkSent = this.#sentSince.size > 0;
+    // Which positions can hold another snapshot than the accepted order: from the snapshot builder when
+    // it can tell (then a steady pass looks only at what is new or re-edited), else every position.
+    const changes = checkSent || last.length === 0 ? undefined : this.#builder?.changesBetween(last, entries);
     let keep = 0;
     let prefix = true;
-    for (let i = 0; i < entries.length; i++) {
-      if ((i & (PACE_STRIDE - 1)) === 0 && i > 0) yield;
+    let visits = 0;
+    const visit = (i: number): void => {
       const e = entries[i] as SnapEntry;
       const was = last[i];
       // The same snapshot object as in the accepted order is the common case: no field is read.
       if (was === e) {
         if (prefix) keep = i + 1;
-        if (!(checkSent && this.#sentSince.has(e.id))) continue;
+        if (!(checkSent && this.#sentSince.has(e.id))) return;
       } else if (prefix) {
         if (was !== undefined && was.id === e.id) keep = i + 1;
         else prefix = false;
       }
       const send = this.toSend(e);
       if (send) fresh.push(send);
+    };
+    if (changes) {
+      // Positions left out hold the very objects of the accepted order, so the kept prefix runs on
+      // through them.
+      for (const i of changes.changed) {
+        if ((++visits & (PACE_STRIDE - 1)) === 0) yield;
+        if (prefix) keep = i;
+        visit(i);
+      }
+      if (prefix) keep = changes.from;
+      for (let i = changes.from; i < entries.length; i++) {
+        if ((++visits & (PACE_STRIDE - 1)) === 0) yield;
+        visit(i);
+      }
+    } else {
+      for (let i = 0; i < entries.length; i++) {
+        if ((++visits & (PACE_STRIDE - 1)) === 0) yield;
+        visit(i);
+      }
     }
     const tail: string[] = new Array(entries.length - keep);
     for (let i = keep; i < entries.length; i++) tail[i - keep] = (entries[i] as SnapEntry).id;

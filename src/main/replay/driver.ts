@@ -174,7 +174,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const header = file.header;
   const cwd = header.cwd || process.cwd();
   const snapshots = new SnapshotBuilder();
-  const mirror = new WorkerMirror();
+  const mirror = new WorkerMirror(snapshots);
   const on: SessionEntry[] = [];
   const off: SessionEntry[] = [];
   const onSize = new ContextSize();
