@@ -815,13 +815,14 @@ function reading(r: BenchResults): string[] {
     const b = walk(bdSizes.at(-1) as number);
     lines.push(
       `**Does a steady pass grow with the session?** A ${steadyPass} pass costs the main thread, at ` +
-        `${int(b.entries)} entries: snapshot ${fmt(b.snapshot)} ms (a reference compare per position, new entries ` +
-        `built), mirror diff ${fmt(b.diff)} ms (the same compare, and the order sent as "keep the first k ids" plus ` +
-        `the new ones), serializing ${fmt(b.order)} ms and validation ${fmt(b.validate)} ms (positions from the ` +
-        `snapshot's index); ${fmt(b.total)} ms in all vs ${fmt(a.total)} ms at ${int(a.entries)} entries: the ` +
-        `walk over every position is what grows, about ${fmt((1000 * (b.total - a.total)) / (b.entries - a.entries))} µs ` +
-        "per entry. The rest of the pass's main-thread work is the classifier client's (see below) and the garbage " +
-        "collector's share of the projection Pi builds for every hook. The worker's plan still scans the whole session " +
+        `${int(b.entries)} entries: snapshot ${fmt(b.snapshot)} ms (the positions shared with the last build found ` +
+        "by bisection, the targets of new context_edit entries and the new entries looked at, one copy of the array " +
+        `of references), mirror diff ${fmt(b.diff)} ms (the builder names the changed positions; the order is sent ` +
+        `as "keep the first k ids" plus the new ones), serializing ${fmt(b.order)} ms and validation ` +
+        `${fmt(b.validate)} ms (positions from the snapshot's index); ${fmt(b.total)} ms in all vs ${fmt(a.total)} ms ` +
+        `at ${int(a.entries)} entries, ${fmt((1000 * (b.total - a.total)) / (b.entries - a.entries))} µs more per ` +
+        "entry of the session. The rest of the pass's main-thread work is the classifier client's (see below) and " +
+        "the garbage collector's share of the projection Pi builds for every hook. The worker's plan still scans the whole session " +
         `(${fmt(bdm(bdSizes.at(-1) as number, steadyPass, (x) => x.planTaskMs))} ms at ${int(b.entries)} entries), which is settle time, not stall.`,
     );
   }

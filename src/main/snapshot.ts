@@ -155,19 +155,21 @@ interface ShownSnap {
  * message itself (no edit applies) maps to the same SnapEntry every time.
  *
  * Pi rebuilds the projection for every hook, but a session only grows at the end and edits change
- * what a position shows, not which entry sits there. So the builder also remembers the last projection
- * by position. The positions it shares with the new one are found by bisection (see sharedPrefix) and
- * keep their snapshots, except the targets of context_edit entries that came or went; every other
- * position is compared (same source, message count, content and role reuse the snapshot) or built. The
- * id → position index is only updated from the first position that changed, and each build logs which
- * positions changed, so the worker mirror can skip the rest too. A pass then costs the main thread
- * little more than what is new.
+ * what a position shows, not which entry sits there. So the builder keeps the last build's snapshots
+ * by position. The positions the new projection shares with it are found by bisection (see
+ * sharedPrefix) and keep their snapshots, except the targets of context_edit entries that came or went;
+ * only those and the positions after the shared ones are looked at. The id → position index is updated
+ * from the first position that changed, and each build logs which positions changed, so the worker
+ * mirror skips the rest too. A pass then costs the main thread about what is new, plus one copy of an
+ * array of references.
  */
 export class SnapshotBuilder {
   #cache = new WeakMap<object, SnapEntry>();
   #shown = new WeakMap<object, ShownSnap>();
-  /** The last projection, by position; replaced as a whole when a build ends. */
-  #last: Positions = { source: [], first: [], count: [], snaps: [] };
+  /** The entry each snapshot was built from (a snapshot stands for one entry). */
+  #sourceOf = new WeakMap<SnapEntry, object>();
+  /** The last build's snapshots, by position. Never changed once returned: callers keep them. */
+  #last: readonly SnapEntry[] = [];
   #index = new Map<string, number>();
   /** Builds completed, what each changed against the one before (a ring), and each array's build. */
   #built = 0;
@@ -186,6 +188,7 @@ export class SnapshotBuilder {
       if (hit) return hit;
       const snap = build(entry, first);
       this.#cache.set(source, snap);
+      this.#sourceOf.set(snap, source);
       return snap;
     }
     // Pi projects an edited message (and a custom message, a summary) as a new object on every call, but
@@ -198,6 +201,7 @@ export class SnapshotBuilder {
     }
     const snap = build(entry, first);
     this.#shown.set(source, { content: first?.content, role: first?.role, count, snap });
+    this.#sourceOf.set(snap, source);
     return snap;
   }
 
@@ -239,58 +243,45 @@ export class SnapshotBuilder {
 
   *steps(entries: readonly ProjectedLike[]): Steps<SnapEntry[]> {
     // A paced build yields, and another build (a footer redraw) may run meanwhile: this one reads the
-    // last projection as it was when it started and replaces it as a whole at the end.
+    // last build as it was when it started and replaces it as a whole at the end.
     const last = this.#last;
     const n = entries.length;
-    const before = last.source.length;
-    const shared = sharedPrefix(entries, last.source);
+    const before = last.length;
+    const shared = sharedPrefix(entries, last, this.#sourceOf);
     const recheck = this.#editedIn(entries, last, shared);
-    // Below `shared` a position shows what it showed last time unless an edit came or went: its arrays
-    // are copied (a block copy, not a walk over Pi's objects).
-    const next: Positions = {
-      source: last.source.slice(0, shared),
-      first: last.first.slice(0, shared),
-      count: last.count.slice(0, shared),
-      snaps: last.snaps.slice(0, shared),
-    };
-    const common = Math.min(n, before);
-    let moved = common;
-    const changed: number[] = [];
     let visits = 0;
-    const visit = (i: number): void => {
-      const e = entries[i] as ProjectedLike;
-      const source = e.sourceEntry;
-      const messages = e.messages;
-      const first = messages[0] as MessageLike | undefined;
-      const count = messages.length;
-      next.source[i] = source;
-      next.first[i] = first;
-      next.count[i] = count;
-      if (i < before && last.source[i] === source && last.count[i] === count) {
-        // An unedited message is the very same object every projection: a reference compare, without
-        // reading the message (Pi's messages lie scattered over the heap; reading each one is most of
-        // the walk's cost). An edited one is a new object each time, showing the edit's own content.
-        const was = last.first[i];
-        if (was === first || (was !== undefined && was.content === first?.content && was.role === first?.role)) {
-          next.snaps[i] = last.snaps[i] as SnapEntry;
-          return;
-        }
-      }
-      if (i < moved && last.source[i] !== source) moved = i;
-      const snap = this.entry(e);
-      next.snaps[i] = snap;
-      if (i < common && snap !== last.snaps[i]) changed.push(i);
-    };
+    const redone: SnapEntry[] = [];
     for (const i of recheck) {
       if ((++visits & (PACE_STRIDE - 1)) === 0) yield;
-      visit(i);
+      redone.push(this.entry(entries[i] as ProjectedLike));
     }
+    const tail: SnapEntry[] = [];
     for (let i = shared; i < n; i++) {
       if ((++visits & (PACE_STRIDE - 1)) === 0) yield;
-      visit(i);
+      tail.push(this.entry(entries[i] as ProjectedLike));
+    }
+    const changed: number[] = [];
+    const replaced: SnapEntry[] = [];
+    recheck.forEach((at, k) => {
+      const snap = redone[k] as SnapEntry;
+      if (snap === last[at]) return;
+      changed.push(at);
+      replaced.push(snap);
+    });
+    let snaps: readonly SnapEntry[];
+    if (shared === before && tail.length === 0 && changed.length === 0) snaps = last;
+    else {
+      // One copy of the shared references, sized once (growing a copy of thousands of references is
+      // what costs: a new backing store and, soon after, a scavenge of the projection Pi just built).
+      const copy = (shared === before ? last : last.slice(0, shared)).concat(tail);
+      changed.forEach((at, k) => {
+        copy[at] = replaced[k] as SnapEntry;
+      });
+      snaps = copy;
     }
     let change: BuildChanges =
-      changed.length > CHANGED_LIST ? { from: changed[0] as number, changed: [] } : { from: common, changed };
+      changed.length > CHANGED_LIST ? { from: changed[0] as number, changed: [] } : { from: shared, changed };
+    let moved = shared;
     if (this.#last !== last) {
       // Another build ended meanwhile: the index describes its projection, so it is built anew.
       this.#index.clear();
@@ -299,16 +290,16 @@ export class SnapshotBuilder {
     } else {
       // Re-index from the first position that holds another entry than before.
       for (let i = moved; i < before; i++) {
-        const id = (last.snaps[i] as SnapEntry).id;
+        const id = (last[i] as SnapEntry).id;
         if (this.#index.get(id) === i) this.#index.delete(id);
       }
     }
-    for (let i = moved; i < n; i++) this.#index.set((next.snaps[i] as SnapEntry).id, i);
-    this.#last = next;
+    for (let i = moved; i < n; i++) this.#index.set((snaps[i] as SnapEntry).id, i);
+    this.#last = snaps;
     this.#built++;
     this.#log[this.#built % CHANGE_LOG] = change;
-    this.#buildOf.set(next.snaps, this.#built);
-    return next.snaps;
+    this.#buildOf.set(snaps, this.#built);
+    return snaps as SnapEntry[];
   }
 
   /**
@@ -317,30 +308,39 @@ export class SnapshotBuilder {
    * edit's draft that was not kept, another branch). Pi shows the latest edit of an entry, so nothing else
    * changes a position below `shared`. Ascending, read from the index of the last build.
    */
-  #editedIn(entries: readonly ProjectedLike[], last: Positions, shared: number): number[] {
+  #editedIn(entries: readonly ProjectedLike[], last: readonly SnapEntry[], shared: number): number[] {
     if (shared === 0) return [];
     const found = new Set<number>();
-    const target = (source: { type: string; [key: string]: unknown } | undefined): void => {
-      if (source?.type !== "context_edit" || typeof source.targetId !== "string") return;
-      const at = this.#index.get(source.targetId);
-      if (at !== undefined && at < shared && (last.source[at] as { id?: unknown } | undefined)?.id === source.targetId)
-        found.add(at);
+    const target = (id: unknown): void => {
+      if (typeof id !== "string") return;
+      const at = this.#index.get(id);
+      if (at !== undefined && at < shared && last[at]?.id === id) found.add(at);
     };
-    for (let i = shared; i < entries.length; i++) target((entries[i] as ProjectedLike).sourceEntry);
-    for (let i = shared; i < last.source.length; i++) target(last.source[i] as ProjectedLike["sourceEntry"]);
+    for (let i = shared; i < entries.length; i++) {
+      const source = (entries[i] as ProjectedLike).sourceEntry;
+      if (source.type === "context_edit") target(source.targetId);
+    }
+    for (let i = shared; i < last.length; i++) {
+      const source = this.#sourceOf.get(last[i] as SnapEntry) as ProjectedLike["sourceEntry"] | undefined;
+      if (source?.type === "context_edit") target(source.targetId);
+    }
     return [...found].sort((x, y) => x - y);
   }
 }
 
 /**
- * How many leading positions hold the same entries as the last projection. Pi's projection is the
- * entry path from the root (or the latest compaction) to the leaf, so when the first position and
- * position j hold the same entries as before, so does every position between: the first position that
- * differs is found by bisection instead of a walk.
+ * How many leading positions hold the same entries as the last build. Pi's projection is the entry
+ * path from the root (or the latest compaction) to the leaf, so when the first position and position j
+ * hold the same entries as before, so does every position between: the first position that differs is
+ * found by bisection instead of a walk.
  */
-function sharedPrefix(entries: readonly ProjectedLike[], before: readonly object[]): number {
+function sharedPrefix(
+  entries: readonly ProjectedLike[],
+  before: readonly SnapEntry[],
+  sourceOf: WeakMap<SnapEntry, object>,
+): number {
   const n = Math.min(entries.length, before.length);
-  const same = (i: number) => (entries[i] as ProjectedLike).sourceEntry === before[i];
+  const same = (i: number) => (entries[i] as ProjectedLike).sourceEntry === sourceOf.get(before[i] as SnapEntry);
   if (n === 0 || !same(0)) return 0;
   let lo = 0; // same(lo)
   let hi = n; // first position known to differ, or n
@@ -354,19 +354,10 @@ function sharedPrefix(entries: readonly ProjectedLike[], before: readonly object
 
 /** Builds remembered for `changesBetween`, and how many changed positions a build lists one by one. */
 const CHANGE_LOG = 64;
-const CHANGED_LIST = 1024;
+const CHANGED_LIST = 4096;
 
 /** Where one snapshot array may differ from another: every position from `from` on, and these below. */
 export interface BuildChanges {
   from: number;
   changed: number[];
-}
-
-/** A projection by position: what each snapshot was built from. */
-interface Positions {
-  source: object[];
-  /** The first projected message at the position. */
-  first: Array<MessageLike | undefined>;
-  count: number[];
-  snaps: SnapEntry[];
 }
