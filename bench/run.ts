@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import type { PoolBackend, TaskRunner } from "../src/main/pool.ts";
 import { benchConfig, loopbackClassify, passRunner, startedThreadFetch } from "./lib/hook.ts";
 import { startLoopbackHost } from "./lib/loopback-host.ts";
-import { load1, machineInfo } from "./lib/machine.ts";
+import { load1, machineInfo, referenceTimes } from "./lib/machine.ts";
 import { type BenchMode, FULL, QUICK } from "./lib/mode.ts";
 import type { PassEnv } from "./lib/pass.ts";
 import { type BenchResults, renderMarkdown, renderText } from "./lib/report.ts";
@@ -81,7 +81,7 @@ const log = (line: string) => {
 log(`context-guard bench --${mode.name}: ${mode.reps} reps, sessions ${mode.sessionSizes.join("/")}`);
 const results: BenchResults = {
   mode: mode.name,
-  machine: machineInfo(),
+  machine: { ...machineInfo(), speedStart: referenceTimes() },
   settings: {
     reps: mode.reps,
     slowReps: mode.slowReps,
@@ -173,6 +173,7 @@ await scenario("recall", "recall with a catastrophic pattern", async () => {
 });
 results.seconds = Math.round((performance.now() - started) / 100) / 10;
 results.machine.loadEnd = load1();
+results.machine.speedEnd = referenceTimes();
 
 writeFileSync(jsonPath, `${JSON.stringify({ ...results, errors }, null, 1)}\n`);
 const mdPath = writeReports(results, only === undefined && errors.length === 0);

@@ -60,16 +60,21 @@ const BACKENDS = ["inline", "piscina", "tinypool"] as const;
 const own = (x: { stall: StallStats }) => ownStall(x.stall);
 /** Main-thread CPU of a pass measured with the quiet probe (NaN for the spinning one). */
 const mainCpu = (x: { cpuMs?: number }) => x.cpuMs ?? Number.NaN;
-/** The pipeline's own main-thread steps of a pass, timed one by one (the classifier client's work aside). */
+/**
+ * The pipeline's own main-thread steps of a pass, timed one by one: snapshot, mirror diff, sync, plan
+ * summary, finish transport, validation. The classifier requests' JSON is apart (`requestSteps`): it
+ * follows the questions the pass asks, not the pipeline.
+ */
 const ownSteps = (x: BreakdownSample) =>
   x.snapshotMs +
   x.prepareMs +
   x.syncSerializeMs +
   x.planDeserializeMs +
-  x.stringifyTotalMs +
   x.finishSerializeMs +
   x.finishDeserializeMs +
   x.validateMs;
+/** pi-ai's JSON.stringify of the pass's classifier request bodies on the main thread. */
+const requestSteps = (x: BreakdownSample) => x.stringifyTotalMs;
 /** Median of one measure over samples. */
 const med = <T>(xs: readonly T[], g: (x: T) => number): number => median(xs.map(g));
 const wall = (x: { stall: StallStats }) => x.stall.maxMs;
@@ -327,24 +332,25 @@ function curveTable(r: BenchResults): Table {
     pass === "cold" || pass === "+2" ? passName(pass) : `${pass} new entries`,
     ...sizes.map((size) => {
       const q = passSamples(r, size, pass, "piscina", "quiet");
-      const steps = med(
-        (r.breakdown ?? []).filter((x) => x.size === size && x.pass === pass),
-        ownSteps,
-      );
-      return `${fmt(steps)} · ${fmt(median(q.map(own)))} · ${int(median(q.map((x) => x.sentEntries)))}`;
+      const bd = (r.breakdown ?? []).filter((x) => x.size === size && x.pass === pass);
+      const questions = med(bd, (x) => x.questions ?? Number.NaN);
+      const asked = Number.isFinite(questions) ? ` (${int(questions)} q)` : "";
+      return `${fmt(med(bd, ownSteps))} · ${fmt(med(bd, requestSteps))}${asked} · ${fmt(median(q.map(own)))} · ${int(median(q.map((x) => x.sentEntries)))}`;
     }),
   ]);
   return {
     title:
-      "Per-pass main-thread cost over session size (pipeline steps ms, step by step · longest stall ms, piscina without the spin probe · entries sent; medians)",
+      "Per-pass main-thread cost over session size (pipeline steps ms · classifier request JSON ms (questions asked) · longest stall ms, piscina without the spin probe · entries sent; medians)",
     head: ["pass", ...sizes.map((s) => `${int(s)} entries`)],
     rows,
     note:
       "A steady pass (“+N”) follows the previous pass on the same session, mirror and worker, after N new entries " +
       "and the previous pass's context_edit entries and record. If the per-pass cost follows the new entries, a row " +
       "stays flat from left to right. Pipeline steps: snapshot, mirror diff, serializing for the worker, the plan's " +
-      "summary, request JSON, finish transport and validation, timed one by one (see “Step by step”); the classifier " +
-      "client's own work per request is apart (see its section).",
+      "summary, finish transport and validation, timed one by one (see “Step by step”). Request JSON: pi-ai's " +
+      "JSON.stringify of the pass's classifier requests, which follows the questions the pass asks (a new run " +
+      "asks again about every old exchange it may omit, so a longer session asks more); the classifier client's " +
+      "other work per request is apart (see its section).",
   };
 }
 
@@ -687,12 +693,21 @@ function targets(r: BenchResults): Target[] {
       const a = med(of(first), ownSteps);
       const b = med(of(last), ownSteps);
       const n = (size: number) => med(of(size), (x) => x.contextEntries);
-      parts.push(`${pass}: ${fmt(a)} → ${fmt(b)} ms (${fmtRatio(b / a)}; ${int(n(first))} → ${int(n(last))} entries)`);
+      const ra = med(of(first), requestSteps);
+      const rb = med(of(last), requestSteps);
+      const qa = med(of(first), (x) => x.exchangeQuestions ?? Number.NaN);
+      const qb = med(of(last), (x) => x.exchangeQuestions ?? Number.NaN);
+      const exchanges =
+        Number.isFinite(qa) && Number.isFinite(qb) ? `, ${int(qa)} → ${int(qb)} old exchanges asked about` : "";
+      parts.push(
+        `${pass}: ${fmt(a)} → ${fmt(b)} ms (${fmtRatio(b / a)}; ${int(n(first))} → ${int(n(last))} entries; ` +
+          `request JSON apart: ${fmt(ra)} → ${fmt(rb)} ms${exchanges})`,
+      );
       // Flat enough: less than a quarter of the session's growth shows in the per-pass cost.
       if (b / a > Math.max(2, (n(last) / n(first)) ** 0.25)) flat = false;
     }
     out.push({
-      goal: `per-pass main-thread cost follows new entries, not session size (${int(first)} → ${int(last)} entries)`,
+      goal: `per-pass main-thread pipeline cost follows new entries, not session size (${int(first)} → ${int(last)} entries)`,
       value: parts.join("; "),
       met: flat,
     });
@@ -711,7 +726,8 @@ function targetsTable(r: BenchResults): Table {
       "repetitions with maxima alongside; the hang and recall time " +
       "limits use the maximum. The worst pass is the pass type with the highest median. Per-pass cost: the " +
       "steady passes' pipeline steps on the main thread, timed one by one (“Step by step”), at the smallest vs the " +
-      "largest session; “met” if the ratio stays under max(2, (size ratio)^¼).",
+      "largest session; “met” if the ratio stays under max(2, (size ratio)^¼). The classifier requests' JSON is " +
+      "shown apart: it follows the questions asked, and a new run asks again about every old exchange it may omit.",
   };
 }
 
@@ -821,7 +837,13 @@ function reading(r: BenchResults): string[] {
         `as "keep the first k ids" plus the new ones), serializing ${fmt(b.order)} ms and validation ` +
         `${fmt(b.validate)} ms (positions from the snapshot's index); ${fmt(b.total)} ms in all vs ${fmt(a.total)} ms ` +
         `at ${int(a.entries)} entries, ${fmt((1000 * (b.total - a.total)) / (b.entries - a.entries))} µs more per ` +
-        "entry of the session. The rest of the pass's main-thread work is the classifier client's (see below) and " +
+        "entry of the session. What does grow is the classifier's work: the pass's request JSON takes " +
+        `${fmt(bdm(bdSizes[0] as number, steadyPass, requestSteps))} ms at ${int(a.entries)} entries and ` +
+        `${fmt(bdm(bdSizes.at(-1) as number, steadyPass, requestSteps))} ms at ${int(b.entries)} (` +
+        `${int(bdm(bdSizes[0] as number, steadyPass, (x) => x.questions ?? Number.NaN))} vs ` +
+        `${int(bdm(bdSizes.at(-1) as number, steadyPass, (x) => x.questions ?? Number.NaN))} questions), because a ` +
+        "new run asks again about every old exchange it may omit. The rest of the pass's main-thread work is the " +
+        "classifier client's (see below) and " +
         "the garbage collector's share of the projection Pi builds for every hook. The worker's plan still scans the whole session " +
         `(${fmt(bdm(bdSizes.at(-1) as number, steadyPass, (x) => x.planTaskMs))} ms at ${int(b.entries)} entries), which is settle time, not stall.`,
     );
@@ -967,7 +989,10 @@ function allTables(r: BenchResults): Table[] {
 
 export function renderText(r: BenchResults): string {
   const m = r.machine;
-  const head = `context-guard bench --${r.mode} · ${m.cpuModel} × ${m.cores} · ${m.totalMemGiB} GiB · Node ${m.node} · ${m.date} · load ${m.loadStart} → ${m.loadEnd ?? "?"}`;
+  const speed = m.speedStart
+    ? ` · reference serialize ${fmt(m.speedStart.serializeMs)} → ${m.speedEnd ? fmt(m.speedEnd.serializeMs) : "?"} ms`
+    : "";
+  const head = `context-guard bench --${r.mode} · ${m.cpuModel} × ${m.cores} · ${m.totalMemGiB} GiB · Node ${m.node} · ${m.date} · load ${m.loadStart} → ${m.loadEnd ?? "?"}${speed}`;
   return [head, ...allTables(r).map(textTable)].join("\n\n");
 }
 
@@ -986,6 +1011,11 @@ export function renderMarkdown(r: BenchResults): string {
     `- **Machine:** ${m.cpuModel}, ${m.cores} cores (availableParallelism), ${m.totalMemGiB} GiB RAM, ${m.os}`,
     `- **Node:** ${m.node} (V8 ${m.v8})`,
     `- **Other load:** 1-minute load average ${m.loadStart} at the start, ${m.loadEnd ?? "?"} at the end (the cores are shared with whatever else runs; medians absorb some of it)`,
+    ...(m.speedStart
+      ? [
+          `- **Machine speed:** the same reference work at the start / end of the run: JSON round trip of 2,000 entries (about 4 MB) ${fmt(m.speedStart.jsonMs)} / ${m.speedEnd ? fmt(m.speedEnd.jsonMs) : "?"} ms, v8.serialize of the same ${fmt(m.speedStart.serializeMs)} / ${m.speedEnd ? fmt(m.speedEnd.serializeMs) : "?"} ms. The host's other guests change these from hour to hour (the load average does not show them): compare runs only where these agree.`,
+        ]
+      : []),
     `- **Date:** ${m.date}`,
     `- **Repetitions:** ${s.reps} per measurement (hang and recall: ${s.slowReps}); backends interleaved, the order rotated every repetition. Tables give median / maximum.`,
     "",

@@ -40,6 +40,9 @@ export interface BreakdownSample {
   planDeserializeMs: number;
   planBytes: number;
   requests: number;
+  /** Questions in those requests, and how many of them ask about an old exchange. */
+  questions?: number;
+  exchangeQuestions?: number;
   /** pi-ai builds each body with JSON.stringify on the main thread: total and the largest single one. */
   stringifyTotalMs: number;
   stringifyMaxMs: number;
@@ -80,6 +83,8 @@ function emptyStep(): Step {
     planDeserializeMs: 0,
     planBytes: 0,
     requests: 0,
+    questions: 0,
+    exchangeQuestions: 0,
     stringifyTotalMs: 0,
     stringifyMaxMs: 0,
     requestChars: 0,
@@ -142,6 +147,9 @@ export async function runBreakdown(
     step.stringifyMaxMs = Math.max(step.stringifyMaxMs, body.ms);
     step.requestChars += body.value.length;
     step.requests++;
+    const ids = Object.keys(request.questions);
+    step.questions = (step.questions ?? 0) + ids.length;
+    step.exchangeQuestions = (step.exchangeQuestions ?? 0) + ids.filter((id) => id.startsWith("exchange_")).length;
     return env.classify(request, options);
   };
   const reps = Math.min(mode.reps, 3);
