@@ -1,6 +1,7 @@
 // The machine a run was measured on, for the report.
 import { availableParallelism, cpus, loadavg, totalmem, type } from "node:os";
 import { serialize } from "node:v8";
+import { median } from "./stats.ts";
 
 export interface MachineInfo {
   cpuModel: string;
@@ -45,11 +46,6 @@ export function machineInfo(): MachineInfo {
   };
 }
 
-const medianOf = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-};
-
 /** Times the reference work (see MachineInfo.speedStart). */
 export function referenceTimes(): ReferenceTimes {
   const line = "node_modules/example/lib/index.js:42:  return items.filter((item) => item.enabled);\n";
@@ -75,5 +71,5 @@ export function referenceTimes(): ReferenceTimes {
     sers.push(time(() => serialize(entries)));
   }
   const round = (ms: number) => Math.round(ms * 100) / 100;
-  return { jsonMs: round(medianOf(json)), serializeMs: round(medianOf(sers)) };
+  return { jsonMs: round(median(json)), serializeMs: round(median(sers)) };
 }

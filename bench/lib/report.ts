@@ -825,7 +825,8 @@ function reading(r: BenchResults): string[] {
         validate: g((x) => x.validateMs),
         entries: g((x) => x.contextEntries),
       };
-      return { ...parts, total: parts.snapshot + parts.diff + parts.order + parts.validate };
+      const requests = { json: g(requestSteps), questions: g((x) => x.questions ?? Number.NaN) };
+      return { ...parts, ...requests, total: parts.snapshot + parts.diff + parts.order + parts.validate };
     };
     const a = walk(bdSizes[0] as number);
     const b = walk(bdSizes.at(-1) as number);
@@ -838,10 +839,8 @@ function reading(r: BenchResults): string[] {
         `${fmt(b.validate)} ms (positions from the snapshot's index); ${fmt(b.total)} ms in all vs ${fmt(a.total)} ms ` +
         `at ${int(a.entries)} entries, ${fmt((1000 * (b.total - a.total)) / (b.entries - a.entries))} µs more per ` +
         "entry of the session. What does grow is the classifier's work: the pass's request JSON takes " +
-        `${fmt(bdm(bdSizes[0] as number, steadyPass, requestSteps))} ms at ${int(a.entries)} entries and ` +
-        `${fmt(bdm(bdSizes.at(-1) as number, steadyPass, requestSteps))} ms at ${int(b.entries)} (` +
-        `${int(bdm(bdSizes[0] as number, steadyPass, (x) => x.questions ?? Number.NaN))} vs ` +
-        `${int(bdm(bdSizes.at(-1) as number, steadyPass, (x) => x.questions ?? Number.NaN))} questions), because a ` +
+        `${fmt(a.json)} ms at ${int(a.entries)} entries and ${fmt(b.json)} ms at ${int(b.entries)} (` +
+        `${int(a.questions)} vs ${int(b.questions)} questions), because a ` +
         "new run asks again about every old exchange it may omit. The rest of the pass's main-thread work is the " +
         "classifier client's (see below) and " +
         "the garbage collector's share of the projection Pi builds for every hook. The worker's plan still scans the whole session " +

@@ -250,24 +250,21 @@ export class SnapshotBuilder {
     const shared = sharedPrefix(entries, last, this.#sourceOf);
     const recheck = this.#editedIn(entries, last, shared);
     let visits = 0;
-    const redone: SnapEntry[] = [];
-    for (const i of recheck) {
+    // Rechecked positions whose snapshot is another than last time, and that snapshot.
+    const changed: number[] = [];
+    const replaced: SnapEntry[] = [];
+    for (const at of recheck) {
       if ((++visits & (PACE_STRIDE - 1)) === 0) yield;
-      redone.push(this.entry(entries[i] as ProjectedLike));
+      const snap = this.entry(entries[at] as ProjectedLike);
+      if (snap === last[at]) continue;
+      changed.push(at);
+      replaced.push(snap);
     }
     const tail: SnapEntry[] = [];
     for (let i = shared; i < n; i++) {
       if ((++visits & (PACE_STRIDE - 1)) === 0) yield;
       tail.push(this.entry(entries[i] as ProjectedLike));
     }
-    const changed: number[] = [];
-    const replaced: SnapEntry[] = [];
-    recheck.forEach((at, k) => {
-      const snap = redone[k] as SnapEntry;
-      if (snap === last[at]) return;
-      changed.push(at);
-      replaced.push(snap);
-    });
     let snaps: readonly SnapEntry[];
     if (shared === before && tail.length === 0 && changed.length === 0) snaps = last;
     else {
