@@ -7,7 +7,6 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/config.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../src/core/types.ts";
 import type { ClassifyFn } from "../src/main/classify-queue.ts";
-import { createTaskRunner } from "../src/main/pool.ts";
 import { type BoundaryInput, FAIL_STATIC_AFTER, Router, type SkillLike } from "../src/main/routing.ts";
 import { Telemetry } from "../src/main/telemetry.ts";
 
@@ -77,7 +76,7 @@ async function setup(overrides: Partial<GuardConfig> = {}) {
     ...overrides,
   };
   const telemetry = new Telemetry({ getConfig: () => config });
-  const router = new Router({ getConfig: () => config, getRunner: () => undefined, telemetry });
+  const router = new Router({ getConfig: () => config, telemetry });
   let active = [...TOOLS];
   let tools = TOOLS.map((name) => ({ name }));
   let turn = 0;
@@ -345,62 +344,24 @@ describe("tool-namespace surfacing", () => {
   });
 });
 
-describe("the worker", () => {
-  it("builds the routing state in the pool", async () => {
-    const runner = await createTaskRunner({ minThreads: 1, maxThreads: 1 });
-    try {
-      const state = await runner.run("routingState", {
-        prompt: "split the pdf",
-        messages: [{ role: "assistant", text: "earlier answer" }],
-      });
-      expect(state.state).toEqual({
-        latest_request: "split the pdf",
-        earlier_conversation_newest_first: [{ role: "assistant", text: "earlier answer" }],
-      });
-      const config: GuardConfig = { ...DEFAULT_CONFIG, telemetry: false };
-      const telemetry = new Telemetry({ getConfig: () => config });
-      const router = new Router({ getConfig: () => config, getRunner: () => runner, telemetry });
-      const calls: ClassifierRequest[] = [];
-      const out = await router.boundary({
-        kind: "user",
-        prompt: "docker build please",
-        skills,
-        tools: [],
-        active: [],
-        history: () => [{ role: "user", text: "hello" }],
-        userTurn: 1,
-        classify: fake(calls),
-      });
-      expect(out.section).toContain('name="docker"');
-      expect(calls[0]?.state.earlier_conversation_newest_first).toEqual([{ role: "user", text: "hello" }]);
-    } finally {
-      await runner.destroy();
-    }
-  });
-});
-
-describe("custom-message runs and persistence", () => {
-  it("re-applies the same view for a run started by a custom message, and restores from a snapshot", async () => {
-    const t = await setup();
-    const first = await t.run("pdf", fake([]));
-    // A run started by a custom message, with the tools active after the first run.
-    const customRun = (router: typeof t.router) =>
-      router.boundary({
-        kind: "custom",
-        skills,
-        tools: TOOLS.map((name) => ({ name })),
-        active: t.active(),
-        history: () => [],
-        userTurn: 1,
-      });
-    const custom = await customRun(t.router);
-    expect(custom.section).toBe(first.section);
-    expect(custom.changed).toBe(false);
-    const snap = t.router.snapshot();
-    const t2 = await setup();
-    t2.router.restore(snap);
-    const restored = await customRun(t2.router);
-    expect(restored.section).toBe(first.section);
-    expect(restored.catalog).toEqual(first.catalog);
+describe("the routing state", () => {
+  it("asks about the latest prompt in its own field, with the earlier conversation beside it", async () => {
+    const config: GuardConfig = { ...DEFAULT_CONFIG, telemetry: false };
+    const telemetry = new Telemetry({ getConfig: () => config });
+    const router = new Router({ getConfig: () => config, telemetry });
+    const calls: ClassifierRequest[] = [];
+    const out = await router.boundary({
+      kind: "user",
+      prompt: "docker build please",
+      skills,
+      tools: [],
+      active: [],
+      history: () => [{ role: "user", text: "hello" }],
+      userTurn: 1,
+      classify: fake(calls),
+    });
+    expect(out.section).toContain('name="docker"');
+    expect(calls[0]?.state.latest_request).toBe("docker build please");
+    expect(calls[0]?.state.earlier_conversation_newest_first).toEqual([{ role: "user", text: "hello" }]);
   });
 });

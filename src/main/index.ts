@@ -300,11 +300,10 @@ export default function contextGuard(pi: ExtensionAPI): void {
   pi.on("session_tree", (_event, ctx) => draw(ctx));
   pi.on("session_compact", (_event, ctx) => draw(ctx));
 
-  // Skill routing and tool surfacing (before_agent_start), on the same settings, pool and classifier.
+  // Skill routing and tool surfacing (before_agent_start), on the same settings and classifier.
   const telemetry = new Telemetry({ getConfig: () => session?.config });
   registerRouting(pi, {
     getConfig: () => session?.config ?? DEFAULT_CONFIG,
-    getRunner: () => session?.passRunner,
     classifier: (ctx) => {
       const found = session ? lookup(ctx) : undefined;
       return found?.ok ? classifierFor(ctx.modelRegistry, found, session?.http.fetch) : undefined;

@@ -6,16 +6,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import type { ResourceLimits } from "node:worker_threads";
 import type * as Tasks from "../workers/tasks.ts";
 
-export type TaskName =
-  | "plan"
-  | "finish"
-  | "finishPart"
-  | "outcomes"
-  | "recall"
-  | "ping"
-  | "routingState"
-  | "requests"
-  | "sync";
+export type TaskName = "plan" | "finish" | "finishPart" | "outcomes" | "recall" | "ping" | "requests" | "sync";
 type TaskFn<K extends TaskName> = (typeof Tasks)[K];
 export type TaskInput<K extends TaskName> = Parameters<TaskFn<K>>[0];
 export type TaskOutput<K extends TaskName> = ReturnType<TaskFn<K>>;

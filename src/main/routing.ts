@@ -29,7 +29,6 @@ import {
   type NamespaceDoc,
   namespaceRequest,
   parseSkillInvocation,
-  type RoutingState,
   renderLoadedSkills,
   SKILL_QUESTION_ID,
   skillRequest,
@@ -40,7 +39,6 @@ import type { ScoreLine } from "../core/telemetry-stats.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../core/types.ts";
 import { findClassifier } from "./classifier.ts";
 import { type ClassifyFn, classifyAll } from "./classify-queue.ts";
-import type { TaskRunner } from "./pool.ts";
 import type { Telemetry } from "./telemetry.ts";
 
 /** Custom entry holding the routing state, so resume and /tree restore what the transcript shows. */
@@ -69,7 +67,6 @@ export interface ToolLike {
 
 export interface RoutingDeps {
   getConfig(): GuardConfig;
-  getRunner(): TaskRunner | undefined;
   classifier(ctx: ExtensionContext): ClassifyFn | undefined;
   telemetry: Telemetry;
 }
@@ -195,12 +192,12 @@ export class Router {
   #appliedGen = 0;
   #late: BatchResult | undefined;
   #bodies = new Map<string, { mtimeMs: number; body: string }>();
-  #deps: Pick<RoutingDeps, "getConfig" | "getRunner" | "telemetry">;
+  #deps: Pick<RoutingDeps, "getConfig" | "telemetry">;
   #notices: Notice[] = [];
   /** Stops requests still running in the background when the session ends. */
   #closing = new AbortController();
 
-  constructor(deps: Pick<RoutingDeps, "getConfig" | "getRunner" | "telemetry">) {
+  constructor(deps: Pick<RoutingDeps, "getConfig" | "telemetry">) {
     this.#deps = deps;
   }
 
@@ -271,19 +268,6 @@ export class Router {
     }
   }
 
-  async #routingState(prompt: string, history: DigestMessage[]): Promise<RoutingState> {
-    const runner = this.#deps.getRunner();
-    const input = { prompt, messages: history };
-    if (runner) {
-      try {
-        return await runner.run("routingState", input);
-      } catch {
-        // A replaced or busy worker must not cost the turn its routing: build it here instead.
-      }
-    }
-    return buildRoutingState(input);
-  }
-
   async #score(
     input: BoundaryInput,
     config: GuardConfig,
@@ -294,7 +278,10 @@ export class Router {
     due: boolean,
   ): Promise<BatchResult> {
     const classify = input.classify as ClassifyFn;
-    const routing = await this.#routingState(input.prompt ?? "", input.history());
+    // Built here, not in the pool: history() is already capped (about 36,000 characters) and this takes
+    // well under a millisecond, while the pool's first task of a session waits for its thread to start,
+    // which on a busy machine took most of the routing budget before any request was sent.
+    const routing = buildRoutingState({ prompt: input.prompt ?? "", messages: input.history() });
     const result = emptyBatch(gen, "empty", { promptChars: routing.promptChars, digestChars: routing.digestChars });
     const requests: ClassifierRequest[] = [];
     const kinds: Array<{ kind: "skill" | "decay"; name: string } | { kind: "ns"; ids: Record<string, string> }> = [];

@@ -12,7 +12,6 @@ import {
   planRunEnd,
   type RunPlan,
 } from "../core/pass.ts";
-import { buildRoutingState, type RoutingState, type RoutingStateInput } from "../core/routing.ts";
 import type { ClassifierOutcome, SnapEntry } from "../core/types.ts";
 import { type PackedValues, packValues } from "./packed-values.ts";
 import { type RecallTaskInput, type RecallTaskOutput, recallText } from "./recall-task.ts";
@@ -178,11 +177,6 @@ export function finishPart(input: { passId: string }): FinishOutput {
 
 export function recall(input: RecallTaskInput): RecallTaskOutput {
   return recallText(input);
-}
-
-/** Skill routing's state: the latest prompt in its own field and a capped digest of the conversation. */
-export function routingState(input: RoutingStateInput): RoutingState {
-  return buildRoutingState(input);
 }
 
 export function ping(): string {
