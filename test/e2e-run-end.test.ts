@@ -3,7 +3,7 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../bench/lib/loopback-classifier.ts";
 import type { GuardRecord } from "../src/core/types.ts";
 import { createTestSession, type TestSession } from "./support/sdk-session.ts";
@@ -174,6 +174,29 @@ describe("a classifier that hangs", () => {
       expect(record.data.results[0]).toMatchObject({ outcome: "kept", reason: "timeout" });
     } finally {
       classifier.set({ behaviour: "answer" });
+      await s.dispose();
+    }
+  });
+});
+
+describe("the classifier calls' deadline", () => {
+  it("is the pass's own: a call that has answered leaves no timer behind", async () => {
+    // pi-ai's per-call timeoutMs would arm AbortSignal.timeout, whose timer, signal and listeners stay on
+    // Pi's heap for the whole deadline after the answer: 1.6 MiB for a 1,200-request pass.
+    classifier.set({ behaviour: "answer", policy: keywordPolicy(/target_fn/) });
+    const before = classifier.requests.length;
+    const s = await session({ timeoutMs: 60_000, midRun: false }, [
+      { toolCalls: [{ name: "bash", arguments: { command: "cat results.txt" } }] },
+      "target_fn is in src/core/target.ts.",
+    ]);
+    const timeouts = vi.spyOn(AbortSignal, "timeout");
+    try {
+      await s.session.prompt("Where is target_fn defined?");
+      expect(classifier.requests.length).toBeGreaterThan(before);
+      expect(branchOf(s).some((e) => e.type === "context_edit")).toBe(true);
+      expect(timeouts).not.toHaveBeenCalled();
+    } finally {
+      timeouts.mockRestore();
       await s.dispose();
     }
   });

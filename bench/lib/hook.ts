@@ -35,12 +35,11 @@ export function loopbackModel(baseUrl: string): ClassifierModel<"typesafe-system
 /** piClassify (src/main/classifier.ts) without Pi's registry: same options, same toOutcome mapping. */
 export function loopbackClassify(baseUrl: string, fetch?: typeof globalThis.fetch): ClassifyFn {
   const model = loopbackModel(baseUrl);
-  return async (request, { signal, timeoutMs }) => {
+  return async (request, { signal }) => {
     const context = { state: request.state, questions: request.questions } as ClassifierContext;
     const result = await classify(model, context, {
       apiKey: "k",
       signal,
-      timeoutMs,
       maxRetries: 0,
       ...(fetch ? { fetch } : {}),
     });
