@@ -1,9 +1,9 @@
 // Skill routing and tool-namespace surfacing at the user-turn boundary (before_agent_start), with the
-// classifier queue, the worker pool and the settings of the rest of the extension.
+// classifier queue and the settings of the rest of the extension.
 //
-// - The routing state (latest prompt in its own field + a capped digest of the conversation) is built in
-//   the worker; every not-yet-loaded skill is scored with its full SKILL.md body, and the namespaces in
-//   one batched request, all through classifyAll.
+// - The routing state (latest prompt in its own field + a capped digest of the conversation) is built on
+//   Pi's thread from an already capped history; every not-yet-loaded skill is scored with its full
+//   SKILL.md body, and the namespaces in one batched request, all through classifyAll.
 // - The boundary waits at most `routingTimeoutMs`. Whatever answers later is kept and used at the next
 //   boundary; until then the previous set stands.
 // - The model sees a catalog without the skills it was not given, the loaded skills' bodies in one
@@ -717,7 +717,7 @@ function textBlocks(content: unknown): string {
   return out.join("\n");
 }
 
-/** Cheap pre-cut on the main thread: the worker formats, this only bounds what crosses the thread. */
+/** Cheap pre-cut while walking the branch: buildRoutingState formats; this bounds what it is given. */
 function bounded(text: string): string {
   const max = MESSAGE_CHARS * 2;
   return text.length <= max ? text : `${text.slice(0, MESSAGE_CHARS)}\n…\n${text.slice(-MESSAGE_CHARS)}`;
