@@ -365,3 +365,29 @@ describe("the routing state", () => {
     expect(calls[0]?.state.earlier_conversation_newest_first).toEqual([{ role: "user", text: "hello" }]);
   });
 });
+
+describe("custom-message runs and persistence", () => {
+  it("re-applies the same view for a run started by a custom message, and restores from a snapshot", async () => {
+    const t = await setup();
+    const first = await t.run("pdf", fake([]));
+    // A run started by a custom message, with the tools active after the first run.
+    const customRun = (router: typeof t.router) =>
+      router.boundary({
+        kind: "custom",
+        skills,
+        tools: TOOLS.map((name) => ({ name })),
+        active: t.active(),
+        history: () => [],
+        userTurn: 1,
+      });
+    const custom = await customRun(t.router);
+    expect(custom.section).toBe(first.section);
+    expect(custom.changed).toBe(false);
+    const snap = t.router.snapshot();
+    const t2 = await setup();
+    t2.router.restore(snap);
+    const restored = await customRun(t2.router);
+    expect(restored.section).toBe(first.section);
+    expect(restored.catalog).toEqual(first.catalog);
+  });
+});
