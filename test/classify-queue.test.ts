@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fullGc } from "../bench/lib/stall.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../src/core/types.ts";
-import { type ClassifyFn, classifyAll } from "../src/main/classify-queue.ts";
+import { type ClassifyFn, classifyAll, FAIL_FAST_CALLS } from "../src/main/classify-queue.ts";
 import { turnCounter } from "./support/turns.ts";
 
 const req = (n: number): ClassifierRequest => ({ state: { n }, questions: {} });
@@ -190,7 +190,46 @@ describe("classifyAll", () => {
     const pending = classifyAll([req(1)], classify, { concurrency: 1, timeoutMs: 10_000, signal: parent.signal });
     setTimeout(() => parent.abort(), 20);
     const out = await pending;
-    expect(out.outcomes[0]?.status).toBe("timeout");
+    // An outside stop is not a timeout (the record said `timeout` with `timedOut: false` before).
+    expect(out.outcomes[0]?.status).toBe("aborted");
+    expect(out.aborted).toBe(true);
+    expect(out.timedOut).toBe(false);
+  });
+
+  it("stops sending once the classifier has failed FAIL_FAST_CALLS calls in a row without an answer", async () => {
+    let calls = 0;
+    const classify: ClassifyFn = async () => {
+      calls++;
+      return { status: "error", error: "System One API error (500)" };
+    };
+    const out = await classifyAll(
+      Array.from({ length: 30 }, (_, i) => req(i)),
+      classify,
+      { concurrency: 2, timeoutMs: 5000 },
+    );
+    // Without it: 30 requests x 2 attempts. Calls already started when the limit is reached still finish.
+    expect(calls).toBeLessThanOrEqual(FAIL_FAST_CALLS + 2);
+    expect(out.sent).toBe(calls);
+    expect(out.gaveUp).toBe(true);
+    expect(out.answered).toBe(0);
+    expect(out.lastError).toBe("System One API error (500)");
+    expect(out.outcomes.every((o) => o.status === "error")).toBe(true);
+  });
+
+  it("keeps sending after an answer: only failures before any answer count", async () => {
+    let calls = 0;
+    const classify: ClassifyFn = async () => {
+      calls++;
+      return calls === 1 ? answered : { status: "error", error: "flaky" };
+    };
+    const out = await classifyAll(
+      Array.from({ length: 10 }, (_, i) => req(i)),
+      classify,
+      { concurrency: 1, timeoutMs: 5000, attempts: 1 },
+    );
+    expect(calls).toBe(10);
+    expect(out.answered).toBe(1);
+    expect(out.gaveUp).toBe(false);
   });
 });
 

@@ -69,6 +69,7 @@ function bestFocusChunk(chunkNumbers: number[], focus: Focus): number | undefine
 /** Decide which chunks of one segment stay, from the classifier's answers. */
 export function interpret(outcome: ClassifierOutcome, chunkNumbers: number[], t: InterpretThresholds): SegmentDecision {
   if (outcome.status === "timeout") return keepAll(chunkNumbers, "timeout", "timeout");
+  if (outcome.status === "aborted") return keepAll(chunkNumbers, "aborted", "aborted");
   if (outcome.status !== "stop") {
     return keepAll(chunkNumbers, "error", `error: ${oneLine(outcome.error ?? "unknown", 60)}`);
   }

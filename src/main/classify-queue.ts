@@ -21,13 +21,29 @@ export interface QueueOptions {
   signal?: AbortSignal;
   /** Attempts per request; the classifier client itself must not retry. */
   attempts?: number;
+  /**
+   * Failed calls in a row, before any answer, after which no further request is started: a classifier
+   * that answers every call with an error would otherwise get every request of the pass, twice.
+   */
+  failFast?: number;
 }
+
+/** Failed calls in a row (before any answer) after which a pass stops sending. */
+export const FAIL_FAST_CALLS = 4;
 
 export interface QueueResult {
   outcomes: ClassifierOutcome[];
   timedOut: boolean;
   /** Classifier calls started, retries included. */
   sent: number;
+  /** Requests that came back with an answer. */
+  answered: number;
+  /** The parent signal stopped the batch (not the deadline, not the classifier). */
+  aborted: boolean;
+  /** The pass stopped sending after FAIL_FAST_CALLS failures in a row. */
+  gaveUp: boolean;
+  /** The last error a call returned, if any. */
+  lastError?: string;
   ms: number;
 }
 
@@ -74,7 +90,7 @@ export async function classifyAll(
       ? (requests[index] as ClassifierRequest)
       : (requests as { get(i: number): Promise<ClassifierRequest> }).get(index);
   const outcomes: ClassifierOutcome[] = Array.from({ length: count }, () => ({ status: "timeout" }));
-  if (count === 0) return { outcomes, timedOut: false, sent: 0, ms: 0 };
+  if (count === 0) return { outcomes, timedOut: false, sent: 0, answered: 0, aborted: false, gaveUp: false, ms: 0 };
   const deadlineAt = started + options.timeoutMs;
   const attempts = Math.max(1, options.attempts ?? 2);
   // Aborted at the deadline, when the parent aborts, and at the end: every wait below ends with it.
@@ -84,6 +100,12 @@ export async function classifyAll(
   options.signal?.addEventListener("abort", onParentAbort, { once: true });
   let closed = false;
   let sent = 0;
+  let answered = 0;
+  let failedInRow = 0;
+  let gaveUp = false;
+  let lastError: string | undefined;
+  const failFast = options.failFast ?? FAIL_FAST_CALLS;
+  const settled = new Array<boolean>(count).fill(false);
   const queue = new PQueue({ concurrency: options.concurrency });
   // pi-ai builds and serializes each request body on the main thread before it is sent: calls started
   // together (a window of requests arriving from the worker, a wave of answers freeing their slots)
@@ -95,10 +117,22 @@ export async function classifyAll(
     return turn;
   };
 
+  /** What an outside stop left unanswered is `aborted`, not a timeout: it was not the classifier's doing. */
+  const markAborted = () => {
+    for (let i = 0; i < count; i++) if (!settled[i]) outcomes[i] = { status: "aborted" };
+  };
+
   const runOne = async (index: number) => {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const left = deadlineAt - performance.now();
       if (closed || left <= 0 || controller.signal.aborted) return;
+      if (gaveUp) {
+        if (!settled[index]) {
+          outcomes[index] = { status: "error", error: `not sent: the classifier failed ${failFast} calls in a row` };
+          settled[index] = true;
+        }
+        return;
+      }
       let began = performance.now();
       let outcome: ClassifierOutcome | typeof STOPPED;
       // Each call waits on a signal of its own, relayed from the pass's while the call runs: a thousand
@@ -128,7 +162,14 @@ export async function classifyAll(
       // A client that gave up on its own timer at the deadline lost the same race: that is a timeout.
       if (outcome === STOPPED || closed || (outcome.status !== "stop" && performance.now() >= deadlineAt)) return;
       outcomes[index] = { ...outcome, ms: outcome.ms ?? Math.round(performance.now() - began) };
-      if (outcome.status === "stop") return;
+      settled[index] = true;
+      if (outcome.status === "stop") {
+        answered++;
+        failedInRow = 0;
+        return;
+      }
+      lastError = outcome.error ?? outcome.status;
+      if (answered === 0 && ++failedInRow >= failFast) gaveUp = true;
     }
   };
 
@@ -136,14 +177,30 @@ export async function classifyAll(
     options.signal?.throwIfAborted();
     const all = queue.addAll(Array.from({ length: count }, (_, i) => () => runOne(i)));
     const winner = await untilStopped(all, controller.signal);
+    const aborted = options.signal?.aborted === true;
+    if (aborted) markAborted();
     return {
       outcomes,
-      timedOut: winner === STOPPED ? !options.signal?.aborted : performance.now() >= deadlineAt,
+      timedOut: winner === STOPPED ? !aborted : performance.now() >= deadlineAt,
       sent,
+      answered,
+      aborted,
+      gaveUp,
+      ...(lastError !== undefined ? { lastError } : {}),
       ms: Math.round(performance.now() - started),
     };
   } catch {
-    return { outcomes, timedOut: false, sent, ms: Math.round(performance.now() - started) };
+    markAborted();
+    return {
+      outcomes,
+      timedOut: false,
+      sent,
+      answered,
+      aborted: true,
+      gaveUp,
+      ...(lastError !== undefined ? { lastError } : {}),
+      ms: Math.round(performance.now() - started),
+    };
   } finally {
     closed = true;
     queue.clear();

@@ -3,6 +3,7 @@
 // open a session (e.g. `pi --list-models`).
 import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { CacheModel } from "../core/break-even.ts";
+import { Breaker, retryAfterMs } from "../core/breaker.ts";
 import type { AnthropicPayload } from "../core/cache-pin.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../core/config.ts";
 import { summarizeRecord } from "../core/record.ts";
@@ -11,6 +12,7 @@ import { formatCount } from "../core/text.ts";
 import { type GuardRecord, RECORD_TYPE } from "../core/types.ts";
 import { CachePins } from "./cache-pins.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "./classifier.ts";
+import { watchExitSignals, watchPass } from "./interrupts.ts";
 import { nextTurn } from "./pace.ts";
 import { createTaskRunner, type TaskRunner } from "./pool.ts";
 import { executeRecall, RECALL_PARAMETERS } from "./recall-tool.ts";
@@ -51,6 +53,39 @@ interface Session {
   workerWarm: boolean;
   /** Whether the snapshot has been built once (until then the footer shows no savings). */
   snapshotBuilt: boolean;
+  /** Stops asking a classifier that keeps failing, and says so in the footer. */
+  breaker: Breaker;
+  /** The classifier's fetch, watched for a server's retry-after. */
+  fetch: typeof globalThis.fetch;
+  /** Removes the process signal listeners. */
+  unwatchSignals: () => void;
+  /** The last failure notice shown: the same one is not repeated at every turn. */
+  lastFailure?: string;
+}
+
+/**
+ * The HTTP fetch, watched for 429 and 503 answers: a server that says when to come back gets no request
+ * from a pass before then.
+ */
+function watchRetryAfter(fetch: typeof globalThis.fetch, breaker: Breaker): typeof globalThis.fetch {
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await fetch(input, init);
+    if (response.status === 429 || response.status === 503) {
+      const now = Date.now();
+      const ms = retryAfterMs(response.headers.get("retry-after"), response.headers.get("retry-after-ms"), now);
+      if (ms !== undefined) breaker.holdOff(now, ms, `HTTP ${response.status}`);
+    }
+    return response;
+  }) as typeof globalThis.fetch;
+}
+
+/**
+ * A warning the user sees in every mode: a notification where Pi has a UI (the TUI, RPC clients), a line
+ * on stderr in print and JSON mode, where notifications go nowhere.
+ */
+export function warn(ctx: Pick<ExtensionContext, "hasUI" | "ui">, message: string): void {
+  if (ctx.hasUI) ctx.ui.notify(`context-guard: ${message}`, "warning");
+  else process.stderr.write(`context-guard: ${message}\n`);
 }
 
 const NO_SAVINGS = { chars: 0, items: 0 };
@@ -87,6 +122,8 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const found = lookup(ctx);
     if (!found.ok) return { kind: "unavailable", lookup: found };
     if (session.busy) return { kind: "busy" };
+    const breaker = session.breaker.state(Date.now());
+    if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
     return {
       kind: "ready",
       // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
@@ -116,7 +153,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
   };
 
   const notifyWarnings = (ctx: ExtensionContext, warnings: string[]) => {
-    for (const w of warnings) ctx.ui.notify(`context-guard: ${w}`, "warning");
+    for (const w of warnings) warn(ctx, w);
   };
 
   pi.on("session_start", async (_event, ctx) => {
@@ -124,18 +161,30 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const passRunner = await createTaskRunner({ minThreads: 1, maxThreads: 1 });
     const recallRunner = await createTaskRunner({ minThreads: 0, maxThreads: 1, idleTimeoutMs: 10_000 });
     const snapshots = new SnapshotBuilder();
+    const http = createThreadFetch();
+    const breaker = new Breaker();
+    const stop = new AbortController();
     session = {
       config: loaded.config,
       settingsPath: loaded.path,
       passRunner,
       recallRunner,
-      http: createThreadFetch(),
+      http,
+      breaker,
+      fetch: watchRetryAfter(http.fetch, breaker),
       snapshots,
       mirror: new WorkerMirror(snapshots),
       cachePins: new CachePins(),
       busy: false,
       closed: false,
-      stop: new AbortController(),
+      stop,
+      // The process is going away: a pass in flight stops at once and writes nothing.
+      unwatchSignals: watchExitSignals(() => {
+        const s = session;
+        if (!s || s.stop !== stop) return;
+        s.closed = true;
+        stop.abort(new Error("Pi is exiting"));
+      }),
       warming: Promise.resolve(),
       snapshotBuilt: false,
       workerWarm: false,
@@ -195,6 +244,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     if (!s) return;
     s.closed = true;
     s.stop.abort();
+    s.unwatchSignals();
     await Promise.allSettled([s.passRunner?.destroy(), s.recallRunner?.destroy(), s.http.close()]);
   });
 
@@ -212,21 +262,32 @@ export default function contextGuard(pi: ExtensionAPI): void {
     await s.warming;
     if (s.closed) return;
     s.workerWarm = true;
-    // Without a usable classifier a pass still removes old images, which need no judgment.
+    // Without a usable classifier a pass still removes old images, which need no judgment; nor while the
+    // breaker holds a failing classifier off.
     const found = lookup(ctx);
+    const asking = found.ok && s.breaker.allow(Date.now());
     const context = event.context.contextEntries as ProjectedLike[];
+    // Stopped by the user (RPC abort, Esc): what was answered still lands, the rest is asked again.
+    const userStop = new AbortController();
+    const unwatch = watchPass(ctx, {
+      onExit: () => {
+        s.closed = true;
+        s.stop.abort(new Error("Pi is exiting"));
+      },
+      onAbort: () => userStop.abort(new Error("aborted by the user")),
+    });
     try {
       const result = await runPassOnContext(
         context,
         s.snapshots,
         {
           runner: s.passRunner,
-          classify: found.ok ? classifierFor(ctx.modelRegistry, found, s.http.fetch) : undefined,
+          classify: found.ok && asking ? classifierFor(ctx.modelRegistry, found, s.fetch) : undefined,
           family: cacheFamily(ctx.model),
           config: s.config,
           modelRef: found.ref,
           mirror: s.mirror,
-          signal: ctx.signal ? AbortSignal.any([ctx.signal, s.stop.signal]) : s.stop.signal,
+          signal: AbortSignal.any([s.stop.signal, userStop.signal, ...(ctx.signal ? [ctx.signal] : [])]),
           onJudging: () => {
             s.busy = true;
             draw(ctx);
@@ -242,19 +303,33 @@ export default function contextGuard(pi: ExtensionAPI): void {
         options,
       );
       if (result.status === "skipped" || s.closed) return;
+      s.lastFailure = undefined;
+      const { sent, answered, aborted, lastError } = result.classifier;
+      if (s.breaker.report(Date.now(), { sent, answered, aborted, error: lastError })) {
+        const state = s.breaker.state(Date.now());
+        const wait = state.kind === "open" ? Math.max(1, Math.round((state.until - Date.now()) / 1000)) : 0;
+        warn(
+          ctx,
+          `the classifier did not answer ${state.kind === "open" ? `${state.failures} passes` : "a pass"} in a row` +
+            `${lastError ? ` (${lastError.slice(0, 160)})` : ""}; everything is kept, and it is asked again in ${wait} s`,
+        );
+      }
       recordPass(telemetry, result.record);
       return { entries: [...event.entries, ...result.edits, result.recordDraft] };
     } catch (error) {
-      if (!s.closed) {
-        ctx.ui.notify(`context-guard: the pass failed, nothing was changed (${(error as Error).message})`, "warning");
-      }
+      const message = `the pass failed, nothing was changed (${(error as Error).message})`;
+      // A fault that persists (a worker that cannot start) would say the same at every turn.
+      if (!s.closed && message !== s.lastFailure) warn(ctx, message);
+      s.lastFailure = message;
       return;
     } finally {
+      unwatch();
       // The footer is redrawn once Pi has applied the drafts: at the next turn_start or agent_settled.
       if (s.busy) {
         s.busy = false;
         if (ctx.hasUI) ctx.ui.setWorkingMessage();
       }
+      if (!s.closed && s.breaker.state(Date.now()).kind === "open") draw(ctx);
     }
   };
 
@@ -306,7 +381,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     getConfig: () => session?.config ?? DEFAULT_CONFIG,
     classifier: (ctx) => {
       const found = session ? lookup(ctx) : undefined;
-      return found?.ok ? classifierFor(ctx.modelRegistry, found, session?.http.fetch) : undefined;
+      return found?.ok ? classifierFor(ctx.modelRegistry, found, session?.fetch) : undefined;
     },
     telemetry,
   });
@@ -344,13 +419,18 @@ export default function contextGuard(pi: ExtensionAPI): void {
       }
       if (command === "on" || command === "off") {
         const enabled = command === "on";
-        try {
-          await saveSetting("enabled", enabled, session.settingsPath);
-        } catch (error) {
-          ctx.ui.notify(`context-guard: could not save ${session.settingsPath}: ${(error as Error).message}`, "error");
-        }
         session.config = { ...session.config, enabled };
-        ctx.ui.notify(`context-guard is ${command} (saved to ${session.settingsPath})`, "info");
+        try {
+          const saved = await saveSetting("enabled", enabled, session.settingsPath);
+          const where = saved.file === session.settingsPath ? "" : ` → ${saved.file}`;
+          ctx.ui.notify(`context-guard is ${command} (saved to ${session.settingsPath}${where})`, "info");
+        } catch (error) {
+          // The message names the file and says why; the file is as it was.
+          ctx.ui.notify(
+            `context-guard is ${command} for this session only, not saved: ${(error as Error).message}`,
+            "error",
+          );
+        }
         draw(ctx);
         return;
       }
@@ -393,6 +473,12 @@ export default function contextGuard(pi: ExtensionAPI): void {
       `classifier: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
       `old exchanges: ${c.pruneExchanges ? `judged (gate ${c.exchangeBreakEven ? "on" : "off"})` : "off"} · small outputs: ${c.smallResultMinChars > 0 ? `from ${c.smallResultMinChars} chars` : "off"} · images kept ${c.imageKeepTurns} turns`,
     ];
+    const paused = s.breaker.state(Date.now());
+    if (paused.kind === "open") {
+      lines.push(
+        `paused: the classifier failed ${paused.failures} pass(es) in a row${paused.error ? ` (${paused.error.slice(0, 160)})` : ""}; asked again after ${new Date(paused.until).toLocaleTimeString()}`,
+      );
+    }
     const last = lastRecord(branch);
     if (last) {
       lines.push(`last pass (${last.phase}, ${last.ms} ms${last.timedOut ? ", timed out" : ""}):`);

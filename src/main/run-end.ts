@@ -66,7 +66,14 @@ export interface PassOptions {
 
 export type RunEndResult =
   | { status: "skipped"; reason: string }
-  | { status: "done"; edits: ContextEditDraft[]; record: GuardRecord; recordDraft: CustomDraft };
+  | {
+      status: "done";
+      edits: ContextEditDraft[];
+      record: GuardRecord;
+      recordDraft: CustomDraft;
+      /** What the classifier did in this pass (for the circuit breaker). */
+      classifier: Pick<QueueResult, "sent" | "answered" | "aborted" | "lastError">;
+    };
 
 /**
  * Size of one message to the worker when a large sync is sent ahead of the plan: about a millisecond of
@@ -277,6 +284,9 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
           error: "no classifier",
         })),
         sent: 0,
+        answered: 0,
+        aborted: false,
+        gaveUp: false,
         ms: 0,
         timedOut: false,
       };
@@ -317,8 +327,9 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
   let inputTokens = 0;
   let costUsd = 0;
   for (const o of queued.outcomes) {
-    inputTokens += o.inputTokens ?? 0;
-    costUsd += o.costUsd ?? 0;
+    // A figure that is not a finite number says nothing about the call; the record caps the sums.
+    if (Number.isFinite(o.inputTokens)) inputTokens += o.inputTokens as number;
+    if (Number.isFinite(o.costUsd)) costUsd += o.costUsd as number;
   }
   const record = buildRecord({
     phase: options.phase,
@@ -330,5 +341,11 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
     ms: queued.ms,
     timedOut: queued.timedOut,
   });
-  return { status: "done", edits, record, recordDraft: recordDraft(record) };
+  const classifier = {
+    sent: queued.sent,
+    answered: queued.answered,
+    aborted: queued.aborted,
+    ...(queued.lastError !== undefined ? { lastError: queued.lastError } : {}),
+  };
+  return { status: "done", edits, record, recordDraft: recordDraft(record), classifier };
 }

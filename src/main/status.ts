@@ -6,6 +6,8 @@ export type GuardState =
   | { kind: "off" }
   | { kind: "unavailable"; lookup: Extract<ClassifierLookup, { ok: false }> }
   | { kind: "busy" }
+  /** The classifier failed pass after pass: nothing is asked until `until` (epoch ms). */
+  | { kind: "paused"; until: number; error?: string }
   | { kind: "ready"; savings: Savings; lifetime?: Lifetime };
 
 export function statusText(state: GuardState): string {
@@ -14,6 +16,8 @@ export function statusText(state: GuardState): string {
       return "🛡 guard off";
     case "busy":
       return "🛡 distilling…";
+    case "paused":
+      return "🛡 classifier failing · paused";
     case "unavailable":
       if (state.lookup.problem === "no-key") return `🛡 no ${state.lookup.provider} key`;
       return "🛡 Jev model not found";

@@ -3,29 +3,21 @@
 // client's own request and answer handling on the main thread, while the connection, its streams and
 // the garbage they make (measured in bench/: about half of the client's main-thread CPU and collector
 // time) move off it. No request waits for the thread: while it boots, and for good if it cannot start,
-// requests go to the ordinary fetch, as does a request it cannot carry as plain data.
+// requests go to the ordinary fetch, as does a request it cannot carry as plain data. Either way an
+// answer's body is read up to MAX_ANSWER_BYTES, and an answer no Response can hold (a status outside
+// 200-599) fails like a broken connection: nothing a server sends can throw on Pi's thread.
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import {
+  type FetchReply,
+  type FetchRequest,
+  readCapped,
+  safeStatusText,
+  validStatus,
+  type WorkerMessage,
+} from "../workers/http-protocol.ts";
 import { InFlight } from "./in-flight.ts";
 import { WORKER_EXEC_ARGV } from "./pool.ts";
-
-export type FetchRequest =
-  | { type: "fetch"; id: number; url: string; method: string; headers: [string, string][]; body?: string }
-  | { type: "abort"; id: number };
-
-export type FetchReply =
-  | {
-      id: number;
-      ok: true;
-      status: number;
-      statusText: string;
-      headers: [string, string][];
-      body: ArrayBuffer;
-    }
-  | { id: number; ok: false; name: string; message: string; cause?: string };
-
-/** What the worker posts: its module has loaded, or the answer to one request. */
-type WorkerMessage = { ready: true } | FetchReply;
 
 export interface ThreadFetch {
   /** Same contract as the global fetch. */
@@ -50,6 +42,31 @@ export function httpWorkerPath(): string {
 
 /** Statuses whose response must not carry a body (the Response constructor rejects one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The answer as a Response, or a network error when no Response can carry it: a status outside 200-599
+ * (HTTP 999, 600, 1xx) means a broken server, and a reason phrase with characters a Response refuses is
+ * dropped (the client never reads it).
+ */
+function toResponse(status: number, statusText: string, headers: [string, string][], body: ArrayBuffer): Response {
+  if (!validStatus(status)) throw networkError(`the classifier answered with an invalid HTTP status (${status})`);
+  const init = { status, statusText: safeStatusText(statusText), headers: new Headers(headers) };
+  return new Response(NULL_BODY.has(status) ? null : body, init);
+}
+
+/** The ordinary fetch, with the same cap and checks as the thread's. */
+async function cappedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const response = await globalThis.fetch(input, init);
+  let body: ArrayBuffer;
+  try {
+    body = await readCapped(response);
+  } catch (error) {
+    if (init?.signal?.aborted) throw init.signal.reason;
+    const e = error as Error;
+    throw networkError(e.message);
+  }
+  return toResponse(response.status, response.statusText, [...response.headers], body);
+}
 
 interface Waiting {
   resolve(response: Response): void;
@@ -87,9 +104,11 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
       entry.reject(named ? new DOMException(reply.message, reply.name) : networkError(reply.message, reply.cause));
       return;
     }
-    const body = NULL_BODY.has(reply.status) ? null : reply.body;
-    const headers = new Headers(reply.headers);
-    entry.resolve(new Response(body, { status: reply.status, statusText: reply.statusText, headers }));
+    try {
+      entry.resolve(toResponse(reply.status, reply.statusText, reply.headers, reply.body));
+    } catch (error) {
+      entry.reject(error);
+    }
   };
 
   const boot = (): Worker | undefined => {
@@ -105,9 +124,13 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
     // The thread never keeps Pi's process alive on its own; a request in flight holds a timer that does.
     w.unref();
     w.on("message", (message: WorkerMessage) => {
-      if ("ready" in message) {
-        if (worker === w) ready = true;
-      } else answer(message);
+      try {
+        if ("ready" in message) {
+          if (worker === w) ready = true;
+        } else answer(message);
+      } catch {
+        // answer() settles its request on every path; nothing here may throw into Pi's event loop.
+      }
     });
     // A thread that fails or exits takes its requests with it. The next request starts a new one,
     // unless this one never loaded its module: then the installation is at fault, not the moment.
@@ -127,11 +150,11 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
   const fetchInThread = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const body = init?.body;
     const plain = !(input instanceof Request) && (body === undefined || body === null || typeof body === "string");
-    if (closed || unavailable !== undefined || !plain) return globalThis.fetch(input, init);
+    if (closed || unavailable !== undefined || !plain) return cappedFetch(input, init);
     const signal = init?.signal ?? undefined;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const w = boot();
-    if (!w || !ready) return globalThis.fetch(input, init);
+    if (!w || !ready) return cappedFetch(input, init);
     const id = ++ids;
     return new Promise<Response>((resolve, reject) => {
       // Keeps the process alive while the request is out, as an open socket would.

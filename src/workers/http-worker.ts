@@ -1,10 +1,10 @@
 // The thread behind src/main/thread-fetch.ts: performs the HTTP requests the classifier client hands it,
 // so sockets, streams and the garbage they leave stay off Pi's main thread. One message per request;
-// the answer goes back with the same id, its body transferred rather than copied.
+// the answer goes back with the same id, its body (read up to MAX_ANSWER_BYTES) transferred, not copied.
 import { EventEmitter } from "node:events";
 import { parentPort } from "node:worker_threads";
 import { EnvHttpProxyAgent, fetch } from "undici";
-import type { FetchReply, FetchRequest } from "../main/thread-fetch.ts";
+import { type FetchReply, type FetchRequest, readCapped } from "./http-protocol.ts";
 
 // Like Pi's own dispatcher (pi-coding-agent core/http-dispatcher.js): honours HTTP(S)_PROXY and NO_PROXY
 // from the environment the worker was started with, which includes Pi's proxy setting.
@@ -18,6 +18,8 @@ const dispatcher = new EnvHttpProxyAgent({
 EventEmitter.prototype.on.call(dispatcher, "error", () => {});
 
 const inFlight = new Map<number, AbortController>();
+/** Requests the main thread gave up on: it has answered them itself. */
+const cancelled = new Set<number>();
 
 async function perform(message: Extract<FetchRequest, { type: "fetch" }>): Promise<void> {
   const controller = new AbortController();
@@ -31,7 +33,7 @@ async function perform(message: Extract<FetchRequest, { type: "fetch" }>): Promi
       signal: controller.signal,
       dispatcher,
     });
-    const body = await response.arrayBuffer();
+    const body = await readCapped(response as unknown as Response);
     reply = {
       id: message.id,
       ok: true,
@@ -41,20 +43,26 @@ async function perform(message: Extract<FetchRequest, { type: "fetch" }>): Promi
       body,
     };
   } catch (error) {
+    // Stops a body still arriving (an over-size answer) as well as the connection.
+    controller.abort();
     const e = error as Error & { cause?: unknown };
     const cause = e.cause instanceof Error ? e.cause.message : undefined;
     reply = { id: message.id, ok: false, name: e.name ?? "Error", message: e.message ?? String(error), cause };
   } finally {
     inFlight.delete(message.id);
   }
-  // An aborted request has already been answered on the main thread.
-  if (controller.signal.aborted) return;
+  // A request the main thread aborted has already been answered there.
+  if (cancelled.delete(message.id)) return;
   parentPort?.postMessage(reply, reply.ok ? [reply.body] : []);
 }
 
 parentPort?.on("message", (message: FetchRequest) => {
-  if (message.type === "abort") inFlight.get(message.id)?.abort();
-  else void perform(message);
+  if (message.type === "abort") {
+    const controller = inFlight.get(message.id);
+    if (!controller) return;
+    cancelled.add(message.id);
+    controller.abort();
+  } else void perform(message);
 });
 // The module loaded: from here on a failure is the thread's, not the installation's.
 parentPort?.postMessage({ ready: true });
