@@ -21,6 +21,11 @@ export type Behaviour =
   | "hang"
   | "error500"
   | "error429"
+  /**
+   * 500 whose body echoes what a careless gateway would: the first 20 characters of the request's key
+   * (`authorization` without `Bearer `) and the value of the `echoHeader` request header.
+   */
+  | "echo-credentials"
   | "malformed"
   | "missing-ids"
   | "wrong-types"
@@ -87,6 +92,8 @@ export interface LoopbackOptions {
    * `stopReason: "error"`). A number such as 1.7 is ACCEPTED by pi-ai, so it exercises the caller's own range checks.
    */
   nanValue?: number | string;
+  /** Behaviour "echo-credentials": the request header whose value the error body repeats. Default none. */
+  echoHeader?: string;
   /** `usage.input_tokens` for a request. Default `ceil(JSON.stringify(state).length / 4)`. */
   inputTokens?: (body: SystemOneRequestBody) => number;
   /** Behaviour "drip": ms between body bytes. Default 200. */
@@ -360,6 +367,12 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
       case "error429":
         sendText(res, 429, "loopback classifier: rate limited", { "retry-after": "120" });
         return;
+      case "echo-credentials": {
+        const key = String(req.headers.authorization ?? "").replace(/^Bearer /, "");
+        const header = options.echoHeader ? String(req.headers[options.echoHeader.toLowerCase()] ?? "") : "";
+        sendText(res, 500, `${key.slice(0, 20)} ${header}`);
+        return;
+      }
       case "malformed":
         res.writeHead(200, { "content-type": "application/json" });
         res.end('{"answers": {"oops": not json');

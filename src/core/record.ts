@@ -1,6 +1,7 @@
 // The `context-guard` custom entry a pass appends: what it judged and what it cost. Statistics and
 // `/guard` read these back from the branch, so nothing is kept in memory.
 
+import { redact, redactDeep, type Secrets } from "./redact.ts";
 import { formatCount } from "./text.ts";
 import { type CustomDraft, type GuardRecord, RECORD_TYPE, type RecordResult } from "./types.ts";
 
@@ -13,6 +14,11 @@ export interface RecordInput {
   costUsd: number;
   ms: number;
   timedOut: boolean;
+  /**
+   * Credentials to cut out of the results' labels, reasons and traces (core/redact.ts); well-known
+   * credential shapes are cut even without them.
+   */
+  secrets?: Secrets;
 }
 
 /** Characters the pass took out of context: only results that were actually replaced count. */
@@ -26,17 +32,24 @@ export function savedChars(results: RecordResult[]): number {
 }
 
 export function buildRecord(input: RecordInput): GuardRecord {
+  // A trace can quote a classifier error that echoed a credential; labels quote commands.
+  const results = input.results.map((r) => ({
+    ...r,
+    label: redact(r.label, input.secrets),
+    reason: redact(r.reason, input.secrets),
+    jev: redactDeep(r.jev, input.secrets),
+  }));
   return {
     v: 1,
     phase: input.phase,
     model: input.model,
-    savedChars: savedChars(input.results),
+    savedChars: savedChars(results),
     requests: input.requests,
     inputTokens: input.inputTokens,
     costUsd: input.costUsd,
     ms: input.ms,
     timedOut: input.timedOut,
-    results: input.results,
+    results,
   };
 }
 
@@ -45,7 +58,7 @@ export function recordDraft(record: GuardRecord): CustomDraft {
 }
 
 /** One line per result for `/guard`, e.g. `bash \`rg foo\`: distilled 36.1k→1.2k chars (chunks) kw.15 …`. */
-export function summarizeRecord(record: GuardRecord): string[] {
+export function summarizeRecord(record: GuardRecord, secrets?: Secrets): string[] {
   // Read back from session files: a damaged record shows what it can instead of failing /guard.
   const results = Array.isArray(record.results) ? record.results : [];
   return results
@@ -54,6 +67,7 @@ export function summarizeRecord(record: GuardRecord): string[] {
       const size = `${formatCount(r.beforeChars)}→${formatCount(r.afterChars)} chars`;
       // Records are read back from session files, where an older or damaged one may lack traces.
       const traces = Array.isArray(r.jev) && r.jev.length > 0 ? ` ${r.jev.join(" | ")}` : "";
-      return `[${r.kind ?? "large"}] ${r.label}: ${r.outcome} ${size} (${r.reason})${traces}`;
+      // A record written before redaction covered fragments can still hold one: cut it again.
+      return redact(`[${r.kind ?? "large"}] ${r.label}: ${r.outcome} ${size} (${r.reason})${traces}`, secrets);
     });
 }

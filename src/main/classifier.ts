@@ -6,9 +6,11 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { sanitizeAnswers } from "../core/answers.ts";
 import { parseModelRef } from "../core/config.ts";
 import { classifyLexical, isLocalModelRef } from "../core/lexical.ts";
+import { redact, type Secrets } from "../core/redact.ts";
 import type { ClassifierOutcome } from "../core/types.ts";
 import type { ClassifyFn } from "./classify-queue.ts";
 import { nextTurn } from "./pace.ts";
+import { classifierSecrets } from "./secrets.ts";
 
 type Registry = ExtensionContext["modelRegistry"];
 
@@ -44,19 +46,17 @@ export function toOutcome(result: ClassifierResult): ClassifierOutcome {
 
 /**
  * Error text can echo the request (a proxy's debug page, a gateway that repeats the headers): the
- * credential is cut out before the text reaches a record, telemetry or a notice.
+ * credentials are cut out before the text reaches a record, telemetry or a notice. See core/redact.ts
+ * for what is cut (every 8-character fragment of a secret, short values as whole tokens, known shapes).
  */
-export function redactSecrets(text: string, secrets: ReadonlyArray<string | undefined> = []): string {
-  let out = text;
-  for (const secret of secrets) if (secret && secret.length >= 8) out = out.split(secret).join("[redacted]");
-  return out
-    .replace(/\b(Bearer|Basic)\s+[^\s"',;]+/gi, "$1 [redacted]")
-    .replace(/\bsk-[A-Za-z0-9_-]{8,}/g, "[redacted]");
+export function redactSecrets(text: string, secrets: Secrets = []): string {
+  return redact(text, secrets);
 }
 
 /**
  * Calls through Pi's registry, which resolves the provider, auth and headers. `fetch`, when given,
- * carries the HTTP request (thread-fetch.ts runs it on a worker thread).
+ * carries the HTTP request (thread-fetch.ts runs it on a worker thread). An error's text is redacted
+ * with every credential and header value of the classifier's requests, as Pi resolves them now.
  */
 export function piClassify(
   registry: Registry,
@@ -67,16 +67,19 @@ export function piClassify(
   // keep a timer, a signal and their listeners alive for the whole deadline after each call has answered
   // (about 1.3 KiB a call, 1.6 MiB for a 1,200-request pass, on Pi's heap).
   return async (request, { signal }) => {
-    const result = await registry.classify(
-      model,
-      { state: request.state, questions: request.questions } as Parameters<Registry["classify"]>[1],
-      { signal, maxRetries: 0, ...(fetch ? { fetch } : {}) },
-    );
-    const outcome = toOutcome(result);
-    if (outcome.error) {
-      const key = await registry.getApiKeyForProvider(model.provider).catch(() => undefined);
-      outcome.error = redactSecrets(outcome.error, [key]);
+    let outcome: ClassifierOutcome;
+    try {
+      const result = await registry.classify(
+        model,
+        { state: request.state, questions: request.questions } as Parameters<Registry["classify"]>[1],
+        { signal, maxRetries: 0, ...(fetch ? { fetch } : {}) },
+      );
+      outcome = toOutcome(result);
+    } catch (error) {
+      // classify() is documented never to reject; a throw is reported (redacted) like any other error.
+      outcome = { status: "error", error: error instanceof Error ? error.message : String(error) };
     }
+    if (outcome.error) outcome.error = redact(outcome.error, await classifierSecrets(registry, model));
     return outcome;
   };
 }

@@ -39,6 +39,7 @@ import type { ScoreLine } from "../core/telemetry-stats.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../core/types.ts";
 import { findClassifier } from "./classifier.ts";
 import { type ClassifyFn, classifyAll } from "./classify-queue.ts";
+import { redactKnown } from "./secrets.ts";
 import type { Telemetry } from "./telemetry.ts";
 
 /** Custom entry holding the routing state, so resume and /tree restore what the transcript shows. */
@@ -800,7 +801,8 @@ export function registerRouting(pi: ExtensionAPI, deps: RoutingDeps): { router()
     for (const n of r.takeNotices()) {
       if (noticed.has(n.class)) continue;
       noticed.add(n.class);
-      ctx.ui.notify(n.message, n.level);
+      // A notice never quotes a classifier error whole, but it is cut with the known credentials anyway.
+      ctx.ui.notify(redactKnown(n.message), n.level);
     }
     if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, r.statusText(deps.getConfig()));
   };

@@ -1,12 +1,14 @@
 // Decision telemetry: one JSON line per decision, appended to <agentDir>/context-guard-telemetry.jsonl
 // (or `telemetryPath`), mode 0600. `record()` only queues a line; the file is written on a later tick
 // with async IO, so no hook ever waits for the disk. `flush()` waits for everything queued so far.
+// Every string of a line is redacted first (core/redact.ts) with the credentials known to the process.
 import { createReadStream } from "node:fs";
 import { appendFile, chmod, mkdir, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { GuardConfig } from "../core/config.ts";
+import { redactDeep, type SecretSet } from "../core/redact.ts";
 import {
   type DistillEvent,
   formatTelemetryStats,
@@ -15,6 +17,7 @@ import {
   telemetryAggregator,
 } from "../core/telemetry-stats.ts";
 import type { GuardRecord } from "../core/types.ts";
+import { knownSecrets } from "./secrets.ts";
 import { agentDir } from "./settings.ts";
 
 export const TELEMETRY_FILE = "context-guard-telemetry.jsonl";
@@ -34,6 +37,11 @@ export interface TelemetryOptions {
   getConfig(): Pick<GuardConfig, "telemetry" | "telemetryPath"> | undefined;
   /** Called once per distinct write error (e.g. to show a notice). */
   onError?: (error: Error) => void;
+  /**
+   * The secrets cut out of every string of every line (core/redact.ts). Default: the credentials the
+   * classifier calls of this process resolved so far (secrets.ts `knownSecrets`).
+   */
+  secrets?: () => SecretSet;
 }
 
 export class Telemetry {
@@ -65,7 +73,12 @@ export class Telemetry {
       const path = this.path();
       if (!path) return;
       const session = this.session;
-      const full = { v: 1, ts: new Date().toISOString(), ...(session ? { session } : {}), ...event } as TelemetryEvent;
+      const secrets = (this.#options.secrets ?? knownSecrets)();
+      // Labels, error details and traces can carry a credential a server echoed: each string is redacted.
+      const full = redactDeep(
+        { v: 1, ts: new Date().toISOString(), ...(session ? { session } : {}), ...event },
+        secrets,
+      ) as TelemetryEvent;
       this.#queue.push({ path, line: `${JSON.stringify(full)}\n` });
       if (this.#queue.length > MAX_QUEUED) {
         this.dropped += this.#queue.length - MAX_QUEUED;

@@ -3,14 +3,17 @@
 // writes the HTML report.
 import { readdir, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { ModelRegistry, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { GuardConfig } from "../../core/config.ts";
+import { parseModelRef } from "../../core/config.ts";
 import { isLocalModelRef, LOCAL_MODEL_REF } from "../../core/lexical.ts";
+import { redact, redactDeep, type SecretSet, secretSet } from "../../core/redact.ts";
 import type { ReplayReport, SessionMetrics } from "../../core/replay-metrics.ts";
 import { oneLine } from "../../core/text.ts";
 import { classifierFor, findClassifier, localClassify } from "../classifier.ts";
 import type { ClassifyFn } from "../classify-queue.ts";
 import { createTaskRunner, type TaskRunner } from "../pool.ts";
+import { classifierSecretValues } from "../secrets.ts";
 import { readContent } from "../snapshot.ts";
 import { type CacheStats, cachedClassifier } from "./cache.ts";
 import { replaySession } from "./driver.ts";
@@ -55,6 +58,11 @@ export interface ChosenClassifier {
   note: string;
   classify: ClassifyFn;
   cache?: CacheStats;
+  /**
+   * Credentials of the agent dir's classifier providers (the chosen and the configured model's, as Pi
+   * resolves them): cut out of the whole report, HTML, JSON and summary. Default: none.
+   */
+  secrets?: SecretSet;
 }
 
 /**
@@ -69,7 +77,9 @@ export async function chooseClassifier(input: {
   cacheDir: string;
 }): Promise<ChosenClassifier> {
   const ref = input.model ?? input.configured;
-  if (isLocalModelRef(ref)) return { ref: LOCAL_MODEL_REF, note: LOCAL_NOTE, classify: localClassify() };
+  const hosted = [ref, input.configured].filter((r) => !isLocalModelRef(r) && parseModelRef(r));
+  // The embedded scorer with no hosted model named: nothing to resolve, and Pi's runtime is not loaded.
+  if (hosted.length === 0) return { ref: LOCAL_MODEL_REF, note: LOCAL_NOTE, classify: localClassify() };
   const { ModelRegistry, ModelRuntime } = await import("@earendil-works/pi-coding-agent");
   const runtime = await ModelRuntime.create({
     authPath: join(input.agentDir, "auth.json"),
@@ -77,6 +87,10 @@ export async function chooseClassifier(input: {
     refreshOnCreate: false,
   });
   const registry = new ModelRegistry(runtime);
+  // A session can hold what a server echoed of these (an error in a record, a tool output): the report
+  // never shows them, whichever classifier replays.
+  const secrets = await replaySecrets(registry, [...new Set(hosted)]);
+  if (isLocalModelRef(ref)) return { ref: LOCAL_MODEL_REF, note: LOCAL_NOTE, classify: localClassify(), secrets };
   const found = findClassifier(registry, ref);
   if (!found.ok) {
     const why =
@@ -90,16 +104,30 @@ export async function chooseClassifier(input: {
       ref: LOCAL_MODEL_REF,
       note: `${ref}: ${why}, so the embedded classifier is used. ${LOCAL_NOTE}`,
       classify: localClassify(),
+      secrets,
     };
   }
-  if (found.local) return { ref: LOCAL_MODEL_REF, note: LOCAL_NOTE, classify: localClassify() };
+  if (found.local) return { ref: LOCAL_MODEL_REF, note: LOCAL_NOTE, classify: localClassify(), secrets };
   const cached = cachedClassifier(classifierFor(registry, found), input.cacheDir, ref);
   return {
     ref,
     note: `${ref} through Pi's classifier client; answers are cached by request hash in ${input.cacheDir}, so a re-run asks nothing again.`,
     classify: cached.classify,
     cache: cached.stats,
+    secrets,
   };
+}
+
+/** The credentials of the named classifiers' providers, as Pi resolves them from the agent dir. */
+async function replaySecrets(registry: ModelRegistry, refs: string[]): Promise<SecretSet> {
+  const values: string[] = [];
+  for (const ref of refs) {
+    const parsed = parseModelRef(ref);
+    if (!parsed) continue;
+    const model = registry.findOfType("classifier", parsed.provider, parsed.id);
+    values.push(...(await classifierSecretValues(registry, model ?? { provider: parsed.provider })));
+  }
+  return secretSet(values);
 }
 
 export interface ReplayFilesOptions {
@@ -111,8 +139,11 @@ export interface ReplayFilesOptions {
 }
 
 export interface ReplayFilesResult {
+  /** Every string in it is already redacted with the classifier's secrets (so is its JSON). */
   report: ReplayReport;
   files: SessionFile[];
+  /** The secrets the report was redacted with; the HTML's quoted session lines are cut with them too. */
+  secrets?: SecretSet;
 }
 
 export async function replayFiles(paths: string[], options: ReplayFilesOptions): Promise<ReplayFilesResult> {
@@ -147,16 +178,17 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
   } finally {
     if (!options.runner) await runner.destroy();
   }
-  return {
-    report: {
-      model: options.classifier.ref,
-      modelNote: options.classifier.note,
-      generatedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
-      sessions,
-      failures,
-    },
-    files,
+  const secrets = options.classifier.secrets;
+  const report: ReplayReport = {
+    model: options.classifier.ref,
+    modelNote: options.classifier.note,
+    generatedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    sessions,
+    failures,
   };
+  // Every string of the report (labels, traces, prompts, excerpts, problems, paths) is redacted once
+  // here, so the HTML, the JSON and the summary all show the same cut text.
+  return { report: redactDeep(report, secrets), files, ...(secrets ? { secrets } : {}) };
 }
 
 /** How a referenced line reads in the report's appendix: what it is and the start of its text. */
@@ -185,7 +217,7 @@ export function htmlFor(result: ReplayFilesResult): string {
     const out = new Map<number, string>();
     for (const line of referencedLines(s)) {
       const entry = byLine.get(line);
-      if (entry) out.set(line, describeEntry(entry));
+      if (entry) out.set(line, redact(describeEntry(entry), result.secrets));
     }
     return out;
   });
