@@ -133,17 +133,23 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** Keeps the valid namespaces of `toolNamespaces`; each invalid one is dropped with a warning. */
 function validNamespaces(raw: Record<string, unknown>, warnings: string[]): GuardConfig["toolNamespaces"] {
-  const out: GuardConfig["toolNamespaces"] = {};
+  const out: Array<[string, z.infer<typeof toolNamespace>]> = [];
   for (const [name, value] of Object.entries(raw)) {
-    const nameOk = namespaceName.safeParse(name);
+    // `__proto__` would name the object's prototype, not a namespace, wherever it is assigned.
+    const nameOk = name === "__proto__" ? undefined : namespaceName.safeParse(name);
     const parsed = toolNamespace.safeParse(value);
-    if (nameOk.success && parsed.success) out[name] = parsed.data;
+    if (nameOk?.success && parsed.success) out.push([name, parsed.data]);
     else {
-      const issue = (nameOk.success ? parsed.error?.issues[0]?.message : nameOk.error.issues[0]?.message) ?? "invalid";
+      const issue =
+        (nameOk === undefined
+          ? "a reserved name"
+          : nameOk.success
+            ? parsed.error?.issues[0]?.message
+            : nameOk.error.issues[0]?.message) ?? "invalid";
       warnings.push(`toolNamespaces.${name}: not valid (${issue}); this namespace is dropped`);
     }
   }
-  return out;
+  return Object.fromEntries(out);
 }
 
 /**
@@ -159,13 +165,17 @@ export function normalizeConfig(raw: unknown): NormalizedConfig {
     return { config, warnings };
   }
   const input = raw as Record<string, unknown>;
+  // Own properties only: `constructor`, `toString`, `__proto__`… are keys like any other here.
   for (const key of CONFIG_KEYS) {
-    if (!(key in input) || input[key] === undefined) continue;
+    if (!Object.hasOwn(input, key) || input[key] === undefined) continue;
+    if (key === "toolNamespaces" && isPlainObject(input[key])) {
+      // One namespace at a time: a bad one costs only itself, and none is dropped without a warning.
+      (config as Record<string, unknown>)[key] = validNamespaces(input[key], warnings);
+      continue;
+    }
     const parsed = CONFIG_SCHEMA[key].safeParse(input[key]);
     if (parsed.success) {
       (config as Record<string, unknown>)[key] = parsed.data;
-    } else if (key === "toolNamespaces" && isPlainObject(input[key])) {
-      (config as Record<string, unknown>)[key] = validNamespaces(input[key], warnings);
     } else {
       const issue = parsed.error.issues[0]?.message ?? "invalid";
       warnings.push(
@@ -174,7 +184,7 @@ export function normalizeConfig(raw: unknown): NormalizedConfig {
     }
   }
   for (const key of Object.keys(input)) {
-    if (!(key in CONFIG_SCHEMA)) warnings.push(`${key}: unknown setting, ignored`);
+    if (!Object.hasOwn(CONFIG_SCHEMA, key)) warnings.push(`${key}: unknown setting, ignored`);
   }
   return { config, warnings };
 }

@@ -31,6 +31,16 @@ export function savedChars(results: RecordResult[]): number {
   return saved;
 }
 
+/**
+ * A usage total fit for a record (JSON has no Infinity or NaN; they would be stored as null): a sum that
+ * overflowed is capped at Number.MAX_SAFE_INTEGER, and a value that is not a number, or is negative, is 0.
+ */
+export function usageTotal(value: number): number {
+  if (value === Number.POSITIVE_INFINITY) return Number.MAX_SAFE_INTEGER;
+  if (!Number.isFinite(value) || value < 0) return 0;
+  return Math.min(value, Number.MAX_SAFE_INTEGER);
+}
+
 export function buildRecord(input: RecordInput): GuardRecord {
   // A trace can quote a classifier error that echoed a credential; labels quote commands.
   const results = input.results.map((r) => ({
@@ -45,8 +55,8 @@ export function buildRecord(input: RecordInput): GuardRecord {
     model: input.model,
     savedChars: savedChars(results),
     requests: input.requests,
-    inputTokens: input.inputTokens,
-    costUsd: input.costUsd,
+    inputTokens: usageTotal(input.inputTokens),
+    costUsd: usageTotal(input.costUsd),
     ms: input.ms,
     timedOut: input.timedOut,
     results,

@@ -4,6 +4,7 @@
 // which the pass treats as "keep".
 import PQueue from "p-queue";
 import type { ClassifierOutcome, ClassifierRequest } from "../core/types.ts";
+import { callback } from "./callbacks.ts";
 import { nextTurn } from "./pace.ts";
 
 export interface ClassifyOptions {
@@ -95,8 +96,11 @@ export async function classifyAll(
   const attempts = Math.max(1, options.attempts ?? 2);
   // Aborted at the deadline, when the parent aborts, and at the end: every wait below ends with it.
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error("classifier deadline passed")), options.timeoutMs);
-  const onParentAbort = () => controller.abort(options.signal?.reason);
+  const timer = setTimeout(
+    callback("queue-deadline", () => controller.abort(new Error("classifier deadline passed"))),
+    options.timeoutMs,
+  );
+  const onParentAbort = callback("queue-abort", () => controller.abort(options.signal?.reason));
   options.signal?.addEventListener("abort", onParentAbort, { once: true });
   let closed = false;
   let sent = 0;

@@ -11,6 +11,7 @@ import { currentSavings, lifetime } from "../core/stats.ts";
 import { formatCount } from "../core/text.ts";
 import { type GuardRecord, RECORD_TYPE } from "../core/types.ts";
 import { CachePins } from "./cache-pins.ts";
+import { background, callback, setCallbackReporter } from "./callbacks.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "./classifier.ts";
 import { watchExitSignals, watchPass } from "./interrupts.ts";
 import { nextTurn } from "./pace.ts";
@@ -132,7 +133,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     };
   };
 
-  const draw = (ctx: ExtensionContext) => {
+  const draw = callback("status-redraw", (ctx: ExtensionContext) => {
     if (!ctx.hasUI || !session) return;
     const s = state(ctx);
     const text = statusText(s);
@@ -150,7 +151,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     if (styled === session.shownStatus) return;
     session.shownStatus = styled;
     ctx.ui.setStatus(STATUS_KEY, styled);
-  };
+  });
 
   const notifyWarnings = (ctx: ExtensionContext, warnings: string[]) => {
     for (const w of warnings) warn(ctx, w);
@@ -189,9 +190,11 @@ export default function contextGuard(pi: ExtensionAPI): void {
       snapshotBuilt: false,
       workerWarm: false,
     };
+    setCallbackReporter((message) => warn(ctx, message));
     notifyWarnings(ctx, loaded.warnings);
     draw(ctx);
-    session.warming = buildSnapshot(session, ctx);
+    const s = session;
+    s.warming = background("snapshot-warm", () => buildSnapshot(s, ctx));
   });
 
   /**
@@ -235,7 +238,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     // The HTTP thread boots while the main model works, so the first pass does not wait for it.
     const found = s.config.enabled ? lookup(ctx) : undefined;
     if (found?.ok && !found.local) s.http.start();
-    s.warming = s.warming.then(() => warmWorkerFor(s, ctx));
+    s.warming = s.warming.then(() => background("worker-warm", () => warmWorkerFor(s, ctx)));
   });
 
   pi.on("session_shutdown", async () => {

@@ -3,6 +3,7 @@
 // `abort` until its deadline. This watches for them directly while a pass runs: the process's own
 // signals, the end of RPC input, an RPC `abort` command, and Esc in the TUI.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { callback } from "./callbacks.ts";
 
 export interface InterruptHandlers {
   /** The process is going away (SIGTERM, SIGHUP, the end of RPC input): stop and write nothing. */
@@ -16,8 +17,9 @@ const EXIT_SIGNALS: NodeJS.Signals[] = process.platform === "win32" ? ["SIGTERM"
 /** Process-wide signal listeners, installed once per session; returns their removal. */
 export function watchExitSignals(onExit: () => void): () => void {
   const listeners = EXIT_SIGNALS.map((signal) => {
+    const stop = callback("exit-signal", onExit);
     const listener = () => {
-      onExit();
+      stop();
       // Pi's modes all listen for these and exit themselves. Where nobody else does (a bare SDK host),
       // a listener of ours must not swallow the signal: re-raise it with Node's default action.
       if (process.listenerCount(signal) === 1) {
@@ -46,7 +48,7 @@ export function watchPass(
   const stdin = process.stdin;
   if (ctx.mode === "rpc" && stdin.listenerCount("data") > 0) {
     let buffer = "";
-    const onData = (chunk: Buffer | string) => {
+    const onData = callback("rpc-input", (chunk: Buffer | string) => {
       buffer += typeof chunk === "string" ? chunk : chunk.toString("utf8");
       for (let at = buffer.indexOf("\n"); at >= 0; at = buffer.indexOf("\n")) {
         const line = buffer.slice(0, at);
@@ -55,8 +57,8 @@ export function watchPass(
       }
       // Only the start of a line is needed to recognise a command.
       if (buffer.length > 4096) buffer = buffer.slice(0, 4096);
-    };
-    const onEnd = () => handlers.onExit();
+    });
+    const onEnd = callback("rpc-input", () => handlers.onExit());
     stdin.on("data", onData);
     stdin.on("end", onEnd);
     undo.push(() => {

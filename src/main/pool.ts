@@ -5,6 +5,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { ResourceLimits } from "node:worker_threads";
 import type * as Tasks from "../workers/tasks.ts";
+import { callback } from "./callbacks.ts";
 
 export type TaskName = "plan" | "finish" | "finishPart" | "outcomes" | "recall" | "ping" | "requests" | "sync";
 type TaskFn<K extends TaskName> = (typeof Tasks)[K];
@@ -86,11 +87,14 @@ class ThreadRunner implements TaskRunner {
    */
   #start(): PoolLike {
     const pool = this.#make();
-    pool.on("error", (error: Error) => {
-      this.#failed.set(pool, error);
-      if (this.#pool === pool) this.#pool = undefined;
-      pool.destroy().catch(() => {});
-    });
+    pool.on(
+      "error",
+      callback("pool-error", (error: Error) => {
+        this.#failed.set(pool, error);
+        if (this.#pool === pool) this.#pool = undefined;
+        pool.destroy().catch(() => {});
+      }),
+    );
     return pool;
   }
   async run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>> {

@@ -9,6 +9,7 @@ import type { ClassifierRequest, ContextEditDraft, CustomDraft, GuardRecord, Sna
 import { type PackedValues, packedCount, unpackValue } from "../workers/packed-values.ts";
 import type { SyncEntry, SyncInput, TextPiece } from "../workers/session-store.ts";
 import type { PlanSummary } from "../workers/tasks.ts";
+import { callback } from "./callbacks.ts";
 import { type ClassifyFn, classifyAll, type QueueResult, type RequestSource } from "./classify-queue.ts";
 import { InFlight } from "./in-flight.ts";
 import { nextTurn } from "./pace.ts";
@@ -47,7 +48,10 @@ async function inWorker<T>(
 ): Promise<T> {
   const ms = deps.workerTimeoutMs ?? WORKER_TASK_TIMEOUT_MS;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ms);
+  const timer = setTimeout(
+    callback("worker-timer", () => controller.abort()),
+    ms,
+  );
   try {
     return await task(controller.signal);
   } catch (error) {

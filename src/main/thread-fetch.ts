@@ -16,6 +16,7 @@ import {
   validStatus,
   type WorkerMessage,
 } from "../workers/http-protocol.ts";
+import { callback } from "./callbacks.ts";
 import { InFlight } from "./in-flight.ts";
 import { WORKER_EXEC_ARGV } from "./pool.ts";
 
@@ -123,15 +124,14 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
     ready = false;
     // The thread never keeps Pi's process alive on its own; a request in flight holds a timer that does.
     w.unref();
-    w.on("message", (message: WorkerMessage) => {
-      try {
+    w.on(
+      "message",
+      callback("http-message", (message: WorkerMessage) => {
         if ("ready" in message) {
           if (worker === w) ready = true;
         } else answer(message);
-      } catch {
-        // answer() settles its request on every path; nothing here may throw into Pi's event loop.
-      }
-    });
+      }),
+    );
     // A thread that fails or exits takes its requests with it. The next request starts a new one,
     // unless this one never loaded its module: then the installation is at fault, not the moment.
     const lost = (why: string) => {
@@ -141,8 +141,14 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
       ready = false;
       failAll(why);
     };
-    w.on("error", (error) => lost(`the HTTP worker failed: ${error.message}`));
-    w.on("exit", (code) => lost(`the HTTP worker exited (code ${code})`));
+    w.on(
+      "error",
+      callback("http-lost", (error: Error) => lost(`the HTTP worker failed: ${error.message}`)),
+    );
+    w.on(
+      "exit",
+      callback("http-lost", (code: number) => lost(`the HTTP worker exited (code ${code})`)),
+    );
     worker = w;
     return w;
   };
@@ -163,12 +169,12 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
         clearInterval(hold);
         signal?.removeEventListener("abort", onAbort);
       };
-      const onAbort = () => {
+      const onAbort = callback("http-abort", () => {
         if (!waiting.take(id)) return;
         cleanup();
-        w.postMessage({ type: "abort", id } satisfies FetchRequest);
         reject(signal?.reason);
-      };
+        w.postMessage({ type: "abort", id } satisfies FetchRequest);
+      });
       waiting.set(id, { resolve, reject, cleanup });
       signal?.addEventListener("abort", onAbort, { once: true });
       const message: FetchRequest = {
