@@ -19,6 +19,7 @@ import { createTaskRunner, type TaskRunner } from "./pool.ts";
 import { executeRecall, RECALL_PARAMETERS } from "./recall-tool.ts";
 import { registerRouting } from "./routing.ts";
 import { type PassOptions, runPassOnContext, warmWorker } from "./run-end.ts";
+import { classifierSecretValues, knownSecrets, redactKnown } from "./secrets.ts";
 import { loadSettings, saveSetting } from "./settings.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type GuardState, statusText } from "./status.ts";
@@ -85,8 +86,10 @@ function watchRetryAfter(fetch: typeof globalThis.fetch, breaker: Breaker): type
  * on stderr in print and JSON mode, where notifications go nowhere.
  */
 export function warn(ctx: Pick<ExtensionContext, "hasUI" | "ui">, message: string): void {
-  if (ctx.hasUI) ctx.ui.notify(`context-guard: ${message}`, "warning");
-  else process.stderr.write(`context-guard: ${message}\n`);
+  // A message can quote an error that echoes a credential.
+  const text = `context-guard: ${redactKnown(message)}`;
+  if (ctx.hasUI) ctx.ui.notify(text, "warning");
+  else process.stderr.write(`${text}\n`);
 }
 
 const NO_SAVINGS = { chars: 0, items: 0 };
@@ -237,7 +240,11 @@ export default function contextGuard(pi: ExtensionAPI): void {
     if (!s || s.workerWarm) return;
     // The HTTP thread boots while the main model works, so the first pass does not wait for it.
     const found = s.config.enabled ? lookup(ctx) : undefined;
-    if (found?.ok && !found.local) s.http.start();
+    if (found?.ok && !found.local) {
+      s.http.start();
+      // Learnt before anything is written, so every record and notice can be redacted with them.
+      void classifierSecretValues(ctx.modelRegistry, found.model);
+    }
     s.warming = s.warming.then(() => background("worker-warm", () => warmWorkerFor(s, ctx)));
   });
 
@@ -430,7 +437,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
         } catch (error) {
           // The message names the file and says why; the file is as it was.
           ctx.ui.notify(
-            `context-guard is ${command} for this session only, not saved: ${(error as Error).message}`,
+            `context-guard is ${command} for this session only, not saved: ${redactKnown((error as Error).message)}`,
             "error",
           );
         }
@@ -485,7 +492,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const last = lastRecord(branch);
     if (last) {
       lines.push(`last pass (${last.phase}, ${last.ms} ms${last.timedOut ? ", timed out" : ""}):`);
-      lines.push(...summarizeRecord(last).map((l) => `  ${l}`));
+      lines.push(...summarizeRecord(last, knownSecrets()).map((l) => `  ${l}`));
     }
     return lines.join("\n");
   };

@@ -14,6 +14,7 @@ import { type ClassifyFn, classifyAll, type QueueResult, type RequestSource } fr
 import { InFlight } from "./in-flight.ts";
 import { nextTurn } from "./pace.ts";
 import type { TaskRunner } from "./pool.ts";
+import { knownSecrets } from "./secrets.ts";
 import type { ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type Validation, validateEditsPaced } from "./validate.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
@@ -344,6 +345,7 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
     costUsd,
     ms: queued.ms,
     timedOut: queued.timedOut,
+    secrets: knownSecrets(),
   });
   const classifier = {
     sent: queued.sent,
