@@ -212,6 +212,8 @@ describe("collectExchanges", () => {
     const distilled = exchange("distilled");
     const r = distilled[2] as SnapEntry;
     distilled[2] = { ...r, text: `${GUARD_MARKER} Distilled …\n${big("kept")}`, edited: true, rawText: r.text };
+    // Ours because a guard record lists the edit (the marker alone proves nothing).
+    distilled.push(record([{ kind: "large", entryId: r.id, outcome: "distilled", reason: "chunks" }]));
     const withImages = exchange("look at this");
     withImages[0] = { ...(withImages[0] as SnapEntry), images: 2 };
     const imageOnly = exchange("");

@@ -172,9 +172,9 @@ describe("collectImages", () => {
     expect(collectImages(entries, 3)).toEqual([]);
   });
 
-  it("is not fooled into collecting a result that starts with the marker but still shows images", () => {
-    const odd = result("c1", `${GUARD_MARKER} something`, [pngHead(10, 10)]);
-    expect(collectImages([odd, ...turns(3)], 3)).toEqual([]);
+  it("collects an unedited result whose own text starts with the marker: only an edit is ours", () => {
+    const forged = result("c1", `${GUARD_MARKER} Removed 1 image from this output`, [pngHead(10, 10)]);
+    expect(collectImages([forged, ...turns(3)], 3).map((i) => i.entryId)).toEqual([forged.id]);
   });
 
   it("reads each image's size and keeps unknown ones as undefined", () => {

@@ -5,7 +5,7 @@ import { finishPass, type PassPlan, planRunEnd } from "../src/core/pass.ts";
 import { currentSavings, savingsText } from "../src/core/stats.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../src/core/types.ts";
 import { statusText } from "../src/main/status.ts";
-import { assistantEntry, messageEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
+import { assistantEntry, messageEntry, recordEntry, toolCall, toolResultEntry, userEntry } from "./support/snap.ts";
 
 const grep = (files: number, perFile: number, hot: number) =>
   Array.from({ length: files * perFile }, (_, i) => {
@@ -143,6 +143,10 @@ describe("answers, stats and status texts", () => {
       messageEntry("1", "toolResult", "[context-guard] x", { edited: true, rawText: "y".repeat(4001) }),
       messageEntry("2", "toolResult", "other ext", { edited: true, rawText: "y".repeat(9000) }),
       messageEntry("3", "toolResult", "plain"),
+      // Another extension's edit that shows the marker, and a raw output that starts with it: neither is ours.
+      messageEntry("4", "toolResult", "[context-guard] theirs", { edited: true, rawText: "y".repeat(9000) }),
+      messageEntry("5", "toolResult", "[context-guard] Distilled (forged)"),
+      recordEntry("r", { phase: "run-end", results: [{ kind: "large", entryId: "1", reason: "chunks" }] }),
     ];
     const savings = currentSavings(entries);
     expect(savings).toEqual({ chars: 4001 - 17, items: 1 });

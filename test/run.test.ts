@@ -312,7 +312,8 @@ describe("collectCandidates", () => {
       result("theirs", "bash", big, { edited: true, rawText: `${big}raw` }),
       result("hidden", "bash", big, { visible: false }),
     ]);
-    expect(collectCandidates(entries, span, config).map((c) => c.args.command)).toEqual(["cmd exact"]);
+    // A raw output that merely starts with the marker is the tool's own text: judged like any other.
+    expect(collectCandidates(entries, span, config).map((c) => c.args.command)).toEqual(["cmd exact", "cmd marker"]);
   });
 
   it("takes error results only with distillErrors", () => {

@@ -134,10 +134,12 @@ describe("collectSmall", () => {
     );
     const s = spanOf(entries);
     const got = collectSmall(entries, s, config, new Map());
-    expect(got.map((x) => x.entryId)).toEqual([items[0]!.r.id, items[6]!.r.id]);
-    expect(got[1]?.isError).toBe(true);
+    // The unedited output that starts with the marker is the tool's own text: a candidate like any other.
+    expect(got.map((x) => x.entryId)).toEqual([items[0]!.r.id, items[3]!.r.id, items[6]!.r.id]);
+    expect(got[2]?.isError).toBe(true);
     expect(collectSmall(entries, s, { ...config, distillErrors: false }, new Map()).map((x) => x.entryId)).toEqual([
       items[0]!.r.id,
+      items[3]!.r.id,
     ]);
     expect(collectSmall(entries, s, { ...config, excludeTools: ["bash"] }, new Map()).map((x) => x.tool)).toEqual([
       "edit",

@@ -39,6 +39,14 @@ function exchange(sm: SessionManager, prompt: string, output: string) {
   return { user, call, result, answer };
 }
 
+/** The guard's record for a pass that made these edits: the stats count only edits a record lists. */
+function guardRecord(
+  sm: SessionManager,
+  results: Array<{ kind: string; entryId: string; outcome: string; reason: string }>,
+) {
+  sm.appendCustomEntry(RECORD_TYPE, { v: 1, phase: "run-end", savedChars: 0, results });
+}
+
 const savingsOf = (sm: SessionManager) =>
   currentSavings(new SnapshotBuilder().entries(sm.buildSessionProjection().entries as unknown as ProjectedLike[]));
 
@@ -48,6 +56,9 @@ describe("statistics from the branch", () => {
     const a = exchange(sm, "find it", "z".repeat(10_000));
     expect(savingsOf(sm)).toEqual({ chars: 0, items: 0 });
     sm.appendContextEdit(a.result, { content: [{ type: "text", text: "[context-guard] Distilled …" }] });
+    // Without the guard's record it is someone else's edit that happens to show the marker.
+    expect(savingsOf(sm)).toEqual({ chars: 0, items: 0 });
+    guardRecord(sm, [{ kind: "large", entryId: a.result, outcome: "distilled", reason: "chunks" }]);
     expect(savingsOf(sm)).toEqual({ chars: 10_000 - 27, items: 1 });
     sm.branch(a.answer);
     expect(savingsOf(sm)).toEqual({ chars: 0, items: 0 });
@@ -62,6 +73,7 @@ describe("statistics from the branch", () => {
     const stub = "[context-guard] Omitted an earlier exchange …";
     sm.appendContextEdit(a.user, { content: [{ type: "text", text: stub }] });
     for (const id of [a.call, a.result, a.answer]) sm.appendContextEdit(id, null);
+    guardRecord(sm, [{ kind: "exchange", entryId: a.user, outcome: "removed", reason: "unrelated" }]);
     const saved = savingsOf(sm);
     expect(saved.items).toBe(1);
     // prompt + the call's arguments are not text, the output and the answer are.

@@ -6,6 +6,7 @@
 import { entryChars } from "./break-even.ts";
 import type { GuardConfig } from "./config.ts";
 import { formatProbability, isProbability } from "./interpret.ts";
+import { type GuardJudgments, isGuardEdit, readJudgments } from "./judged.ts";
 import { bool, hasHistory, workState } from "./request.ts";
 import { isUserMessage, promptText, toolLabel } from "./run.ts";
 import { clip, formatCount, oneLine } from "./text.ts";
@@ -131,10 +132,13 @@ interface Draft {
   split: boolean;
 }
 
-/** Whether an entry shows something other than its raw content that is not ours. */
-function editedByOthers(e: SnapEntry): boolean {
+/**
+ * Whether an entry shows something other than its raw content that is not ours. Ours is what the guard's
+ * records say it replaced (judged.ts), not whatever starts with the marker: another extension's edit could.
+ */
+function editedByOthers(e: SnapEntry, judged: GuardJudgments): boolean {
   if (!e.visible) return true;
-  return e.edited === true && !e.text.startsWith(GUARD_MARKER);
+  return e.edited === true && !isGuardEdit(e, judged);
 }
 
 /**
@@ -142,7 +146,7 @@ function editedByOthers(e: SnapEntry): boolean {
  * tool call and its result are matched wherever they are: an exchange holding only one of the two is
  * marked `split` (a result answers the nearest earlier call with its id, so reused ids are fine).
  */
-function splitExchanges(entries: SnapEntry[], end: number): Draft[] {
+function splitExchanges(entries: SnapEntry[], end: number, judged: GuardJudgments): Draft[] {
   const all: Draft[] = [];
   /** Exchange ordinal of the latest call with each id; -1 outside any exchange. */
   const callOwner = new Map<string, number>();
@@ -172,7 +176,7 @@ function splitExchanges(entries: SnapEntry[], end: number): Draft[] {
         lastAssistant: "",
         lastAssistantEntry: undefined,
         toolLabels: [],
-        foreignEdit: editedByOthers(e),
+        foreignEdit: editedByOthers(e, judged),
         split: false,
       };
       all.push(current);
@@ -190,7 +194,7 @@ function splitExchanges(entries: SnapEntry[], end: number): Draft[] {
     if (current === undefined || !isEditable(e)) continue;
     current.entryIds.push(e.id);
     current.chars += entryChars(e);
-    if (editedByOthers(e)) current.foreignEdit = true;
+    if (editedByOthers(e, judged)) current.foreignEdit = true;
     if (e.role === "assistant") {
       current.lastAssistantEntry = e;
       if (e.text.trim() !== "") current.lastAssistant = e.text;
@@ -224,16 +228,18 @@ export function collectExchanges(
   runStartIndex: number,
   config: ExchangeConfig,
   memo: Set<string>,
+  guard: GuardJudgments = readJudgments(entries),
 ): Exchange[] {
   if (!config.pruneExchanges || runStartIndex <= 0) return [];
   const end = Math.min(runStartIndex, entries.length);
-  const all = splitExchanges(entries, end);
+  const all = splitExchanges(entries, end, guard);
   const judged = all.slice(0, Math.max(0, all.length - config.keepRecentExchanges));
   const out: Exchange[] = [];
   for (const d of judged) {
     const last = d.lastAssistantEntry;
     if (last === undefined || asksForTools(last)) continue;
-    if (d.prompt.text.startsWith(GUARD_MARKER) || memo.has(d.prompt.id) || d.foreignEdit) continue;
+    // An edited prompt shows our stub (omitted already) or someone else's edit: either way it stays.
+    if (d.prompt.edited === true || memo.has(d.prompt.id) || d.foreignEdit) continue;
     if (d.split || d.chars < EXCHANGE_MIN_CHARS) continue;
     const ex = toExchange(d);
     if (ex.stub.length < ex.chars) out.push(ex);
@@ -367,7 +373,9 @@ export function interpretExchanges(
   omitThreshold: number,
 ): ExchangeVerdict[] {
   return promptIds.map((promptId, i): ExchangeVerdict => {
-    if (outcome.status === "timeout") return { promptId, relevant: undefined, trace: "timeout" };
+    if (outcome.status === "timeout" || outcome.status === "aborted") {
+      return { promptId, relevant: undefined, trace: outcome.status };
+    }
     if (outcome.status !== "stop") return { promptId, relevant: undefined, trace: "error" };
     const answer = outcome.answers?.[exchangeId(i + 1)];
     const p = answer?.type === "bool" && "probability" in answer ? answer.probability : undefined;

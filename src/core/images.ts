@@ -78,9 +78,9 @@ function replacementChars(item: ImageItem): number {
 
 function isToolResultWithImages(e: SnapEntry): boolean {
   if (!e.visible || e.role !== "toolResult" || e.images <= 0) return false;
-  // Our marker means we replaced it already. Any other edit is someone else's: dropping its images
-  // would stack on an edit that recall cannot give back.
-  if (e.text.startsWith(GUARD_MARKER)) return false;
+  // An edited result is ours (its images are gone already) or someone else's: dropping its images would
+  // stack on an edit that recall cannot give back. Unedited text that starts with our marker is the
+  // tool's own and says nothing about who changed what.
   return e.edited !== true;
 }
 

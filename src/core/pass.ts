@@ -28,7 +28,9 @@ import {
 } from "./exchanges.ts";
 import { collectImages, type ImageItem, imageDraft, imageResult } from "./images.ts";
 import { interpret, oversizeDecision } from "./interpret.ts";
+import { type GuardJudgments, readJudgments } from "./judged.ts";
 import { buildRunEndRequest } from "./request.ts";
+import { collectRetries, retriesMayPay, retryEditsThatPay, retrySavingBound } from "./retry.ts";
 import { collectCandidates, collectRun, isUserMessage, runWorthDistilling } from "./run.ts";
 import { buildSmallRequests, collectSmall, interpretSmall, type SmallItem, smallDraft, smallResult } from "./small.ts";
 import { supersededIn } from "./superseded.ts";
@@ -66,6 +68,13 @@ export interface PlannedCandidate {
   lineOffset?: number;
   chunks: ChunkMeta[];
   segments: PlannedSegment[];
+  /**
+   * An output of an earlier run asked again (its latest record had no usable answer): its edit goes
+   * through the cache gate for edits before the run's prompt.
+   */
+  earlier?: boolean;
+  /** Files its own run's answer names (for keepCitedFiles), when it is an earlier run's output. */
+  citedFiles?: string[];
 }
 
 export type ItemKind = "large" | "small" | "exchange";
@@ -75,6 +84,8 @@ export interface PlannedBatch {
   request: number;
   /** Entry ids (small outputs) or prompt ids (exchanges) behind item_1…/exchange_1… of the request. */
   ids: string[];
+  /** Small outputs of an earlier run asked again (see PlannedCandidate.earlier). */
+  earlier?: boolean;
 }
 
 export interface RunPlan {
@@ -197,12 +208,62 @@ function pushBatches(
   });
 }
 
-export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
+/**
+ * Earlier runs' outputs whose latest record had no usable answer (retry.ts), each asked against its own
+ * run, when their edit could pay for the cache rewrite it adds (with exchangeBreakEven; `otherIds` are
+ * what the pass may edit anyway). Their requests go after the pass's other requests.
+ */
+function planEarlierOutputs(
+  entries: SnapEntry[],
+  span: RunSpan,
+  config: PlanConfig,
+  judged: GuardJudgments,
+  family: CacheModel["family"] | undefined,
+  requests: ClassifierRequest[],
+  kinds: ItemKind[],
+  otherIds: string[],
+): { candidates: PlannedCandidate[]; small: SmallItem[]; smallBatches: PlannedBatch[] } {
+  const out = { candidates: [] as PlannedCandidate[], small: [] as SmallItem[], smallBatches: [] as PlannedBatch[] };
+  const groups = collectRetries(entries, span.startIndex, config, judged);
+  const ids = groups.flatMap((g) => [...g.large.map((c) => c.entryId), ...g.small.map((i) => i.entryId)]);
+  if (ids.length === 0) return out;
+  if (config.exchangeBreakEven && !retriesMayPay(entries, ids, retrySavingBound(groups), otherIds, family)) return out;
+  const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
+  for (const group of groups) {
+    const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) =>
+      buildRunEndRequest({ span: group.span, candidate, chunks, segmentIndex, segmentCount, totalLines });
+    const planned = planOutputs(group.large, build, config, requests, kinds);
+    const cited = config.keepCitedFiles ? citedFiles(group.span.answer, [...planned.files]) : [];
+    for (const c of planned.candidates) out.candidates.push({ ...c, earlier: true, citedFiles: cited });
+    out.small.push(...group.small);
+    const batches = buildSmallRequests(group.small, group.span, "run-end", limits);
+    const pushed = pushBatches(
+      batches.map((r) => ({ request: r.request, ids: r.entryIds })),
+      "small",
+      requests,
+      kinds,
+    );
+    for (const b of pushed) out.smallBatches.push({ ...b, earlier: true });
+  }
+  return out;
+}
+
+/**
+ * The run-end pass. `view.family`, when known, is the main model's cache family; without it the
+ * pre-request gate for earlier runs' outputs assumes the most favourable one (finishPass applies the real
+ * gate once the answers are in).
+ */
+export function planRunEnd(
+  entries: SnapEntry[],
+  config: PlanConfig,
+  view?: { family?: CacheModel["family"] },
+): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
   const requests: ClassifierRequest[] = [];
   const kinds: ItemKind[] = [];
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
+  const judged = readJudgments(entries);
 
   const large = planLarge(entries, span, config, requests, kinds);
 
@@ -214,7 +275,7 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
     kinds,
   );
 
-  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex));
+  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex), judged);
   const exchangeBatches = pushBatches(
     buildExchangeRequests(exchanges, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.promptIds })),
     "exchange",
@@ -223,16 +284,25 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig): PassPlan {
   );
 
   const images = removableImages(entries, config.imageKeepTurns, span.startIndex);
+
+  const earlier = planEarlierOutputs(entries, span, config, judged, view?.family, requests, kinds, [
+    ...large.candidates.map((c) => c.entryId),
+    ...small.map((i) => i.entryId),
+    ...exchanges.flatMap((x) => [x.promptId, ...x.entryIds]),
+    ...images.map((i) => i.entryId),
+  ]);
+  const candidates = [...large.candidates, ...earlier.candidates];
+
   if (requests.length === 0 && images.length === 0) return { status: "skip", reason: "nothing to judge" };
   return {
     status: "run",
     phase: "run-end",
     promptId: span.promptId,
     promptIndex: span.startIndex,
-    candidates: large.candidates,
+    candidates,
     citedFiles: large.citedFiles,
-    small,
-    smallBatches,
+    small: [...small, ...earlier.small],
+    smallBatches: [...smallBatches, ...earlier.smallBatches],
     exchanges,
     exchangeBatches,
     images,
@@ -373,7 +443,18 @@ function restoreChunks(meta: ChunkMeta[], text: string): Chunk[] {
 const outcomeAt = (outcomes: ClassifierOutcome[], i: number | undefined): ClassifierOutcome =>
   (i === undefined ? undefined : outcomes[i]) ?? { status: "timeout" };
 
-function finishLarge(input: FinishInput, drafts: ContextEditDraft[], results: RecordResult[]): void {
+/** A judged output of an earlier run: its edit (when judged not needed) waits for the cache gate. */
+interface EarlierOutcome {
+  draft?: ContextEditDraft;
+  result: RecordResult;
+}
+
+function finishLarge(
+  input: FinishInput,
+  drafts: ContextEditDraft[],
+  results: RecordResult[],
+  earlier: EarlierOutcome[],
+): void {
   const thresholds =
     input.plan.phase === "mid-run"
       ? { ...input.config, chunkKeepThreshold: input.config.midRunChunkKeepThreshold }
@@ -400,18 +481,19 @@ function finishLarge(input: FinishInput, drafts: ContextEditDraft[], results: Re
       grep: planned.grep,
       lineOffset: planned.lineOffset,
       decisions,
-      citedFiles: input.plan.citedFiles,
+      citedFiles: planned.citedFiles ?? input.plan.citedFiles,
       keepCitedFiles: input.config.keepCitedFiles,
       maxKeepRatio: input.config.maxKeepRatio,
     });
-    if (decision.replacement !== undefined && decision.outcome !== "kept") {
-      drafts.push({
-        type: "context_edit",
-        targetId: planned.entryId,
-        replacement: { content: [{ type: "text", text: decision.replacement }] },
-      });
-    }
-    results.push({
+    const draft: ContextEditDraft | undefined =
+      decision.replacement !== undefined && decision.outcome !== "kept"
+        ? {
+            type: "context_edit",
+            targetId: planned.entryId,
+            replacement: { content: [{ type: "text", text: decision.replacement }] },
+          }
+        : undefined;
+    const result: RecordResult = {
       kind: "large",
       entryId: planned.entryId,
       tool: planned.tool,
@@ -421,11 +503,22 @@ function finishLarge(input: FinishInput, drafts: ContextEditDraft[], results: Re
       beforeChars: decision.beforeChars,
       afterChars: decision.afterChars,
       jev: decisions.map((d) => d.trace),
-    });
+    };
+    if (planned.earlier) {
+      earlier.push(draft ? { draft, result } : { result });
+      return;
+    }
+    if (draft) drafts.push(draft);
+    results.push(result);
   });
 }
 
-function finishSmall(input: FinishInput, drafts: ContextEditDraft[], results: RecordResult[]): void {
+function finishSmall(
+  input: FinishInput,
+  drafts: ContextEditDraft[],
+  results: RecordResult[],
+  earlier: EarlierOutcome[],
+): void {
   const byId = new Map(input.plan.small.map((item) => [item.entryId, item]));
   for (const batch of input.plan.smallBatches) {
     const verdicts = interpretSmall(
@@ -436,8 +529,14 @@ function finishSmall(input: FinishInput, drafts: ContextEditDraft[], results: Re
     for (const verdict of verdicts) {
       const item = byId.get(verdict.entryId);
       if (!item) continue;
-      if (verdict.keep === false) drafts.push(smallDraft(item));
-      results.push(smallResult(item, verdict));
+      const draft = verdict.keep === false ? smallDraft(item) : undefined;
+      const result = smallResult(item, verdict);
+      if (batch.earlier) {
+        earlier.push(draft ? { draft, result } : { result });
+        continue;
+      }
+      if (draft) drafts.push(draft);
+      results.push(result);
     }
   }
 }
@@ -456,13 +555,45 @@ function imagesPay(
   return saving * sessionRequests(entries) >= REWRITE_FACTOR[family] * marginal;
 }
 
+/** Adds the earlier runs' outputs that pay (or all, with the gate off); returns the ids it edits. */
+function finishEarlierOutputs(
+  input: FinishInput,
+  outcomes: EarlierOutcome[],
+  otherEditIds: string[],
+  drafts: ContextEditDraft[],
+  results: RecordResult[],
+): string[] {
+  const editing = outcomes.filter((x) => x.draft !== undefined);
+  const gated = input.plan.phase === "run-end" && input.config.exchangeBreakEven && editing.length > 0;
+  const pay = gated
+    ? retryEditsThatPay(
+        input.entries,
+        editing.map((x) => ({ entryId: x.result.entryId, savingChars: x.result.beforeChars - x.result.afterChars })),
+        otherEditIds,
+        input.family ?? "other",
+      )
+    : new Set(editing.map((x) => x.result.entryId));
+  for (const { draft, result } of outcomes) {
+    if (draft && pay.has(result.entryId)) {
+      drafts.push(draft);
+      results.push(result);
+    } else if (draft) {
+      results.push({ ...result, outcome: "kept", reason: "deferred", afterChars: result.beforeChars });
+    } else {
+      results.push(result);
+    }
+  }
+  return [...pay];
+}
+
 /** Decisions, edits and record results for a planned pass (run end or checkpoint). */
 export function finishPass(input: FinishInput): FinishOutput {
   const drafts: ContextEditDraft[] = [];
   const results: RecordResult[] = [];
   const family = input.family ?? "other";
-  finishLarge(input, drafts, results);
-  finishSmall(input, drafts, results);
+  const earlierOutputs: EarlierOutcome[] = [];
+  finishLarge(input, drafts, results, earlierOutputs);
+  finishSmall(input, drafts, results, earlierOutputs);
 
   // Exchanges: judged unrelated ones are omitted only when the cache rewrite they add pays off.
   const exById = new Map(input.plan.exchanges.map((x) => [x.promptId, x]));
@@ -496,6 +627,16 @@ export function finishPass(input: FinishInput): FinishOutput {
     results.push(exchangeResult(ex, verdict, verdict.relevant === false && !gate.pass));
   }
 
+  // Earlier runs' outputs asked again: edited only when the rewrite they add pays off, else deferred (asked
+  // again at a later run end, within their passes). One inside an exchange omitted above is gone with it.
+  const retryEditIds = finishEarlierOutputs(
+    input,
+    earlierOutputs.filter((x) => !omittedIds.has(x.result.entryId)),
+    [...otherEditIds, ...omittedIds],
+    drafts,
+    results,
+  );
+
   // Old images: in-run ones always go; earlier ones only when their extra rewrite pays off. An image
   // inside an exchange omitted above is gone with it.
   const earlier = input.plan.images.filter((i) => i.beforePrompt && !omittedIds.has(i.entryId));
@@ -503,7 +644,7 @@ export function finishPass(input: FinishInput): FinishOutput {
     earlier.length === 0 ||
     input.plan.phase === "mid-run" ||
     !input.config.exchangeBreakEven ||
-    imagesPay(input.entries, earlier, [...otherEditIds, ...omittedIds], family);
+    imagesPay(input.entries, earlier, [...otherEditIds, ...omittedIds, ...retryEditIds], family);
   for (const item of [...(earlierPay ? earlier : []), ...inRunImages]) {
     if (omittedIds.has(item.entryId)) continue;
     drafts.push(imageDraft(item));

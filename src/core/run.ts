@@ -3,15 +3,7 @@
 
 import type { GuardConfig } from "./config.ts";
 import { clip, oneLine } from "./text.ts";
-import {
-  type Candidate,
-  GUARD_MARKER,
-  type History,
-  type HistoryExchange,
-  type RunSpan,
-  type SnapEntry,
-  type SnapToolCall,
-} from "./types.ts";
+import type { Candidate, History, HistoryExchange, RunSpan, SnapEntry, SnapToolCall } from "./types.ts";
 
 /** Line put before each message the user sent while the agent was working. */
 export const STEERING_MARKER = "[The user added during the run]";
@@ -60,9 +52,12 @@ export function isSteering(entries: SnapEntry[], index: number): boolean {
   return false;
 }
 
-/** Index of the prompt that started the last run (steering messages are skipped), or -1. */
-export function findRunStart(entries: SnapEntry[]): number {
-  for (let i = entries.length - 1; i >= 0; i--) {
+/**
+ * Index of the prompt that started the last run before `end` (steering messages are skipped), or -1.
+ * `end` defaults to the whole snapshot; an earlier end finds an earlier run.
+ */
+export function findRunStart(entries: SnapEntry[], end = entries.length): number {
+  for (let i = Math.min(end, entries.length) - 1; i >= 0; i--) {
     if (isUserMessage(entries[i]) && !isSteering(entries, i)) return i;
   }
   return -1;
@@ -186,15 +181,20 @@ export function collectHistory(entries: SnapEntry[], beforeIndex: number, n: num
   return history;
 }
 
-/** The last run: its question (prompt plus steering), answer, notes, tool calls and history. */
-export function collectRun(entries: SnapEntry[], historyExchanges: number): RunSpan | undefined {
-  const start = findRunStart(entries);
+/**
+ * The last run before `end` (default: the whole snapshot, so the run that just finished): its question
+ * (prompt plus steering), answer, notes, tool calls and history. `end` is the index of the prompt that
+ * started the next run when an earlier run is rebuilt (its outputs asked again at a later run end).
+ */
+export function collectRun(entries: SnapEntry[], historyExchanges: number, end = entries.length): RunSpan | undefined {
+  const stop = Math.min(end, entries.length);
+  const start = findRunStart(entries, stop);
   const prompt = entries[start];
   if (start < 0 || !prompt) return undefined;
   const question = [promptText(prompt)];
   const texts: string[] = [];
   const calls = new Map<string, SnapToolCall>();
-  for (let i = start + 1; i < entries.length; i++) {
+  for (let i = start + 1; i < stop; i++) {
     const e = entries[i];
     if (!e) continue;
     // Everything after the run's prompt that is a user message is steering, by how findRunStart works.
@@ -223,9 +223,24 @@ export function passesCandidateRules(e: SnapEntry, config: CandidateRuleConfig, 
   if (!e.visible || e.role !== "toolResult" || e.images !== 0) return false;
   if (e.isError === true && !config.distillErrors) return false;
   if (config.excludeTools.includes(tool)) return false;
-  // Our marker means it was distilled already. Any other edit is someone else's: recall returns the raw
-  // entry, so whatever that edit added could not be recovered.
-  return !e.text.startsWith(GUARD_MARKER) && e.edited !== true;
+  // An edited output is either ours (distilled already) or someone else's (recall returns the raw entry,
+  // so whatever that edit added could not be recovered): both are left alone. The visible text is never
+  // the test: a tool's own output may start with the guard's marker, and is judged like any other.
+  return e.edited !== true;
+}
+
+/** The candidate for one tool result under the candidate rules (size aside), with its call from `calls`. */
+export function resultCandidate(
+  e: SnapEntry,
+  calls: ReadonlyMap<string, SnapToolCall>,
+  config: CandidateRuleConfig,
+): Candidate | undefined {
+  if (e.role !== "toolResult") return undefined;
+  const call = e.toolCallId === undefined ? undefined : calls.get(e.toolCallId);
+  const tool = e.toolName ?? call?.name ?? "tool";
+  if (!passesCandidateRules(e, config, tool)) return undefined;
+  const args = call?.args ?? {};
+  return { entryId: e.id, tool, label: toolLabel(tool, args), args, isError: e.isError === true, text: e.text };
 }
 
 /**
@@ -243,11 +258,8 @@ export function collectRunResults(
   for (let i = span.startIndex + 1; i < entries.length; i++) {
     const e = entries[i];
     if (e?.role !== "toolResult" || e.text.length < minChars || e.text.length >= maxChars) continue;
-    const call = e.toolCallId === undefined ? undefined : span.calls.get(e.toolCallId);
-    const tool = e.toolName ?? call?.name ?? "tool";
-    if (!passesCandidateRules(e, config, tool)) continue;
-    const args = call?.args ?? {};
-    out.push({ entryId: e.id, tool, label: toolLabel(tool, args), args, isError: e.isError === true, text: e.text });
+    const candidate = resultCandidate(e, span.calls, config);
+    if (candidate) out.push(candidate);
   }
   return out;
 }

@@ -9,6 +9,7 @@ import { collectRunResults } from "./run.ts";
 import { clip, formatCount, oneLine } from "./text.ts";
 import {
   type BoolQuestion,
+  type Candidate,
   type ClassifierOutcome,
   type ClassifierRequest,
   type ContextEditDraft,
@@ -83,19 +84,24 @@ export function collectSmall(
   if (config.smallResultMinChars <= 0) return [];
   const out: SmallItem[] = [];
   for (const c of collectRunResults(entries, span, config, config.smallResultMinChars, config.minResultChars)) {
-    const item: SmallItem = {
-      entryId: c.entryId,
-      tool: c.tool,
-      label: c.label,
-      chars: c.text.length,
-      isError: c.isError,
-      text: clip(c.text, ITEM_TEXT_MAX),
-    };
-    const note = superseded.get(c.entryId);
-    if (note !== undefined) item.superseded = note;
-    if (smallStub(item).length < item.chars) out.push(item);
+    const item = smallItem(c, superseded.get(c.entryId));
+    if (item) out.push(item);
   }
   return out;
+}
+
+/** The item for one output that passed the candidate rules, unless its stub would not be shorter. */
+export function smallItem(c: Candidate, superseded?: string): SmallItem | undefined {
+  const item: SmallItem = {
+    entryId: c.entryId,
+    tool: c.tool,
+    label: c.label,
+    chars: c.text.length,
+    isError: c.isError,
+    text: clip(c.text, ITEM_TEXT_MAX),
+  };
+  if (superseded !== undefined) item.superseded = superseded;
+  return smallStub(item).length < item.chars ? item : undefined;
 }
 
 /** The line that replaces a small output judged not needed. */
@@ -182,7 +188,7 @@ export function buildSmallRequests(
 /** One verdict per entry id, in order: keep when P(still needed) ≥ threshold; no usable answer → undefined. */
 export function interpretSmall(outcome: ClassifierOutcome, entryIds: string[], threshold: number): SmallVerdict[] {
   if (outcome.status !== "stop") {
-    const trace = outcome.status === "timeout" ? "timeout" : "error";
+    const trace = outcome.status === "timeout" || outcome.status === "aborted" ? outcome.status : "error";
     return entryIds.map((entryId) => ({ entryId, keep: undefined, trace }));
   }
   const answers = outcome.answers ?? {};
@@ -204,7 +210,7 @@ export function smallDraft(item: SmallItem): ContextEditDraft {
 }
 
 function keptReason(trace: string): string {
-  return trace === "error" || trace === "timeout" ? trace : "no-answer";
+  return trace === "error" || trace === "timeout" || trace === "aborted" ? trace : "no-answer";
 }
 
 /** The record entry for a judged small output. */

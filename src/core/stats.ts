@@ -1,8 +1,9 @@
 // Savings on the current branch, recomputed from the projection on every redraw, so they follow
 // /tree, reloads and compaction without any state of our own.
+import { isGuardEdit, readJudgments } from "./judged.ts";
 import { imageChars } from "./size.ts";
 import { formatCount } from "./text.ts";
-import { GUARD_MARKER, type GuardRecord, type ImageHead, RECORD_TYPE, type SnapEntry } from "./types.ts";
+import { type GuardRecord, type ImageHead, RECORD_TYPE, type SnapEntry } from "./types.ts";
 
 export interface Savings {
   /** Characters kept out of the model's context right now. */
@@ -10,8 +11,6 @@ export interface Savings {
   /** Outputs, outputs without their images, and exchanges the guard currently replaces. */
   items: number;
 }
-
-const ours = (text: string) => text.startsWith(GUARD_MARKER);
 
 function rawChars(e: SnapEntry): number {
   const heads: (ImageHead | undefined)[] = e.rawImageHeads ?? [];
@@ -28,16 +27,19 @@ function shownChars(e: SnapEntry): number {
 }
 
 /**
- * Tool results showing the guard's replacement while the raw entry does not, and prompts showing the
- * exchange stub: those count their raw exchange (the prompt and the omitted entries up to the next
- * prompt) minus the stub.
+ * Tool results showing the guard's replacement, and prompts showing the exchange stub: those count their
+ * raw exchange (the prompt and the omitted entries up to the next prompt) minus the stub. The guard's
+ * replacements are the edits its records on the branch list (judged.ts): an output that merely starts
+ * with the marker, or another extension's edit that does, saves nothing of ours.
  */
 export function currentSavings(entries: readonly SnapEntry[]): Savings {
   let chars = 0;
   let items = 0;
+  const judged = readJudgments(entries);
+  if (judged.edited.size === 0) return { chars, items };
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i] as SnapEntry;
-    if (!e.edited || e.rawText === undefined || !e.visible || !ours(e.text) || ours(e.rawText)) continue;
+    if (e.rawText === undefined || !isGuardEdit(e, judged)) continue;
     if (e.role === "toolResult") {
       chars += Math.max(0, rawChars(e) - shownChars(e));
       items++;

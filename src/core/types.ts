@@ -168,8 +168,11 @@ export type Answer = BoolAnswer | ChoiceAnswer | { type: string; [key: string]: 
 
 /** How one classifier request ended, as the pass sees it. */
 export interface ClassifierOutcome {
-  /** `stop`: answered. `error`: failed. `timeout`: the deadline passed before it answered or started. */
-  status: "stop" | "error" | "timeout";
+  /**
+   * `stop`: answered. `error`: failed. `timeout`: the deadline passed before it answered or started.
+   * `aborted`: the pass was stopped from outside (the user's abort, Pi shutting down) first.
+   */
+  status: "stop" | "error" | "timeout" | "aborted";
   answers?: Record<string, Answer>;
   error?: string;
   inputTokens?: number;
@@ -187,6 +190,7 @@ export type SegmentReason =
   | "no-answer"
   | "error"
   | "timeout"
+  | "aborted"
   | "oversize";
 
 /** The decision for one segment. */
