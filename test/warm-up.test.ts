@@ -31,7 +31,7 @@ vi.mock("../src/main/pool.ts", async (importOriginal) => {
 });
 
 /** The extension's HTTP threads, as it creates and uses them (the real ones, wrapped to be counted). */
-const httpThreads: Array<{ started: number; closed: number; fetch: typeof globalThis.fetch }> = [];
+const httpThreads: Array<{ started: number; closed: number; fetched: number }> = [];
 
 vi.mock("../src/main/thread-fetch.ts", async (importOriginal) => {
   const real = await importOriginal<typeof import("../src/main/thread-fetch.ts")>();
@@ -39,10 +39,13 @@ vi.mock("../src/main/thread-fetch.ts", async (importOriginal) => {
     ...real,
     createThreadFetch: (options?: Parameters<typeof real.createThreadFetch>[0]) => {
       const inner = real.createThreadFetch(options);
-      const counted = { started: 0, closed: 0, fetch: inner.fetch };
+      const counted = { started: 0, closed: 0, fetched: 0 };
       httpThreads.push(counted);
       return {
-        fetch: inner.fetch,
+        fetch: ((input: string | URL | Request, init?: RequestInit) => {
+          counted.fetched++;
+          return inner.fetch(input, init);
+        }) as typeof globalThis.fetch,
         start: () => {
           counted.started++;
           inner.start();
@@ -178,6 +181,8 @@ describe("the classifier's HTTP thread in the extension", () => {
         options: { fetch?: unknown },
       ) => {
         calls.push(options);
+        // As pi-ai does: the request goes out through the fetch it was handed (nothing listens there).
+        await (options.fetch as typeof globalThis.fetch)("http://127.0.0.1:9/systemone").catch(() => undefined);
         return { ...model, model: model.id, answers: {}, stopReason: "error", errorMessage: "offline", timestamp: 0 };
       },
     },
@@ -193,7 +198,9 @@ describe("the classifier's HTTP thread in the extension", () => {
     expect(thread?.started).toBe(1);
     await emit("agent_before_settle", settle, withClassifier);
     expect(calls.length).toBeGreaterThan(0);
-    expect(calls.every((options) => options.fetch === thread?.fetch)).toBe(true);
+    // Every call was handed a fetch, and the requests went through the thread's.
+    expect(calls.every((options) => typeof options.fetch === "function")).toBe(true);
+    expect(thread?.fetched).toBe(calls.length);
     await emit("session_shutdown", {}, withClassifier);
     expect(thread?.closed).toBe(1);
   });

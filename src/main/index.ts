@@ -243,7 +243,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     if (found?.ok && !found.local) {
       s.http.start();
       // Learnt before anything is written, so every record and notice can be redacted with them.
-      void classifierSecretValues(ctx.modelRegistry, found.model);
+      classifierSecretValues(ctx.modelRegistry, found.model).catch(() => undefined);
     }
     s.warming = s.warming.then(() => background("worker-warm", () => warmWorkerFor(s, ctx)));
   });
