@@ -4,29 +4,44 @@ import { chunkFiles, chunkOutput, chunkTarget, isGrepStyle, segmentChunks } from
 import { countLines } from "../src/core/text.ts";
 import type { Chunk } from "../src/core/types.ts";
 
-/** Checks every structural promise of chunkOutput (collects problems so big loops stay fast). */
-function expectWellFormed(text: string, chunks: Chunk[]): void {
+/**
+ * Checks every structural promise of chunkOutput (collects problems so big loops stay fast): the chunks
+ * rebuild the text, none is longer than `maxChars`, cuts fall at line ends except inside a line longer
+ * than `maxChars`, and line numbers run on (a chunk continuing a cut line starts on that line).
+ */
+function expectWellFormed(text: string, chunks: Chunk[], maxChars = 32_000): void {
   expect(chunks.map((c) => c.text).join("")).toBe(text);
+  // Length of each line without its line end, by 0-based line index.
+  const lengths = text.split("\n").map((l) => (l.endsWith("\r") ? l.length - 1 : l.length));
   const problems: string[] = [];
   let pos = 0;
-  let line = 0;
+  let next = 1;
   chunks.forEach((c, i) => {
     const at = `chunk ${i + 1}`;
     if (c.n !== i + 1) problems.push(`${at}: n=${c.n}`);
     if (c.start !== pos || c.end !== pos + c.text.length) problems.push(`${at}: range ${c.start}-${c.end}`);
     if (c.text.length === 0) problems.push(`${at}: empty`);
+    if (c.text.length > maxChars) problems.push(`${at}: ${c.text.length} chars`);
     if (text.slice(c.start, c.end) !== c.text) problems.push(`${at}: text is not the slice`);
-    if (c.firstLine !== line + 1 || c.lastLine !== line + countLines(c.text)) {
-      problems.push(`${at}: lines ${c.firstLine}-${c.lastLine}`);
+    const breaks = c.text.split("\n").length - 1;
+    const last = c.firstLine + breaks - (c.text.endsWith("\n") ? 1 : 0);
+    if (c.firstLine !== next || c.lastLine !== last) problems.push(`${at}: lines ${c.firstLine}-${c.lastLine}`);
+    const inside = i < chunks.length - 1 && !c.text.endsWith("\n");
+    // Cuts fall at line ends, except inside a line too long for one chunk.
+    if (inside && (lengths[c.lastLine - 1] ?? 0) <= maxChars) problems.push(`${at}: cut inside a short line`);
+    if (i > 0 && !chunks[i - 1]!.text.endsWith("\n") && c.text.startsWith("\n")) {
+      problems.push(`${at}: a continuation starts with its line end`);
     }
-    // Cuts fall at line ends only.
-    if (i < chunks.length - 1 && !c.text.endsWith("\n")) problems.push(`${at}: cut inside a line`);
+    const cut = c.end;
+    if (inside && cut < text.length && text.charCodeAt(cut) >= 0xdc00 && text.charCodeAt(cut) <= 0xdfff) {
+      problems.push(`${at}: cut inside a surrogate pair`);
+    }
     pos = c.end;
-    line = c.lastLine;
+    next = inside ? c.lastLine : c.lastLine + 1;
   });
   expect(problems).toEqual([]);
   expect(pos).toBe(text.length);
-  expect(line).toBe(countLines(text));
+  expect(chunks.length === 0 ? 0 : chunks.at(-1)!.lastLine).toBe(countLines(text));
 }
 
 function grepLine(file: string, n: number, match: boolean, body: string): string {
@@ -50,7 +65,15 @@ describe("chunkTarget", () => {
     expect(chunkTarget(96_001)).toBe(801);
     expect(chunkTarget(480_000)).toBe(4000);
     expect(chunkTarget(480_001)).toBe(4001);
-    expect(chunkTarget(20_000_000)).toBe(166_667);
+  });
+
+  it("stops at a quarter of what one request carries, so several chunks fit a request", () => {
+    // Before the cap a 20 MB output had 166,667-char chunks: all above maxSegmentChars, none sent.
+    expect(chunkTarget(960_000)).toBe(8000);
+    expect(chunkTarget(960_001)).toBe(8000);
+    expect(chunkTarget(20_000_000)).toBe(8000);
+    expect(chunkTarget(20_000_000, 2000)).toBe(500);
+    expect(chunkTarget(10_000, 2000)).toBe(500);
   });
 });
 
@@ -129,6 +152,8 @@ describe("chunkOutput", () => {
         if (grep === true) for (const c of chunks) expect(Array.isArray(c.files)).toBe(true);
         if (grep === false) for (const c of chunks) expect(c.files).toBeUndefined();
       }
+      // A small request limit: the long lines (500–6,500 chars) are cut into pieces.
+      if (round % 3 === 0) expectWellFormed(text, chunkOutput(text, undefined, 2000), 2000);
     }
   });
 
@@ -267,11 +292,42 @@ describe("chunkOutput", () => {
       expect(own?.lastLine).toBe(31);
     });
 
-    it("handles a single huge line without newline", () => {
+    it("cuts a single line longer than the request limit into pieces of about the target", () => {
+      // Before: one 50,000-char chunk, above the 32,000-char limit, so the output was never judged.
       const text = "z".repeat(50_000);
       const chunks = chunkOutput(text);
-      expect(chunks).toHaveLength(1);
       expectWellFormed(text, chunks);
+      expect(chunks.length).toBeGreaterThan(1);
+      for (const c of chunks) expect(c.text.length).toBeLessThanOrEqual(800 * 1.5);
+      expect(chunks.every((c) => c.firstLine === 1 && c.lastLine === 1)).toBe(true);
+    });
+
+    it("cuts a long line after a space or closing punctuation when one is near the cut", () => {
+      const minified = `${"function a(){return b(c,d)};".repeat(3000)}\n`; // 84,000 chars
+      const chunks = chunkOutput(minified);
+      expectWellFormed(minified, chunks);
+      for (const c of chunks.slice(0, -1)) expect(c.text.at(-1)).toMatch(/[,;)}\]> \t]/);
+    });
+
+    it("never cuts a surrogate pair or a CRLF apart", () => {
+      const text = `${"😀".repeat(30_000)}\r\n${"é😀".repeat(20_000)}\r\nend`;
+      for (const max of [32_000, 2000, 64]) {
+        const chunks = chunkOutput(text, false, max);
+        expectWellFormed(text, chunks, max);
+        for (const c of chunks) expect(c.text.startsWith("\n")).toBe(false);
+      }
+    });
+
+    it("keeps short lines around a cut line at line ends, with the right line numbers", () => {
+      const text = `${line40.repeat(30)}${"{".repeat(70_000)}\n${line40.repeat(30)}`;
+      const chunks = chunkOutput(text);
+      expectWellFormed(text, chunks);
+      const pieces = chunks.filter((c) => c.text.includes("{"));
+      expect(pieces.length).toBeGreaterThan(1);
+      expect(pieces.every((c) => c.firstLine === 31 && c.lastLine === 31)).toBe(true);
+      expect(pieces[0]!.text.startsWith("{")).toBe(true);
+      expect(pieces.at(-1)!.text.endsWith("{\n")).toBe(true);
+      expect(chunks.at(-1)!.lastLine).toBe(61);
     });
   });
 
@@ -284,8 +340,10 @@ describe("chunkOutput", () => {
     const elapsed = performance.now() - t0;
     expect(g.map((c) => c.text).join("")).toBe(grep);
     expect(p.map((c) => c.text).join("")).toBe(plain);
-    expect(g.length).toBeLessThanOrEqual(130);
-    expect(p.length).toBeLessThanOrEqual(130);
+    // Past 960k characters the target stays at 8,000 (a quarter of a request): chunks of about that size.
+    expect(g.length).toBeLessThanOrEqual(Math.ceil(grep.length / 7000));
+    expect(p.length).toBeLessThanOrEqual(Math.ceil(plain.length / 7000));
+    for (const c of [...g, ...p]) expect(c.text.length).toBeLessThanOrEqual(12_000);
     expect(elapsed).toBeLessThan(3000);
   });
 });
@@ -328,18 +386,35 @@ describe("segmentChunks", () => {
     ]);
   });
 
-  it("sends a real huge line in an oversize segment and everything else in normal ones", () => {
+  it("sends a real huge line in pieces: no segment of a chunked output is oversize", () => {
+    // Before: the 40,001-char line was one chunk in an oversize segment, kept without asking.
     const text = `${"short line here\n".repeat(500)}${"x".repeat(40_000)}\n${"short line here\n".repeat(500)}`;
     const chunks = chunkOutput(text);
     const segments = segmentChunks(chunks, 32_000, 40);
-    const oversize = segments.filter((s) => s.oversize);
-    expect(oversize).toHaveLength(1);
-    expect(oversize[0]!.chunks).toHaveLength(1);
-    expect(oversize[0]!.chunks[0]!.text.length).toBe(40_001);
-    const sent = segments.filter((s) => !s.oversize).flatMap((s) => s.chunks);
-    expect(sent.some((c) => c.text.length > 32_000)).toBe(false);
-    expect([...sent, ...oversize[0]!.chunks].length).toBe(chunks.length);
+    expect(segments.some((s) => s.oversize)).toBe(false);
+    for (const s of segments) expect(s.chunks.reduce((n, c) => n + c.text.length, 0)).toBeLessThanOrEqual(32_000);
     expect(segments.flatMap((s) => numbers(s.chunks))).toEqual(numbers(chunks));
+  });
+
+  it("no output of any size or shape makes an oversize segment", () => {
+    const shapes = [
+      "q".repeat(4_000_000), // one 4 MB line
+      `${"a,".repeat(200_000)}\n${"b ".repeat(300_000)}`, // two long lines
+      fileBlock("src/a.ts", 50_000, 80), // 4 MB of grep output: 33k-char chunks before the cap
+      "lorem ipsum dolor\n".repeat(220_000), // 4 MB of short lines
+    ];
+    for (const text of shapes) {
+      for (const [max, perSegment] of [
+        [32_000, 40],
+        [2000, 40],
+        [32_000, 1],
+      ] as const) {
+        const chunks = chunkOutput(text, undefined, max);
+        expect(chunks.map((c) => c.text).join("") === text).toBe(true);
+        const segments = segmentChunks(chunks, max, perSegment);
+        expect(segments.filter((s) => s.oversize)).toEqual([]);
+      }
+    }
   });
 
   it("returns no segments for no chunks", () => {

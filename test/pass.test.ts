@@ -75,13 +75,47 @@ describe("a run-end pass", () => {
     });
   });
 
-  it("never sends an oversize chunk and keeps it as it is", () => {
+  it("sends a line longer than a request in pieces, every request within the limit", () => {
+    // Before: the 40,000-char line was an oversize chunk, kept without asking.
     const line = `${"y".repeat(40_000)}`;
     const plan = planRunEnd(run([{ text: `${line}\n${grep(10, 10, 99)}` }]), DEFAULT_CONFIG);
     if (plan.status !== "run") throw new Error(plan.reason);
-    const sent = plan.requests.flatMap((r) => Object.values(r.state.chunks as Record<string, string>));
-    expect(sent.some((c) => c.includes(line))).toBe(false);
-    expect(plan.candidates[0]?.segments[0]).toMatchObject({ oversize: true });
+    expect(plan.candidates[0]?.segments.some((s) => s.oversize)).toBe(false);
+    const sent = plan.requests.map((r) => Object.values(r.state.chunks as Record<string, string>));
+    for (const chunks of sent) {
+      expect(chunks.reduce((n, c) => n + c.length, 0)).toBeLessThanOrEqual(DEFAULT_CONFIG.maxSegmentChars);
+    }
+    expect(sent.flat().join("")).toBe(`${line}\n${grep(10, 10, 99)}`);
+  });
+
+  it("judges a 5 MB output: it is distilled when the answers come back", () => {
+    // Before: every chunk of an output above ~3.84 MB was oversize, so the output was not even planned
+    // and the pass left no record of it.
+    const filler = "cold line of a huge build log, nothing to see here\n";
+    const text = `${filler.repeat(50_000)}hot_symbol() is defined here\n${filler.repeat(50_000)}`;
+    expect(text.length).toBeGreaterThan(5_000_000);
+    const { plan, out } = runPass(run([{ text }]));
+    expect(plan.status).toBe("run");
+    expect(plan.candidates).toHaveLength(1);
+    expect(plan.requests.length).toBeGreaterThan(100);
+    expect(out?.results).toHaveLength(1);
+    expect(out?.results[0]).toMatchObject({ kind: "large", entryId: "t0", outcome: "distilled" });
+    const replacement = out?.drafts[0]?.replacement?.content[0]?.text ?? "";
+    expect(replacement).toContain("hot_symbol() is defined here");
+    expect(replacement.length).toBeLessThan(20_000);
+  });
+
+  it("records why a huge output was left alone when its requests did not finish in time", () => {
+    const text = "q".repeat(5_000_000); // one 5 MB line
+    const { plan, out } = runPass(run([{ text }]), () => ({ status: "timeout" }));
+    expect(plan.status).toBe("run");
+    expect(out?.drafts).toEqual([]);
+    expect(out?.results).toHaveLength(1);
+    const result = out?.results[0];
+    expect(result).toMatchObject({ kind: "large", entryId: "t0", outcome: "kept", reason: "timeout" });
+    expect(result?.beforeChars).toBe(5_000_000);
+    // One trace stands for the run of identical ones, not one per segment.
+    expect(result?.jev).toEqual([`timeout ×${plan.requests.length}`]);
   });
 
   it("keeps everything when the classifier fails, times out or lies", () => {

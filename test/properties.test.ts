@@ -18,26 +18,32 @@ import { validateEdits } from "../src/main/validate.ts";
 import { buildSession, outputArb, propertyParams, randomAnswers, sessionArb } from "./support/arbitraries.ts";
 
 describe("chunking", () => {
-  it("chunks concatenate to the original, cut at line ends, with contiguous line numbers", () => {
+  it("chunks concatenate to the original, fit a request, cut at line ends unless a line is too long", () => {
     fc.assert(
-      fc.property(outputArb, fc.boolean(), (text, forceGrep) => {
+      fc.property(outputArb, fc.boolean(), fc.constantFrom(32_000, 4000, 300), (text, forceGrep, max) => {
         const grep = forceGrep || isGrepStyle(text);
-        const chunks = chunkOutput(text, grep);
+        const chunks = chunkOutput(text, grep, max);
         expect(chunks.map((c) => c.text).join("")).toBe(text);
+        const lengths = text.split("\n").map((l) => (l.endsWith("\r") ? l.length - 1 : l.length));
+        // Problems are collected (one expect per chunk would dominate the run time on piece-heavy cases).
+        const bad: string[] = [];
         let at = 0;
         let line = 1;
         chunks.forEach((c, i) => {
-          expect(c.n).toBe(i + 1);
-          expect(c.start).toBe(at);
-          expect(c.text).toBe(text.slice(c.start, c.end));
-          expect(c.firstLine).toBe(line);
-          expect(c.lastLine - c.firstLine + 1).toBe(countLines(c.text));
-          if (i < chunks.length - 1) expect(c.text.endsWith("\n")).toBe(true);
+          if (c.n !== i + 1 || c.start !== at || c.text !== text.slice(c.start, c.end)) bad.push(`${i}: range`);
+          if (c.text.length > max) bad.push(`${i}: ${c.text.length} chars`);
+          const endsLine = c.text.endsWith("\n");
+          const last = c.firstLine + c.text.split("\n").length - 1 - (endsLine ? 1 : 0);
+          if (c.firstLine !== line || c.lastLine !== last) bad.push(`${i}: lines ${c.firstLine}-${c.lastLine}`);
+          // A cut inside a line only in a line longer than a request carries; the next piece goes on.
+          const inside = i < chunks.length - 1 && !endsLine;
+          if (inside && (lengths[c.lastLine - 1] ?? 0) <= max) bad.push(`${i}: cut inside a short line`);
           at = c.end;
-          line = c.lastLine + 1;
+          line = inside ? c.lastLine : c.lastLine + 1;
         });
+        expect(bad).toEqual([]);
         expect(at).toBe(text.length);
-        expect(line - 1).toBe(countLines(text));
+        expect(chunks.at(-1)?.lastLine ?? 0).toBe(countLines(text));
       }),
       propertyParams(150),
     );
@@ -81,8 +87,10 @@ describe("labels", () => {
 
 describe("replacements", () => {
   it("copy the kept chunks verbatim and in order, one omission line per removed run", () => {
-    const withKeep = outputArb
-      .map((text) => ({ text, chunks: chunkOutput(text) }))
+    // Small request limits too, so long lines are cut into pieces and kept pieces meet.
+    const withKeep = fc
+      .tuple(outputArb, fc.constantFrom(32_000, 4000, 300))
+      .map(([text, max]) => ({ text, chunks: chunkOutput(text, undefined, max) }))
       .filter(({ chunks }) => chunks.length >= 2)
       .chain(({ text, chunks }) =>
         fc.subarray(chunks.map((c) => c.n)).map((kept) => ({ text, chunks, keep: new Set(kept) })),
@@ -95,11 +103,14 @@ describe("replacements", () => {
         // Walk the body: each kept chunk (without its final newline) verbatim, each removed run one line.
         let pos = header + 1;
         let inRemoved = false;
-        for (const c of chunks) {
+        for (const [i, c] of chunks.entries()) {
           if (keep.has(c.n)) {
             const body = c.text.endsWith("\n") ? c.text.slice(0, -1) : c.text;
             expect(out.startsWith(body, pos)).toBe(true);
-            pos += body.length + 1;
+            // A kept piece of a long line runs straight into the next piece when that one is kept too.
+            const next = chunks[i + 1];
+            const glued = next !== undefined && !c.text.endsWith("\n") && keep.has(next.n);
+            pos += body.length + (glued ? 0 : 1);
             inRemoved = false;
           } else if (!inRemoved) {
             expect(out.startsWith("[… ", pos)).toBe(true);

@@ -126,6 +126,28 @@ describe("removedChunks", () => {
     expect(removed.map((c) => c.n)).toEqual(chunks.filter((c) => !keep.has(c.n)).map((c) => c.n));
   });
 
+  it("recovers the removed pieces of a line too long for one chunk, with kept pieces glued together", () => {
+    const line = Array.from({ length: 6000 }, (_, i) => `v${i}=${i};`).join(""); // about 60,000 chars
+    const text = `head\n${line}\ntail\n`; // line 2 is cut into pieces
+    const chunks = chunkOutput(text);
+    const pieces = chunks.filter((c) => c.firstLine === 2 && c.lastLine <= 3);
+    expect(pieces.length).toBeGreaterThan(10);
+    // Kept: the head, two neighbouring pieces, and a later piece; the rest is removed.
+    const keep = new Set([1, pieces[3]!.n, pieces[4]!.n, pieces[8]!.n]);
+    const decision = decideResult({
+      candidate: { entryId: "r1", tool: "bash", label: "bash `cat min.js`", args: {}, isError: false, text },
+      chunks,
+      grep: false,
+      decisions: [{ keep, reason: "chunks", trace: "t" }],
+      citedFiles: [],
+      keepCitedFiles: false,
+      maxKeepRatio: 0.9,
+    });
+    expect(decision.outcome).toBe("distilled");
+    const removed = removedChunks(text, decision.replacement as string);
+    expect(removed.map((c) => c.n)).toEqual(chunks.filter((c) => !keep.has(c.n)).map((c) => c.n));
+  });
+
   it("counts every chunk of a removed output", () => {
     const text = "a\n".repeat(3000);
     const removed = removedChunks(text, "[context-guard] Removed the output of bash `x`: 3000 lines.");

@@ -153,6 +153,86 @@ describe("renderReplacement", () => {
   });
 });
 
+describe("renderReplacement with a line cut into pieces", () => {
+  // Lines 1–2 short, line 3 a 20-char line in four 5-char pieces (chunks 2–5), line 4 short.
+  const text = "alpha\nbeta\nAAAAABBBBBCCCCCDDDDD\ngamma\n";
+  const piece = (n: number, start: number, end: number, firstLine: number, lastLine: number): Chunk => ({
+    n,
+    start,
+    end,
+    text: text.slice(start, end),
+    firstLine,
+    lastLine,
+  });
+  const chunks: Chunk[] = [
+    piece(1, 0, 11, 1, 2),
+    piece(2, 11, 16, 3, 3),
+    piece(3, 16, 21, 3, 3),
+    piece(4, 21, 26, 3, 3),
+    piece(5, 26, 38, 3, 4),
+  ];
+  const render = (keep: number[], lineOffset?: number) =>
+    renderReplacement({ entryId: "p", label: "x", text, chunks, keep: new Set(keep), grep: false, lineOffset })
+      .split("\n")
+      .slice(1);
+
+  it("joins kept neighbouring pieces without a break, so they read as the original line", () => {
+    expect(render([2, 3])).toEqual([
+      "[… 2 lines omitted: output lines 1–2 …]",
+      "AAAAABBBBB",
+      "[… 1 line and part of line 3 omitted: output lines 3–4 …]",
+    ]);
+    expect(render([1, 2, 3, 4, 5].filter((n) => n !== 1))).toEqual([
+      "[… 2 lines omitted: output lines 1–2 …]",
+      "AAAAABBBBBCCCCCDDDDD",
+      "gamma",
+    ]);
+  });
+
+  it("says how much of a line an omission inside it stands for", () => {
+    expect(render([1, 2, 4, 5])).toEqual([
+      "alpha",
+      "beta",
+      "AAAAA",
+      "[… 5 chars omitted: part of output line 3 …]",
+      "CCCCCDDDDD",
+      "gamma",
+    ]);
+    expect(render([1, 2, 4, 5], 10)[3]).toBe("[… 5 chars omitted: part of line 12 of the file …]");
+    expect(render([1, 3])).toEqual([
+      "alpha",
+      "beta",
+      "[… 5 chars omitted: part of output line 3 …]",
+      "BBBBB",
+      "[… 1 line and part of line 3 omitted: output lines 3–4 …]",
+    ]);
+  });
+
+  it("counts a line kept in pieces once in the header", () => {
+    const out = renderReplacement({ entryId: "p", label: "x", text, chunks, keep: new Set([2, 3, 4]), grep: false });
+    expect(out.split("\n")[0]).toContain("kept 1 of 4 lines (15 of 38 chars)");
+  });
+
+  it("renders real pieces of chunkOutput verbatim", () => {
+    const line = `${"x=1;".repeat(12_000)}`;
+    const long = `head\n${line}\ntail\n`;
+    const real = chunkOutput(long, false);
+    expect(real.length).toBeGreaterThan(3);
+    const keep = new Set(real.map((c) => c.n).filter((n) => n !== 2));
+    const out = renderReplacement({ entryId: "r", label: "x", text: long, chunks: real, keep, grep: false });
+    const body = out.split("\n").slice(1);
+    expect(body[0]).toBe("head");
+    expect(out).toContain(`[… ${formatChars(real[1]!.text.length)} chars omitted: part of output line 2 …]`);
+    // Everything but the omitted piece is there, in order.
+    expect(out.replace(/\n\[… [^\n]* …\]\n/, "")).toContain(
+      real
+        .slice(2, -1)
+        .map((c) => c.text)
+        .join(""),
+    );
+  });
+});
+
 describe("renderRemoved", () => {
   it("writes a single line with size and recall hint", () => {
     expect(renderRemoved({ entryId: "abc", label: "bash `ls -R`", lines: 410, chars: 36_100 })).toBe(

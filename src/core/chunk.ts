@@ -1,14 +1,27 @@
 // Cutting one tool output into chunks the classifier judges one by one, and grouping chunks into
-// requests. Every cut falls at a line end, so the chunks always rebuild the exact output.
+// requests. Cuts fall at line ends, except inside a line too long for one request, which is cut into
+// pieces; either way the chunks rebuild the exact output, and every chunk fits one request.
 // Outputs can be tens of megabytes: everything here walks the text with indexOf/charCodeAt and
 // never splits it into an array of lines.
 
-import { countLines } from "./text.ts";
 import type { Chunk, Segment } from "./types.ts";
 
 const MIN_TARGET = 800;
-/** Aim for about this many chunks, whatever the size, once the minimum chunk size is exceeded. */
+/** Aim for about this many chunks, once the minimum chunk size is exceeded and until the cap is reached. */
 const CHUNKS_PER_OUTPUT = 120;
+/**
+ * Most characters in one chunk unless the caller says otherwise: the default request limit
+ * (`maxSegmentChars`), so that every chunk can be sent.
+ */
+export const DEFAULT_MAX_CHUNK_CHARS = 32_000;
+/**
+ * The chunk target is at most this share of the request limit: a request then carries several chunks
+ * (fewer requests for a huge output, and finer keep decisions), and the longest window (1.5× the
+ * target) is well within the limit.
+ */
+const TARGET_SHARE_OF_LIMIT = 1 / 4;
+/** A limit below this is raised to it, so that a piece of a line always makes progress. */
+const MIN_LIMIT = 64;
 /** Lines inspected by isGrepStyle: enough to judge, and bounded for huge outputs. */
 const GREP_SAMPLE_LINES = 2000;
 const GREP_MIN_LINES = 3;
@@ -21,9 +34,13 @@ const CR = 13;
 const COLON = 58;
 const DASH = 45;
 
-/** Chunk size in characters for an output of `length` characters. */
-export function chunkTarget(length: number): number {
-  return Math.max(MIN_TARGET, Math.ceil(length / CHUNKS_PER_OUTPUT));
+/**
+ * Chunk size in characters for an output of `length` characters: about 1/120 of it, at least 800, and
+ * at most a quarter of `maxChars` (the most one request carries).
+ */
+export function chunkTarget(length: number, maxChars: number = DEFAULT_MAX_CHUNK_CHARS): number {
+  const cap = Math.floor(Math.max(MIN_LIMIT, maxChars) * TARGET_SHARE_OF_LIMIT);
+  return Math.min(cap, Math.max(MIN_TARGET, Math.ceil(length / CHUNKS_PER_OUTPUT)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -273,35 +290,127 @@ function grepRanges(text: string, target: number): Range[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Ranges too large for one request
+
+/** Characters after which a cut inside a line is least harmful: spaces and closing punctuation. */
+const SOFT_BREAK = new Uint8Array(128);
+for (const c of " \t,;)]}>") SOFT_BREAK[c.charCodeAt(0)] = 1;
+
+function isSoftBreak(c: number): boolean {
+  return c < 128 && SOFT_BREAK[c] === 1;
+}
+
+const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
+
+/**
+ * Cut the line [start, end) (with its newline) into pieces of about `target`, the last one at most
+ * 1.5× the target. A cut goes just after a space or closing punctuation in the last eighth of a piece
+ * when there is one, never between the halves of a surrogate pair, and never at the newline (so a
+ * piece that continues a line never starts with "\n"). Linear: each character is looked at at most
+ * once per cut, and only within an eighth of the target before it.
+ */
+function splitLine(text: string, start: number, end: number, target: number, out: (s: number, e: number) => void) {
+  let pos = start;
+  while (end - pos > target * 1.5) {
+    let cut = pos + target;
+    const floor = pos + Math.ceil(target * 0.875);
+    for (let k = cut; k > floor; k--) {
+      if (isSoftBreak(text.charCodeAt(k - 1))) {
+        cut = k;
+        break;
+      }
+    }
+    if (isHighSurrogate(text.charCodeAt(cut - 1)) && isLowSurrogate(text.charCodeAt(cut))) cut++;
+    out(pos, cut);
+    pos = cut;
+  }
+  out(pos, end);
+}
+
+/**
+ * A range is at most `maxChars`: a longer one (in practice a single line longer than the limit, since
+ * windows stay within 1.5× a target of at most a quarter of the limit) is cut at its line ends where it
+ * can be, and a line longer than the limit into pieces of about the target.
+ */
+function pushCapped(text: string, r: Range, target: number, maxChars: number, out: Range[]): void {
+  if (r.end - r.start <= maxChars) {
+    out.push(r);
+    return;
+  }
+  const piece = (start: number, end: number): void => {
+    out.push(r.files === undefined ? { start, end } : { start, end, files: r.files });
+  };
+  let from = r.start;
+  // Ranges end at line ends, so each lineEnd search stops inside the range: one pass over it.
+  for (let s = r.start; s < r.end; ) {
+    const e = Math.min(lineEnd(text, s), r.end);
+    if (e - s > maxChars) {
+      if (s > from) piece(from, s);
+      splitLine(text, s, e, target, piece);
+      from = e;
+    } else if (e - from > maxChars) {
+      piece(from, s);
+      from = s;
+    }
+    s = e;
+  }
+  if (from < r.end) piece(from, r.end);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Chunks and segments
+
+/** Number of "\n" in a chunk's text (searched in the slice: a search in the whole text could run past it). */
+function newlines(slice: string): number {
+  let n = 0;
+  for (let i = slice.indexOf("\n"); i !== -1; i = slice.indexOf("\n", i + 1)) n++;
+  return n;
+}
 
 /**
  * Cut an output into chunks. Grep-style output is grouped by file; other output is cut into windows,
  * preferring to end a window after a blank line. Joining the chunk texts gives back `text` exactly.
- * `grep` defaults to isGrepStyle(text).
+ * `grep` defaults to isGrepStyle(text). No chunk is longer than `maxChars` (the most one request
+ * carries; at least 64): a line longer than that is cut into pieces, and a chunk that ends inside a
+ * line (it does not end with "\n" and is not the last) is continued by the next one, whose firstLine
+ * is that same line.
  */
-export function chunkOutput(text: string, grep: boolean = isGrepStyle(text)): Chunk[] {
+export function chunkOutput(
+  text: string,
+  grep: boolean = isGrepStyle(text),
+  maxChars: number = DEFAULT_MAX_CHUNK_CHARS,
+): Chunk[] {
   if (text.length === 0) return [];
-  const target = chunkTarget(text.length);
-  const ranges = grep ? grepRanges(text, target) : plainRanges(text, target);
+  const limit = Math.max(MIN_LIMIT, maxChars);
+  const target = chunkTarget(text.length, limit);
+  const ranges: Range[] = [];
+  for (const r of grep ? grepRanges(text, target) : plainRanges(text, target))
+    pushCapped(text, r, target, limit, ranges);
   const chunks: Chunk[] = [];
-  let line = 0;
+  let line = 1;
   for (const r of ranges) {
     const slice = text.slice(r.start, r.end);
-    const lines = countLines(slice);
+    const breaks = newlines(slice);
+    const endsLine = text.charCodeAt(r.end - 1) === NL;
     const chunk: Chunk = {
       n: chunks.length + 1,
       start: r.start,
       end: r.end,
       text: slice,
-      firstLine: line + 1,
-      lastLine: line + lines,
+      firstLine: line,
+      lastLine: endsLine ? line + breaks - 1 : line + breaks,
     };
     if (r.files !== undefined) chunk.files = r.files;
     chunks.push(chunk);
-    line += lines;
+    line += breaks;
   }
   return chunks;
+}
+
+/** Whether the chunk ends inside a line, so that the next chunk continues it. */
+export function endsInsideLine(chunk: Chunk, total: number): boolean {
+  return chunk.end < total && !chunk.text.endsWith("\n");
 }
 
 /** Distinct file names of grep chunks, in order of appearance. */
@@ -313,7 +422,8 @@ export function chunkFiles(chunks: Chunk[]): string[] {
 
 /**
  * Group consecutive chunks into classifier requests of at most `maxChars` characters and `maxChunks`
- * chunks. A chunk above `maxChars` stands alone, marked oversize: it is never sent.
+ * chunks. A chunk above `maxChars` stands alone, marked oversize: it is never sent. chunkOutput with
+ * the same `maxChars` never makes such a chunk; the check stays for chunks cut any other way.
  */
 export function segmentChunks(chunks: Chunk[], maxChars: number, maxChunks: number): Segment[] {
   const segments: Segment[] = [];

@@ -145,11 +145,13 @@ function planOutputs(
   const files = new Set<string>();
   for (const candidate of found) {
     const grep = isGrepStyle(candidate.text);
-    const chunks = chunkOutput(candidate.text, grep);
+    // Chunks never exceed what one request carries, so every part of every output is sent (a huge
+    // output makes many requests; those the deadline leaves unanswered keep their chunks, and the
+    // record says so). An oversize segment could only come from a chunking bug: it is kept, with a
+    // reason in the record, never dropped silently.
+    const chunks = chunkOutput(candidate.text, grep, config.maxSegmentChars);
     const segments = segmentChunks(chunks, config.maxSegmentChars, config.maxChunksPerSegment);
     const sendable = segments.filter((s) => !s.oversize).length;
-    // An output whose every chunk is too big for a request is never judged.
-    if (sendable === 0) continue;
     const totalLines = countLines(candidate.text);
     const planned: PlannedSegment[] = [];
     let sentIndex = 0;
@@ -293,7 +295,10 @@ export function planRunEnd(
   ]);
   const candidates = [...large.candidates, ...earlier.candidates];
 
-  if (requests.length === 0 && images.length === 0) return { status: "skip", reason: "nothing to judge" };
+  // A planned output always gets a record result, even one that needed no request.
+  if (requests.length === 0 && images.length === 0 && candidates.length === 0) {
+    return { status: "skip", reason: "nothing to judge" };
+  }
   return {
     status: "run",
     phase: "run-end",
@@ -502,7 +507,7 @@ function finishLarge(
       reason: decision.reason,
       beforeChars: decision.beforeChars,
       afterChars: decision.afterChars,
-      jev: decisions.map((d) => d.trace),
+      jev: collapseTraces(decisions.map((d) => d.trace)),
     };
     if (planned.earlier) {
       earlier.push(draft ? { draft, result } : { result });
@@ -511,6 +516,22 @@ function finishLarge(
     if (draft) drafts.push(draft);
     results.push(result);
   });
+}
+
+/**
+ * One trace per segment, except that a run of three or more identical ones (a huge output's segments
+ * the deadline left unanswered: `timeout`) reads `timeout ×1200`, so a record stays small.
+ */
+export function collapseTraces(traces: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < traces.length; ) {
+    let j = i + 1;
+    while (j < traces.length && traces[j] === traces[i]) j++;
+    if (j - i >= 3) out.push(`${traces[i]} ×${j - i}`);
+    else for (let k = i; k < j; k++) out.push(traces[k] as string);
+    i = j;
+  }
+  return out;
 }
 
 function finishSmall(

@@ -5,7 +5,7 @@
 // Tokens the model could still see elsewhere after the pass do not count: naming them later proves
 // nothing about the removed part. Numbers are weak evidence: one other token or two numbers are needed.
 
-import { chunkOutput } from "./chunk.ts";
+import { chunkOutput, endsInsideLine } from "./chunk.ts";
 import { normalizeCommand, stableJson } from "./superseded.ts";
 import { distinctiveTokens, type TokenKind } from "./tokens.ts";
 import { type Chunk, GUARD_MARKER } from "./types.ts";
@@ -160,8 +160,11 @@ export function removedChunks(original: string, replacement: string): Chunk[] {
   for (const chunk of chunks) {
     const body = chunk.text.endsWith("\n") ? chunk.text.slice(0, -1) : chunk.text;
     const end = cursor + body.length;
-    if (replacement.startsWith(body, cursor) && (end === replacement.length || replacement[end] === "\n")) {
-      cursor = end + 1;
+    // A kept piece of a long line is followed directly by the next piece when that one is kept too (a
+    // continuation never starts with "\n"), else by the line break before an omission line.
+    const inside = endsInsideLine(chunk, original.length);
+    if (replacement.startsWith(body, cursor) && (end === replacement.length || replacement[end] === "\n" || inside)) {
+      cursor = replacement[end] === "\n" ? end + 1 : end;
       continue;
     }
     removed.push(chunk);

@@ -3,8 +3,13 @@
 
 export const RECALL_MAX_LINES = 2000;
 export const RECALL_MAX_BYTES = 50 * 1024;
-/** Only this much of each line is matched against a pattern, which bounds the regex work per line. */
-export const RECALL_MATCH_CHARS = 4000;
+/**
+ * A pattern is matched against whole lines (the sandbox's time limit bounds the work). A matched line
+ * longer than this is shown as this many characters around its match, with a note on how to read it.
+ */
+export const RECALL_EXCERPT_CHARS = 4000;
+/** How much of an excerpt comes before the match (when the line has that much before it). */
+const EXCERPT_BEFORE = 1000;
 export const RECALL_MAX_PATTERN = 500;
 
 export interface RecallQuery {
@@ -44,9 +49,52 @@ export interface WindowInput {
   /** The candidate lines, with their 1-based line numbers in the output. */
   lines: string[];
   numbers?: number[];
+  /** Pattern results: where the pattern matched each line (same order as `lines`). */
+  matches?: Array<{ index: number; length: number }>;
   query: RecallQuery;
   /** Prefix each line with its line number (pattern results). */
   numbered: boolean;
+  /** The entry the text comes from, so a note can spell out the recall call that reads a cut line. */
+  entryId?: string;
+}
+
+export interface Excerpt {
+  text: string;
+  /** The excerpt is line.slice(from, to). */
+  from: number;
+  to: number;
+}
+
+const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
+
+/**
+ * About `size` characters of `line` around a match at `index`: up to EXCERPT_BEFORE before it, the
+ * rest from it on (moved back when the match is near the end). A line within `size` is returned whole.
+ */
+export function excerptAround(line: string, index: number, size: number = RECALL_EXCERPT_CHARS): Excerpt {
+  if (line.length <= size) return { text: line, from: 0, to: line.length };
+  let from = Math.max(0, Math.min(index - EXCERPT_BEFORE, line.length - size));
+  let to = Math.min(line.length, from + size);
+  // Never cut a surrogate pair in half.
+  if (from > 0 && isLowSurrogate(line.charCodeAt(from))) from--;
+  if (to < line.length && isLowSurrogate(line.charCodeAt(to))) to++;
+  return { text: line.slice(from, to), from, to };
+}
+
+/** The pattern-result line for a matched line too long to show, and the note that follows it. */
+function excerptLines(line: string, lineNo: number, index: number, entryId: string | undefined): string[] {
+  const { text, from, to } = excerptAround(line, index);
+  const shown = `${from > 0 ? "…" : ""}${text}${to < line.length ? "…" : ""}`;
+  const call =
+    entryId !== undefined
+      ? `recall(${JSON.stringify({ entryId, offset: lineNo, limit: 1 })})`
+      : `recall with offset=${lineNo}, limit=1 and no pattern`;
+  const whole = line.length > RECALL_MAX_BYTES || byteLength(line) > RECALL_MAX_BYTES ? "its first 50 KB" : "all of it";
+  return [
+    `${lineNo}: ${shown}`,
+    `[line ${lineNo} cut: it is ${line.length} chars; shown are chars ${from + 1}–${to}, around the match at ` +
+      `char ${index + 1}. ${call} shows ${whole}; a pattern that matches further along shows another part.]`,
+  ];
 }
 
 export interface WindowOutput {
@@ -76,23 +124,29 @@ export function renderWindow(input: WindowInput): WindowOutput {
   let index = first - 1;
   const end = Math.min(total, index + limit);
   let capped = false;
+  let shown = 0;
   for (; index < end; index++) {
     if (out.length >= RECALL_MAX_LINES) {
       capped = true;
       break;
     }
     const lineNo = numbers?.[index] ?? index + 1;
-    const line = cutLine(lines[index] as string, lineNo);
-    const rendered = numbered ? `${lineNo}: ${line}` : line;
-    const size = byteLength(rendered) + 1;
-    if (bytes + size > RECALL_MAX_BYTES && out.length > 0) {
+    const raw = lines[index] as string;
+    const match = input.matches?.[index];
+    const rendered =
+      match !== undefined && raw.length > RECALL_EXCERPT_CHARS
+        ? excerptLines(raw, lineNo, match.index, input.entryId)
+        : [numbered ? `${lineNo}: ${cutLine(raw, lineNo)}` : cutLine(raw, lineNo)];
+    let size = 0;
+    for (const r of rendered) size += byteLength(r) + 1;
+    if ((bytes + size > RECALL_MAX_BYTES || out.length + rendered.length > RECALL_MAX_LINES) && out.length > 0) {
       capped = true;
       break;
     }
-    out.push(rendered);
+    out.push(...rendered);
     bytes += size;
+    shown++;
   }
-  const shown = out.length;
   const noun = input.query.pattern !== undefined ? "matches" : "lines";
   if (total === 0) {
     return {

@@ -11,7 +11,10 @@ import { readContent } from "./snapshot.ts";
 export const RECALL_PARAMETERS = Type.Object({
   entryId: Type.String({ description: "The entry id from a [context-guard] note, e.g. 3f9c2a1b" }),
   pattern: Type.Optional(
-    Type.String({ description: "JavaScript regex (≤ 500 chars, /src/i form allowed); returns only matching lines" }),
+    Type.String({
+      description:
+        "JavaScript regex (≤ 500 chars, /src/i form allowed); returns only matching lines (a very long line is shown around its match)",
+    }),
   ),
   offset: Type.Optional(Type.Integer({ description: "First line to return, 1-based (counts matches with pattern)" })),
   limit: Type.Optional(Type.Integer({ description: "Most lines to return" })),
@@ -79,7 +82,7 @@ export async function executeRecall(
   const out = await runner
     .run(
       "recall",
-      { text, pattern: args.pattern, offset: args.offset, limit: args.limit, timeoutMs },
+      { text, pattern: args.pattern, offset: args.offset, limit: args.limit, timeoutMs, entryId: args.entryId },
       { signal: signal ? AbortSignal.any([signal, hardStop]) : hardStop },
     )
     .catch((error: unknown) => {
