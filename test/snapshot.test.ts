@@ -145,9 +145,9 @@ describe("guard records in the snapshot", () => {
     expect(record?.data).toEqual({
       phase: "mid-run",
       results: [
-        { kind: "large", entryId: result, reason: "keep_whole" },
-        { kind: "large", entryId: "t2", reason: "timeout" },
-        { kind: "exchange", entryId: "u0", reason: "unrelated" },
+        { kind: "large", entryId: result, reason: "keep_whole", outcome: "kept" },
+        { kind: "large", entryId: "t2", reason: "timeout", outcome: "kept" },
+        { kind: "exchange", entryId: "u0", reason: "unrelated", outcome: "omitted" },
         "damaged",
       ],
     });

@@ -345,7 +345,8 @@ export default function contextGuard(pi: ExtensionAPI): void {
 
   pi.on("agent_before_settle", async (event, ctx) => {
     if (event.outcome !== "completed" || !session?.config.enabled) return;
-    return guardPass(event, ctx, { phase: "run-end" });
+    // The cache family lets the plan skip asking about earlier runs' outputs whose edit could not pay.
+    return guardPass(event, ctx, { phase: "run-end", cache: { family: cacheFamily(ctx.model) } });
   });
 
   // Mid-run checkpoints: at the end of a turn that called tools (the final turn is left to run end).

@@ -127,7 +127,7 @@ function build(entry: ProjectedLike, first: MessageLike | undefined): SnapEntry 
 
 /**
  * What the worker reads of a guard record (the memos of judged items): its phase and, per result, kind,
- * entry and reason. A record lists every item of its pass with labels and probabilities; sent whole, the
+ * entry, reason and outcome. A record lists every item of its pass with labels and probabilities; sent whole, the
  * record of a large pass would be the largest message of the next one.
  */
 function slimRecord(data: unknown): unknown {
@@ -136,8 +136,13 @@ function slimRecord(data: unknown): unknown {
   if (!Array.isArray(results)) return { phase };
   const slim = results.map((r: unknown) => {
     if (typeof r !== "object" || r === null) return r;
-    const { kind, entryId, reason } = r as { kind?: unknown; entryId?: unknown; reason?: unknown };
-    return { kind, entryId, reason };
+    const { kind, entryId, reason, outcome } = r as {
+      kind?: unknown;
+      entryId?: unknown;
+      reason?: unknown;
+      outcome?: unknown;
+    };
+    return { kind, entryId, reason, outcome };
   });
   return { phase, results: slim };
 }

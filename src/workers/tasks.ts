@@ -52,7 +52,7 @@ export function plan(input: PlanTaskInput): PlanTaskOutput {
   const result =
     input.phase === "mid-run"
       ? planCheckpoint(synced.entries, input.config, input.cache ?? { family: "other" })
-      : planRunEnd(synced.entries, input.config);
+      : planRunEnd(synced.entries, input.config, input.cache);
   if (result.status === "run") {
     const byId = new Map(synced.entries.map((e) => [e.id, e.text]));
     const texts = result.candidates.map((c) => byId.get(c.entryId) ?? "");
