@@ -14,6 +14,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { crc32, deflateRawSync, constants as zlibConstants } from "node:zlib";
 import { mulberry32 } from "./prng.ts";
 
 export type Behaviour =
@@ -37,7 +38,20 @@ export type Behaviour =
   /** 200 with a body of `hugeBytes`: not a System One answer unless `hugeValid` (then valid answers + padding). */
   | "huge"
   /** Answers normally, but only after `lateMs` (longer than the caller's deadline). */
-  | "late";
+  | "late"
+  /**
+   * Raw bytes on the socket (node:http cannot write these): `HTTP/1.1 <rawStatus>`, a small JSON body (the
+   * answers), then the connection closes. For statuses the Response constructor rejects (`000`, a 1xx, `600`,
+   * `999`) and reason phrases with non-ASCII or control characters.
+   */
+  | "raw-status"
+  /**
+   * 200, `content-encoding: gzip`, about 1 MB on the wire that inflates to `bombBytes` of zeros (built once per
+   * size, kept in memory).
+   */
+  | "gzip-bomb"
+  /** 200, `transfer-encoding: chunked`, a first chunk with half of the answer JSON, then the socket is destroyed. */
+  | "truncated-chunked";
 
 export interface WireBoolQuestion {
   type: "noul";
@@ -104,6 +118,13 @@ export interface LoopbackOptions {
   hugeBytes?: number;
   /** Behaviour "huge": send well-formed answers padded to `hugeBytes` instead of a non-answer. Default false. */
   hugeValid?: boolean;
+  /**
+   * Behaviour "raw-status": what follows `HTTP/1.1 ` on the status line, e.g. `"000 Zero"`. A string goes out as
+   * UTF-8; bytes go out as they are (a Latin-1 reason phrase). Default `"999 Weird"`.
+   */
+  rawStatus?: string | Uint8Array;
+  /** Behaviour "gzip-bomb": the inflated size in bytes, a multiple of 1 MiB. Default 1 GiB. */
+  bombBytes?: number;
 }
 
 export interface LoopbackClassifier {
@@ -297,6 +318,57 @@ function sendText(res: ServerResponse, status: number, text: string, headers: Re
   res.end(text);
 }
 
+// Raw responses: behaviours "raw-status", "gzip-bomb", "truncated-chunked".
+
+const MIB = 1024 * 1024;
+const bombs = new Map<number, Buffer>();
+
+/**
+ * A gzip member that inflates to `bytes` zeros (a multiple of 1 MiB), cached per size: one deflate block of 1 MiB
+ * of zeros, ended with a full flush (byte-aligned, no reference across it), repeated, then an empty final block
+ * and the trailer. About 1 KB per MiB on the wire; building 1 GiB takes the CRC's time (~0.2 s) and no more
+ * memory than the result, instead of deflating 1 GiB (~2.5 s).
+ */
+export function gzipBomb(bytes = 1024 * MIB): Buffer {
+  const cached = bombs.get(bytes);
+  if (cached) return cached;
+  if (!Number.isInteger(bytes / MIB) || bytes <= 0) throw new Error(`gzipBomb: ${bytes} is not a multiple of 1 MiB`);
+  const zeros = Buffer.alloc(MIB);
+  const block = deflateRawSync(zeros, { level: 9, finishFlush: zlibConstants.Z_FULL_FLUSH });
+  let crc = 0;
+  for (let i = 0; i < bytes / MIB; i++) crc = crc32(zeros, crc);
+  const header = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 0xff]);
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crc >>> 0, 0);
+  trailer.writeUInt32LE(bytes % 2 ** 32, 4);
+  const last = Buffer.from([0x03, 0x00]); // a final, empty fixed-Huffman block
+  const bomb = Buffer.concat([header, ...Array.from({ length: bytes / MIB }, () => block), last, trailer]);
+  bombs.set(bytes, bomb);
+  return bomb;
+}
+
+/** `HTTP/1.1 <status>`, a JSON body with its length, then the connection closes. */
+function sendRawStatus(socket: Socket, status: string | Uint8Array, body: string): void {
+  const payload = Buffer.from(body);
+  const head = `\r\ncontent-type: application/json\r\ncontent-length: ${payload.length}\r\nconnection: close\r\n\r\n`;
+  const line = typeof status === "string" ? Buffer.from(status, "utf8") : Buffer.from(status);
+  socket.end(Buffer.concat([Buffer.from("HTTP/1.1 "), line, Buffer.from(head), payload]));
+}
+
+/** A chunked 200 whose first chunk holds the first half of `body`; the socket is destroyed once it is sent. */
+function sendTruncatedChunked(socket: Socket, body: string): void {
+  const part = Buffer.from(body.slice(0, Math.max(1, Math.floor(body.length / 2))));
+  const head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+  const chunk = Buffer.concat([Buffer.from(`${head}${part.length.toString(16)}\r\n`), part, Buffer.from("\r\n")]);
+  socket.write(chunk, () => socket.destroy());
+}
+
+function sendGzipBomb(res: ServerResponse, bytes: number | undefined): void {
+  const bomb = gzipBomb(bytes);
+  res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": bomb.length });
+  res.end(bomb);
+}
+
 export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promise<LoopbackClassifier> {
   const options: LoopbackOptions = { ...opts };
   let random = mulberry32(options.seed ?? 1);
@@ -377,6 +449,19 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
         res.writeHead(200, { "content-type": "application/json" });
         res.end('{"answers": {"oops": not json');
         return;
+    }
+
+    if (behaviour === "raw-status") {
+      sendRawStatus(req.socket, options.rawStatus ?? "999 Weird", JSON.stringify(reply));
+      return;
+    }
+    if (behaviour === "truncated-chunked") {
+      sendTruncatedChunked(req.socket, JSON.stringify(reply));
+      return;
+    }
+    if (behaviour === "gzip-bomb") {
+      sendGzipBomb(res, options.bombBytes);
+      return;
     }
 
     if (behaviour === "late") {
