@@ -60,6 +60,18 @@ describe("Breaker", () => {
   });
 });
 
+describe("Breaker.reset", () => {
+  it("closes at once and starts counting afresh", () => {
+    const b = new Breaker({ baseMs: 1000 });
+    b.report(0, failed);
+    b.report(0, failed);
+    expect(b.allow(10)).toBe(false);
+    b.reset();
+    expect(b.allow(10)).toBe(true);
+    expect(b.report(10, failed)).toBe(false);
+  });
+});
+
 describe("retryAfterMs", () => {
   it("reads seconds, HTTP dates and retry-after-ms", () => {
     const now = Date.parse("2026-12-01T12:00:00Z");

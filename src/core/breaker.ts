@@ -89,6 +89,15 @@ export class Breaker {
     return false;
   }
 
+  /** Forget every failure: the user changed the settings (a key, a model) and asks to try again now. */
+  reset(): void {
+    this.#failures = 0;
+    this.#pauseMs = this.#options.baseMs;
+    this.#until = 0;
+    this.#probing = false;
+    this.#error = undefined;
+  }
+
   /** The server asked to wait (`retry-after`): no request before then, within maxMs. */
   holdOff(now: number, ms: number, error?: string): void {
     if (!(ms > 0)) return;

@@ -448,6 +448,8 @@ export default function contextGuard(pi: ExtensionAPI): void {
       if (command === "reload") {
         const loaded = await loadSettings(session.settingsPath);
         session.config = loaded.config;
+        // A reload usually follows a fix (a key, a model): a paused classifier is asked again at once.
+        session.breaker.reset();
         notifyWarnings(ctx, loaded.warnings);
         ctx.ui.notify(
           `context-guard: settings reloaded from ${loaded.path}${loaded.warnings.length ? "" : " (no warnings)"}`,
