@@ -17,6 +17,7 @@ import {
   telemetryAggregator,
 } from "../core/telemetry-stats.ts";
 import type { GuardRecord } from "../core/types.ts";
+import { callback } from "./callbacks.ts";
 import { knownSecrets } from "./secrets.ts";
 import { agentDir } from "./settings.ts";
 
@@ -86,10 +87,12 @@ export class Telemetry {
       }
       if (!this.#scheduled) {
         this.#scheduled = true;
-        setImmediate(() => {
-          this.#scheduled = false;
-          void this.#drain();
-        });
+        setImmediate(
+          callback("telemetry-write", () => {
+            this.#scheduled = false;
+            void this.#drain();
+          }),
+        );
       }
     } catch {
       // Telemetry must never break a hook.
