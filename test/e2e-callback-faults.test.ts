@@ -41,8 +41,13 @@ const servers: LoopbackClassifier[] = [];
 
 beforeAll(async () => {
   // Stateless (the runs share this server): two bash calls, then the answer.
-  main = await startFakeOpenAI((req) => {
+  main = await startFakeOpenAI(async (req) => {
     const done = req.messages.filter((m: { role: string }) => m.role === "tool").length;
+    // "late" runs need the HTTP thread up before the pass (its abort listener is the site under test);
+    // it boots when the run starts, which a loaded machine can stretch past a fast run.
+    if (done === 0 && JSON.stringify(req.messages).includes("(wait for the thread)")) {
+      await new Promise((r) => setTimeout(r, 2500));
+    }
     return done < 2
       ? { toolCalls: [{ name: "bash", arguments: { command: `cat out${done + 1}.txt` } }] }
       : { text: "done: the outputs are read" };
@@ -128,7 +133,8 @@ async function runWith(site: CallbackSite, scenario: Scenario): Promise<Run> {
   const until = async (pred: () => boolean) => {
     for (let i = 0; i < 1200 && !pred(); i++) await new Promise((r) => setTimeout(r, 25));
   };
-  child.stdin.write(`${JSON.stringify({ id: "1", type: "prompt", message: "read both outputs" })}\n`);
+  const message = scenario === "late" ? "read both outputs (wait for the thread)" : "read both outputs";
+  child.stdin.write(`${JSON.stringify({ id: "1", type: "prompt", message })}\n`);
   if (scenario === "abort") {
     await until(() => classifier.requests.length > 0);
     child.stdin.write(`${JSON.stringify({ id: "2", type: "abort" })}\n`);

@@ -57,6 +57,9 @@ export interface RecallDeps {
   timeoutMs: () => number;
 }
 
+/** Time past the pattern's own limit before a recall's worker is stopped from outside. */
+export const RECALL_BACKSTOP_MS = 10_000;
+
 export async function executeRecall(
   raw: unknown,
   ctx: Pick<ExtensionContext, "sessionManager">,
@@ -78,7 +81,9 @@ export async function executeRecall(
   const { text, images } = message.role === "user" ? exchangeOf(branch, index) : outputOf(message);
   const timeoutMs = deps.timeoutMs();
   // The sandbox stops the regex itself; the abort is the backstop that kills the worker if it does not.
-  const hardStop = AbortSignal.timeout(timeoutMs + 2000);
+  // It also counts the recall worker's start (it idles out) and the copy of the output to it, which on a
+  // loaded machine took seconds: a tight backstop failed first recalls that the sandbox would have run.
+  const hardStop = AbortSignal.timeout(timeoutMs + RECALL_BACKSTOP_MS);
   const out = await runner
     .run(
       "recall",
