@@ -22,7 +22,7 @@ import { type PassOptions, runPassOnContext, warmWorker } from "./run-end.ts";
 import { classifierSecretValues, knownSecrets, redactKnown } from "./secrets.ts";
 import { loadSettings, saveSetting } from "./settings.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
-import { type GuardState, statusText } from "./status.ts";
+import { type GuardState, lookupProblem, statusText } from "./status.ts";
 import { recordPass, Telemetry, telemetryStatsReport } from "./telemetry.ts";
 import { createThreadFetch, type ThreadFetch } from "./thread-fetch.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
@@ -195,6 +195,11 @@ export default function contextGuard(pi: ExtensionAPI): void {
     };
     setCallbackReporter((message) => warn(ctx, message));
     notifyWarnings(ctx, loaded.warnings);
+    // The TUI's footer names a classifier problem; print, JSON and RPC clients get it once as a notice.
+    if (loaded.config.enabled && ctx.mode !== "tui") {
+      const found = lookup(ctx);
+      if (!found.ok) warn(ctx, lookupProblem(found));
+    }
     draw(ctx);
     const s = session;
     s.warming = background("snapshot-warm", () => buildSnapshot(s, ctx));

@@ -10,6 +10,20 @@ export type GuardState =
   | { kind: "paused"; until: number; error?: string }
   | { kind: "ready"; savings: Savings; lifetime?: Lifetime };
 
+/** The classifier problem as one sentence, for a notice (the footer has only the short form). */
+export function lookupProblem(lookup: Extract<ClassifierLookup, { ok: false }>): string {
+  const what =
+    lookup.problem === "no-key"
+      ? `no credential for ${lookup.provider} (an API key in the environment, auth.json or models.json, or /login)`
+      : lookup.problem === "not-found"
+        ? "it is not in Pi's classifier catalog"
+        : 'it is not a "provider/id" reference';
+  return (
+    `classifier "${lookup.ref}" cannot be used: ${what}. Nothing is judged until that is fixed ` +
+    '(old images are still dropped); set "model" in the settings, or "local/lexical" for the offline scorer'
+  );
+}
+
 export function statusText(state: GuardState): string {
   switch (state.kind) {
     case "off":
