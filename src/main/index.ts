@@ -2,8 +2,7 @@
 // queue and the pure core. Nothing is started in the factory: Pi also runs it for commands that never
 // open a session (e.g. `pi --list-models`).
 import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
-import type { CacheModel } from "../core/break-even.ts";
-import { Breaker, retryAfterMs } from "../core/breaker.ts";
+import { type Breaker, retryAfterMs } from "../core/breaker.ts";
 import type { AnthropicPayload } from "../core/cache-pin.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../core/config.ts";
 import { summarizeRecord } from "../core/record.ts";
@@ -13,31 +12,30 @@ import { type GuardRecord, RECORD_TYPE } from "../core/types.ts";
 import { CachePins } from "./cache-pins.ts";
 import { background, callback, setCallbackReporter } from "./callbacks.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "./classifier.ts";
+import { cacheFamily, GuardSession } from "./guard-session.ts";
 import { watchExitSignals, watchPass } from "./interrupts.ts";
 import { nextTurn } from "./pace.ts";
 import { createTaskRunner, type TaskRunner } from "./pool.ts";
 import { executeRecall, RECALL_PARAMETERS } from "./recall-tool.ts";
 import { registerRouting } from "./routing.ts";
-import { type PassOptions, runPassOnContext, warmWorker } from "./run-end.ts";
+import type { PassOptions } from "./run-end.ts";
 import { classifierSecretValues, knownSecrets, redactKnown } from "./secrets.ts";
 import { loadSettings, saveSetting } from "./settings.ts";
-import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
+import type { ProjectedLike } from "./snapshot.ts";
 import { type GuardState, lookupProblem, statusText } from "./status.ts";
 import { recordPass, Telemetry, telemetryStatsReport } from "./telemetry.ts";
 import { createThreadFetch, type ThreadFetch } from "./thread-fetch.ts";
-import { WorkerMirror } from "./worker-mirror.ts";
 
 const STATUS_KEY = "context-guard";
 
 interface Session {
   config: GuardConfig;
   settingsPath: string;
-  passRunner?: TaskRunner;
+  /** The pass pipeline's state and its one copy of the wiring (shared with the replay and the bench). */
+  guard: GuardSession;
   recallRunner?: TaskRunner;
   /** Carries the classifier's HTTP requests on a thread of their own, off Pi's event loop. */
   http: ThreadFetch;
-  snapshots: SnapshotBuilder;
-  mirror: WorkerMirror;
   busy: boolean;
   closed: boolean;
   /** Aborted at session_shutdown: a pass in flight stops at once instead of at its deadline. */
@@ -55,8 +53,6 @@ interface Session {
   workerWarm: boolean;
   /** Whether the snapshot has been built once (until then the footer shows no savings). */
   snapshotBuilt: boolean;
-  /** Stops asking a classifier that keeps failing, and says so in the footer. */
-  breaker: Breaker;
   /** The classifier's fetch, watched for a server's retry-after. */
   fetch: typeof globalThis.fetch;
   /** Removes the process signal listeners. */
@@ -108,13 +104,6 @@ function lastRecord(branch: ReturnType<ExtensionContext["sessionManager"]["getBr
   return undefined;
 }
 
-/** How the main model's prompt cache reacts to an edit. */
-export function cacheFamily(model: { api?: string; provider?: string } | undefined): CacheModel["family"] {
-  if (model?.api === "anthropic-messages") return "anthropic";
-  if (model?.provider === "openai-codex" || model?.api === "openai-codex-responses") return "openai-codex";
-  return "other";
-}
-
 export default function contextGuard(pi: ExtensionAPI): void {
   let session: Session | undefined;
 
@@ -126,12 +115,14 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const found = lookup(ctx);
     if (!found.ok) return { kind: "unavailable", lookup: found };
     if (session.busy) return { kind: "busy" };
-    const breaker = session.breaker.state(Date.now());
+    const breaker = session.guard.breakerState();
     if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
     return {
       kind: "ready",
       // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
-      savings: session.snapshotBuilt ? currentSavings(session.snapshots.entries(projectedEntries(ctx))) : NO_SAVINGS,
+      savings: session.snapshotBuilt
+        ? currentSavings(session.guard.snapshots.entries(projectedEntries(ctx)))
+        : NO_SAVINGS,
       lifetime: lifetime(ctx.sessionManager.getBranch()),
     };
   };
@@ -164,20 +155,21 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const loaded = await loadSettings();
     const passRunner = await createTaskRunner({ minThreads: 1, maxThreads: 1 });
     const recallRunner = await createTaskRunner({ minThreads: 0, maxThreads: 1, idleTimeoutMs: 10_000 });
-    const snapshots = new SnapshotBuilder();
+    const guard = new GuardSession({ config: loaded.config, runner: passRunner });
     const http = createThreadFetch();
-    const breaker = new Breaker();
     const stop = new AbortController();
     session = {
-      config: loaded.config,
+      get config() {
+        return guard.config;
+      },
+      set config(config: GuardConfig) {
+        guard.config = config;
+      },
       settingsPath: loaded.path,
-      passRunner,
+      guard,
       recallRunner,
       http,
-      breaker,
-      fetch: watchRetryAfter(http.fetch, breaker),
-      snapshots,
-      mirror: new WorkerMirror(snapshots),
+      fetch: watchRetryAfter(http.fetch, guard.breaker),
       cachePins: new CachePins(),
       busy: false,
       closed: false,
@@ -214,7 +206,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     try {
       await nextTurn();
       if (s.closed) return;
-      await s.snapshots.entriesPaced(projectedEntries(ctx));
+      await s.guard.snapshots.entriesPaced(projectedEntries(ctx));
       built = true;
     } catch {
       // The next redraw builds it.
@@ -230,11 +222,10 @@ export default function contextGuard(pi: ExtensionAPI): void {
    * opened to be read never needs the worker's copy, and Pi is busy drawing it then.
    */
   const warmWorkerFor = async (s: Session, ctx: ExtensionContext): Promise<void> => {
-    if (s.workerWarm || s.closed || !s.config.enabled || !s.passRunner) return;
+    if (s.workerWarm || s.closed || !s.config.enabled) return;
     s.workerWarm = true;
     try {
-      const entries = await s.snapshots.entriesPaced(projectedEntries(ctx));
-      if (!s.closed) await warmWorker(entries, { runner: s.passRunner, mirror: s.mirror, signal: s.stop.signal });
+      await s.guard.warm(projectedEntries(ctx), s.stop.signal);
     } catch {
       // Nothing to report: the first pass sends whatever did not arrive.
     }
@@ -260,7 +251,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     s.closed = true;
     s.stop.abort();
     s.unwatchSignals();
-    await Promise.allSettled([s.passRunner?.destroy(), s.recallRunner?.destroy(), s.http.close()]);
+    await Promise.allSettled([s.guard.runner.destroy(), s.recallRunner?.destroy(), s.http.close()]);
   });
 
   /**
@@ -270,18 +261,16 @@ export default function contextGuard(pi: ExtensionAPI): void {
   const guardPass = async (
     event: { entries: SessionBoundaryDraft[]; context: { contextEntries: unknown[] } },
     ctx: ExtensionContext,
-    options: PassOptions,
+    options: { phase: PassOptions["phase"]; trustedIds?: readonly string[] },
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> => {
     const s = session;
-    if (!s?.passRunner || s.closed) return;
+    if (!s || s.closed) return;
     await s.warming;
     if (s.closed) return;
     s.workerWarm = true;
     // Without a usable classifier a pass still removes old images, which need no judgment; nor while the
-    // breaker holds a failing classifier off.
+    // breaker holds a failing classifier off (GuardSession decides).
     const found = lookup(ctx);
-    const asking = found.ok && s.breaker.allow(Date.now());
-    const context = event.context.contextEntries as ProjectedLike[];
     // Stopped by the user (RPC abort, Esc): what was answered still lands, the rest is asked again.
     const userStop = new AbortController();
     const unwatch = watchPass(ctx, {
@@ -292,41 +281,33 @@ export default function contextGuard(pi: ExtensionAPI): void {
       onAbort: () => userStop.abort(new Error("aborted by the user")),
     });
     try {
-      const result = await runPassOnContext(
-        context,
-        s.snapshots,
-        {
-          runner: s.passRunner,
-          classify: found.ok && asking ? classifierFor(ctx.modelRegistry, found, s.fetch) : undefined,
-          family: cacheFamily(ctx.model),
-          config: s.config,
-          modelRef: found.ref,
-          mirror: s.mirror,
-          signal: AbortSignal.any([s.stop.signal, userStop.signal, ...(ctx.signal ? [ctx.signal] : [])]),
-          onJudging: () => {
-            s.busy = true;
-            draw(ctx);
-            if (ctx.hasUI) {
-              ctx.ui.setWorkingMessage(
-                options.phase === "mid-run"
-                  ? "context-guard: checkpoint…"
-                  : "context-guard: judging the run's outputs…",
-              );
-            }
-          },
+      const { result, opened } = await s.guard.pass({
+        phase: options.phase,
+        context: event.context.contextEntries as ProjectedLike[],
+        ...(found.ok ? { classify: classifierFor(ctx.modelRegistry, found, s.fetch) } : {}),
+        modelRef: found.ref,
+        family: cacheFamily(ctx.model),
+        ...(options.trustedIds ? { trustedIds: options.trustedIds } : {}),
+        signal: AbortSignal.any([s.stop.signal, userStop.signal, ...(ctx.signal ? [ctx.signal] : [])]),
+        onJudging: () => {
+          s.busy = true;
+          draw(ctx);
+          if (ctx.hasUI) {
+            ctx.ui.setWorkingMessage(
+              options.phase === "mid-run" ? "context-guard: checkpoint…" : "context-guard: judging the run's outputs…",
+            );
+          }
         },
-        options,
-      );
+      });
       if (result.status === "skipped" || s.closed) return;
       s.lastFailure = undefined;
-      const { sent, answered, aborted, lastError } = result.classifier;
-      if (s.breaker.report(Date.now(), { sent, answered, aborted, error: lastError })) {
-        const state = s.breaker.state(Date.now());
-        const wait = state.kind === "open" ? Math.max(1, Math.round((state.until - Date.now()) / 1000)) : 0;
+      if (opened) {
+        const wait = Math.max(1, Math.round((opened.until - Date.now()) / 1000));
+        const why = result.classifier.lastError;
         warn(
           ctx,
-          `the classifier did not answer ${state.kind === "open" ? `${state.failures} passes` : "a pass"} in a row` +
-            `${lastError ? ` (${lastError.slice(0, 160)})` : ""}; everything is kept, and it is asked again in ${wait} s`,
+          `the classifier did not answer ${opened.failures} passes in a row` +
+            `${why ? ` (${why.slice(0, 160)})` : ""}; everything is kept, and it is asked again in ${wait} s`,
         );
       }
       recordPass(telemetry, result.record);
@@ -344,24 +325,21 @@ export default function contextGuard(pi: ExtensionAPI): void {
         s.busy = false;
         if (ctx.hasUI) ctx.ui.setWorkingMessage();
       }
-      if (!s.closed && s.breaker.state(Date.now()).kind === "open") draw(ctx);
+      if (!s.closed && s.guard.breakerState().kind === "open") draw(ctx);
     }
   };
 
   pi.on("agent_before_settle", async (event, ctx) => {
     if (event.outcome !== "completed" || !session?.config.enabled) return;
     // The cache family lets the plan skip asking about earlier runs' outputs whose edit could not pay.
-    return guardPass(event, ctx, { phase: "run-end", cache: { family: cacheFamily(ctx.model) } });
+    return guardPass(event, ctx, { phase: "run-end" });
   });
 
   // Mid-run checkpoints: at the end of a turn that called tools (the final turn is left to run end).
   pi.on("turn_end", async (event, ctx) => {
     const c = session?.config;
     if (event.outcome !== "completed" || !c?.enabled || !c.midRun || event.toolResults.length === 0) return;
-    return guardPass(event, ctx, {
-      phase: "mid-run",
-      cache: { family: cacheFamily(ctx.model), trustedIds: session?.cachePins.trustedIds(ctx) },
-    });
+    return guardPass(event, ctx, { phase: "mid-run", trustedIds: session?.cachePins.trustedIds(ctx) });
   });
 
   // Anthropic breakpoints: the question pin on every request, a read point and write anchor after edits.
@@ -454,7 +432,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
         const loaded = await loadSettings(session.settingsPath);
         session.config = loaded.config;
         // A reload usually follows a fix (a key, a model): a paused classifier is asked again at once.
-        session.breaker.reset();
+        session.guard.breaker.reset();
         notifyWarnings(ctx, loaded.warnings);
         ctx.ui.notify(
           `context-guard: settings reloaded from ${loaded.path}${loaded.warnings.length ? "" : " (no warnings)"}`,
@@ -481,7 +459,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
   const statusReport = (ctx: ExtensionContext): string => {
     const s = session as Session;
     const found = lookup(ctx);
-    const savings = currentSavings(s.snapshots.entries(projectedEntries(ctx)));
+    const savings = currentSavings(s.guard.snapshots.entries(projectedEntries(ctx)));
     const branch = ctx.sessionManager.getBranch();
     const life = lifetime(branch);
     const c = s.config;
@@ -491,7 +469,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
       `classifier: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
       `old exchanges: ${c.pruneExchanges ? `judged (gate ${c.exchangeBreakEven ? "on" : "off"})` : "off"} · small outputs: ${c.smallResultMinChars > 0 ? `from ${c.smallResultMinChars} chars` : "off"} · images kept ${c.imageKeepTurns} turns`,
     ];
-    const paused = s.breaker.state(Date.now());
+    const paused = s.guard.breakerState();
     if (paused.kind === "open") {
       lines.push(
         `paused: the classifier failed ${paused.failures} pass(es) in a row${paused.error ? ` (${paused.error.slice(0, 160)})` : ""}; asked again after ${new Date(paused.until).toLocaleTimeString()}`,

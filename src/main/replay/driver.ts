@@ -1,9 +1,9 @@
-// Replays one session through the real pipeline, boundary by boundary, exactly as the extension runs:
-// at every turn that called tools (a mid-run checkpoint, Pi's turn_end) and at every run end (Pi's
-// agent_before_settle) Pi's SessionManager rebuilds the projection of the branch so far, SnapshotBuilder
-// turns it into the workers' shape, runPass plans in the worker pool, asks the classifier through the
-// queue under the deadline and finishes in the pool, validateEdits checks the drafts, and the drafts are
-// committed with Pi's own appendContextEdit/appendCustomEntry before the next entry of the file is added.
+// Replays one session through the real pipeline, boundary by boundary: at every turn that called tools (a
+// mid-run checkpoint, Pi's turn_end) and at every run end (Pi's agent_before_settle) Pi's SessionManager
+// rebuilds the projection of the branch so far and the extension's own GuardSession.pass runs on it (the
+// snapshot, the plan and finish in the worker pool, the classifier queue under the deadline and the
+// breaker, the validation), on the session's own clock (its entries' timestamps). The drafts are committed
+// with Pi's own appendContextEdit/appendCustomEntry before the next entry of the file is added.
 // Later requests therefore carry the edited context, which is what the billed-context curve compares.
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import {
@@ -12,7 +12,6 @@ import {
   SessionManager,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
-import type { CacheModel } from "../../core/break-even.ts";
 import type { GuardConfig } from "../../core/config.ts";
 import {
   callSignature,
@@ -34,11 +33,10 @@ import {
 import { oneLine } from "../../core/text.ts";
 import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../../core/types.ts";
 import type { ClassifyFn } from "../classify-queue.ts";
+import { cacheFamily, GuardSession } from "../guard-session.ts";
 import type { TaskRunner } from "../pool.ts";
-import { type PassOptions, runPass } from "../run-end.ts";
-import { type ProjectedLike, readContent, SnapshotBuilder } from "../snapshot.ts";
-import { validateEdits } from "../validate.ts";
-import { WorkerMirror } from "../worker-mirror.ts";
+import type { PassOptions, RunEndResult } from "../run-end.ts";
+import { type ProjectedLike, readContent } from "../snapshot.ts";
 import type { SessionFile } from "./reader.ts";
 
 export interface ReplayOptions {
@@ -82,13 +80,6 @@ const ended = (m: MessageLike | undefined) => m?.stopReason === "error" || m?.st
 function isTurnMessage(entry: SessionEntry): boolean {
   const role = messageOf(entry)?.role;
   return role === "user" || role === "assistant" || role === "toolResult";
-}
-
-/** Same rule as cacheFamily in index.ts, from the assistant message that last answered. */
-function familyOf(message: MessageLike | undefined): CacheModel["family"] {
-  if (message?.api === "anthropic-messages") return "anthropic";
-  if (message?.provider === "openai-codex" || message?.api === "openai-codex-responses") return "openai-codex";
-  return "other";
 }
 
 /**
@@ -173,8 +164,9 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const { branch, lineOf } = file;
   const header = file.header;
   const cwd = header.cwd || process.cwd();
-  const snapshots = new SnapshotBuilder();
-  const mirror = new WorkerMirror(snapshots);
+  /** The session's time: the timestamp of the entry being replayed (the breaker's pauses follow it). */
+  let now = Date.parse(header.timestamp ?? "") || 0;
+  const guard = new GuardSession({ config: options.config, runner: options.runner, clock: () => now });
   const on: SessionEntry[] = [];
   const off: SessionEntry[] = [];
   const onSize = new ContextSize();
@@ -203,6 +195,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
 
   for (let i = 0; i < branch.length; i++) {
     const original = branch[i] as SessionEntry;
+    now = Date.parse(original.timestamp) || now;
     const line = lineOf.get(original);
     if (line !== undefined) lineOfId.set(original.id, line);
     byId.set(original.id, original);
@@ -274,23 +267,15 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     const stall = monitorEventLoopDelay({ resolution: 1 });
     stall.enable();
     const began = performance.now();
-    let result: Awaited<ReturnType<typeof runPass>>;
+    let result: RunEndResult;
     try {
-      // What the hook does: snapshot, pass, validation against the context the drafts go to.
-      const entries = snapshots.entries(context);
-      result = await runPass(
-        entries,
-        {
-          runner: options.runner,
-          classify,
-          family: familyOf(lastAssistant),
-          config: options.config,
-          modelRef: options.modelRef,
-          mirror,
-          validate: (edits) => validateEdits(edits, context),
-        },
-        phase === "mid-run" ? { phase, cache: { family: familyOf(lastAssistant) } } : { phase },
-      );
+      ({ result } = await guard.pass({
+        phase,
+        context,
+        ...(classify ? { classify } : {}),
+        modelRef: options.modelRef,
+        family: cacheFamily(lastAssistant),
+      }));
     } catch (error) {
       metrics.status = "failed";
       metrics.reason = `the pass failed, nothing was changed (${(error as Error).message})`;
