@@ -14,10 +14,10 @@ import { planRunEnd } from "../src/core/pass.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../src/core/types.ts";
 import { nextTurn } from "../src/main/pace.ts";
 import { SnapshotBuilder } from "../src/main/snapshot.ts";
-import { toProjection } from "./lib/generate.ts";
-import { benchConfig, loopbackClassify, startedThreadFetch } from "./lib/hook.ts";
-import { startLoopbackHost } from "./lib/loopback-host.ts";
-import { fullGc, measureStall, ownStall } from "./lib/stall.ts";
+import { toProjection } from "../test/kit/generate.ts";
+import { benchConfig, loopbackClassify, startedThreadFetch } from "../test/kit/hook.ts";
+import { startLoopbackHost } from "../test/kit/loopback-host.ts";
+import { fullGc, measureStall, ownStall } from "../test/kit/stall.ts";
 import { summarize } from "./lib/stats.ts";
 import { baseSession } from "./lib/workloads.ts";
 

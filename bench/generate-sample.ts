@@ -8,7 +8,7 @@
  */
 import { statSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DEFAULT_CWD, generateSession, writeSessionFile } from "./lib/generate.ts";
+import { DEFAULT_CWD, generateSession, writeSessionFile } from "../test/kit/generate.ts";
 
 const { values } = parseArgs({
   options: {

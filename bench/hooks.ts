@@ -13,14 +13,13 @@ import { type AnthropicPayload, placeGuardBreakpoints } from "../src/core/cache-
 import { currentSavings, lifetime } from "../src/core/stats.ts";
 import type { ContextEditDraft } from "../src/core/types.ts";
 import { CachePins } from "../src/main/cache-pins.ts";
+import { GuardSession } from "../src/main/guard-session.ts";
 import type { PoolBackend } from "../src/main/pool.ts";
-import { runPassOnContext, warmWorker } from "../src/main/run-end.ts";
 import { SnapshotBuilder } from "../src/main/snapshot.ts";
-import { WorkerMirror } from "../src/main/worker-mirror.ts";
-import type { SessionEntryLike } from "./lib/generate.ts";
-import { benchConfig, loopbackClassify, MODEL_REF, passRunner, startedThreadFetch } from "./lib/hook.ts";
-import { startLoopbackHost } from "./lib/loopback-host.ts";
-import { measureStall, ownStall } from "./lib/stall.ts";
+import type { SessionEntryLike } from "../test/kit/generate.ts";
+import { benchConfig, loopbackClassify, MODEL_REF, passRunner, startedThreadFetch } from "../test/kit/hook.ts";
+import { startLoopbackHost } from "../test/kit/loopback-host.ts";
+import { measureStall, ownStall } from "../test/kit/stall.ts";
 import { summarize } from "./lib/stats.ts";
 import { appendedRun, baseSession, SessionSim } from "./lib/workloads.ts";
 
@@ -82,8 +81,9 @@ const rows: Row[] = [];
 for (const size of sizes) {
   const prefix = midRun(baseSession(size));
 
-  // turn_end: a checkpoint pass as index.ts's guardPass runs it (paced snapshot, pass, paced validation),
-  // cold (the session's first pass) and the next checkpoint after the first one's edits and 20 new entries.
+  // turn_end: a checkpoint pass through the extension's GuardSession (paced snapshot, pass, paced
+  // validation), cold (the session's first pass) and the next checkpoint after the first one's edits and
+  // 20 new entries.
   for (const backend of ["piscina", "inline"] as PoolBackend[]) {
     const runner = await passRunner(backend);
     const classify = backend === "inline" ? onMain : threaded;
@@ -91,15 +91,15 @@ for (const size of sizes) {
     const warm: number[] = [];
     for (let r = 0; r < reps; r++) {
       const run = new SessionSim(prefix);
-      const snapshots = new SnapshotBuilder();
-      const mirror = new WorkerMirror(snapshots);
+      const guard = new GuardSession({ config, runner });
       const checkpoint = async () => {
-        const result = await runPassOnContext(
-          run.project(),
-          snapshots,
-          { runner, classify, family: "anthropic", config, modelRef: MODEL_REF, mirror },
-          { phase: "mid-run", cache: { family: "anthropic" } },
-        );
+        const { result } = await guard.pass({
+          phase: "mid-run",
+          context: run.project(),
+          classify,
+          modelRef: MODEL_REF,
+          family: "anthropic",
+        });
         if (result.status === "done") run.applyPass(result.edits, result.recordDraft);
       };
       cold.push(ownStall((await measureStall(checkpoint, "quiet")).stall));
@@ -128,28 +128,25 @@ for (const size of sizes) {
     const whole = baseSession(size);
     for (let r = 0; r < reps; r++) {
       const sim = new SessionSim(whole);
-      const firstPass = (snapshots: SnapshotBuilder, mirror: WorkerMirror) => () =>
-        runPassOnContext(
-          sim.project(),
-          snapshots,
-          { runner, classify: threaded, family: "anthropic", config, modelRef: MODEL_REF, mirror },
-          { phase: "run-end" },
-        );
+      const firstPass = (guard: GuardSession) => () =>
+        guard.pass({
+          phase: "run-end",
+          context: sim.project(),
+          classify: threaded,
+          modelRef: MODEL_REF,
+          family: "anthropic",
+        });
       const warmed = async () => {
-        const snapshots = new SnapshotBuilder();
-        const mirror = new WorkerMirror(snapshots);
-        const w = await measureStall(async () => {
-          await warmWorker(await snapshots.entriesPaced(sim.project()), { runner, mirror });
-        }, "quiet");
+        const guard = new GuardSession({ config, runner });
+        const w = await measureStall(() => guard.warm(sim.project()), "quiet");
         warmUp.push(ownStall(w.stall));
         warmUpMs.push(w.ms);
-        const m = await measureStall(firstPass(snapshots, mirror), "quiet");
+        const m = await measureStall(firstPass(guard), "quiet");
         warmedStall.push(ownStall(m.stall));
         warmedMs.push(m.ms);
       };
       const cold = async () => {
-        const snapshots = new SnapshotBuilder();
-        const m = await measureStall(firstPass(snapshots, new WorkerMirror(snapshots)), "quiet");
+        const m = await measureStall(firstPass(new GuardSession({ config, runner })), "quiet");
         coldStall.push(ownStall(m.stall));
         coldMs.push(m.ms);
       };

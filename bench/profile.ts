@@ -13,9 +13,16 @@
 import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import type { ClassifyFn } from "../src/main/classify-queue.ts";
-import { benchConfig, HookSession, loopbackClassify, passRunner, runHook, startedThreadFetch } from "./lib/hook.ts";
-import { startLoopbackHost } from "./lib/loopback-host.ts";
-import { fullGc, GC_KINDS, RunQueueClock } from "./lib/stall.ts";
+import {
+  benchConfig,
+  HookSession,
+  loopbackClassify,
+  passRunner,
+  runHook,
+  startedThreadFetch,
+} from "../test/kit/hook.ts";
+import { startLoopbackHost } from "../test/kit/loopback-host.ts";
+import { fullGc, GC_KINDS, RunQueueClock } from "../test/kit/stall.ts";
 import { appendedRun, baseSession, type OutputKind, output, outputRun, SessionSim } from "./lib/workloads.ts";
 
 const { values } = parseArgs({

@@ -2,7 +2,7 @@
 // bench/client-in-worker.ts. Each message is one request; the answer goes back with the same id.
 import { parentPort, workerData } from "node:worker_threads";
 import type { ClassifierRequest } from "../../src/core/types.ts";
-import { loopbackClassify } from "./hook.ts";
+import { loopbackClassify } from "../../test/kit/hook.ts";
 
 const classify = loopbackClassify((workerData as { baseUrl: string }).baseUrl);
 

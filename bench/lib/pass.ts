@@ -2,8 +2,8 @@
 import type { GuardConfig } from "../../src/core/config.ts";
 import type { ClassifyFn } from "../../src/main/classify-queue.ts";
 import type { ProjectedLike } from "../../src/main/snapshot.ts";
-import { type HookResult, type HookSession, runHook } from "./hook.ts";
-import { measureStall, type ProbeMode, type StallStats } from "./stall.ts";
+import { type HookResult, type HookSession, runHook } from "../../test/kit/hook.ts";
+import { measureStall, type ProbeMode, type StallStats } from "../../test/kit/stall.ts";
 import { sentChars } from "./workloads.ts";
 
 export interface PassSample {

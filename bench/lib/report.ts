@@ -1,5 +1,7 @@
 // Turns the raw samples into the tables (stdout and bench/RESULTS.md), the target verdicts and a short
 // "where the time goes" reading computed from the same numbers.
+
+import { ownStall, type StallStats } from "../../test/kit/stall.ts";
 import type { BreakdownSample } from "../scenarios/breakdown.ts";
 import type { ChunkSample } from "../scenarios/chunking.ts";
 import type { ClientSample } from "../scenarios/client.ts";
@@ -12,7 +14,6 @@ import type { SerializationSample } from "../scenarios/serialization.ts";
 import type { SessionSample } from "../scenarios/sessions.ts";
 import type { MachineInfo } from "./machine.ts";
 import { HTTP_ON_MAIN } from "./pass.ts";
-import { ownStall, type StallStats } from "./stall.ts";
 import {
   fmt,
   fmtRatio,
@@ -1030,7 +1031,7 @@ export function renderMarkdown(r: BenchResults): string {
       "from the main thread) against the loopback System One server, " +
       `which runs in its own worker thread (it is a remote service in real use). It answers ${s.latencyMs} ms after a request arrives (its own parsing and policy inside that time, as a remote service's response time) ` +
       `with \`keywordPolicy(/${s.keepKeyword}/i)\`; concurrency ${s.concurrency}.`,
-    "- **Workloads.** Generated heavy sessions (`bench/lib/generate.ts`, seed 7) of 200, 2,000 and 10,000 entries; " +
+    "- **Workloads.** Generated heavy sessions (`test/kit/generate.ts`, seed 7) of 200, 2,000 and 10,000 entries; " +
       "the final run holds about 55% of them. *cold* = a first pass with nothing cached: empty snapshot cache and " +
       "mirror, every entry sent to the worker inside the hook (the extension normally sends the session while the " +
       "main model works on the session's first run; a pass is cold when that has not finished, after the pool's " +

@@ -3,7 +3,7 @@
 // way Pi does, so a second pass sees what it would see in a real session.
 import type { ContextEditDraft, CustomDraft } from "../../src/core/types.ts";
 import type { ProjectedLike } from "../../src/main/snapshot.ts";
-import { generateOutput, generateSession, type SessionEntryLike, toProjection } from "./generate.ts";
+import { generateOutput, generateSession, type SessionEntryLike, toProjection } from "../../test/kit/generate.ts";
 
 export type OutputKind = "grep" | "log";
 

@@ -13,10 +13,10 @@ import { SnapshotBuilder } from "../../src/main/snapshot.ts";
 import { validateEdits } from "../../src/main/validate.ts";
 import { WorkerMirror } from "../../src/main/worker-mirror.ts";
 import type { SyncInput } from "../../src/workers/session-store.ts";
-import { MODEL_REF } from "../lib/hook.ts";
+import { MODEL_REF } from "../../test/kit/hook.ts";
+import { settle, timeSync } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
 import type { PassEnv } from "../lib/pass.ts";
-import { settle, timeSync } from "../lib/stall.ts";
 import { appendedRun, baseSession, SessionSim, sentChars } from "../lib/workloads.ts";
 
 export interface BreakdownSample {

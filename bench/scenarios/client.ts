@@ -7,11 +7,11 @@ import { request } from "node:http";
 import { planRunEnd } from "../../src/core/pass.ts";
 import type { ClassifierRequest } from "../../src/core/types.ts";
 import { SnapshotBuilder } from "../../src/main/snapshot.ts";
-import { toProjection } from "../lib/generate.ts";
-import { benchConfig, loopbackClassify, startedThreadFetch } from "../lib/hook.ts";
-import type { LoopbackHost } from "../lib/loopback-host.ts";
+import { toProjection } from "../../test/kit/generate.ts";
+import { benchConfig, loopbackClassify, startedThreadFetch } from "../../test/kit/hook.ts";
+import type { LoopbackHost } from "../../test/kit/loopback-host.ts";
+import { measureStall, ownStall, settle } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
-import { measureStall, ownStall, settle } from "../lib/stall.ts";
 import { baseSession } from "../lib/workloads.ts";
 
 export type ClientName = "pi-ai classify, HTTP thread" | "pi-ai classify" | "fetch" | "node:http";

@@ -2,8 +2,8 @@
 // threads burn CPU. On a 2-core machine the spinning setImmediate probe competes with busy workers for
 // the cores, so a few milliseconds of "stall" are the scheduler, not the code under test.
 import { Worker } from "node:worker_threads";
+import { measureStall, type ProbeMode, type StallStats, settle } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
-import { measureStall, type ProbeMode, type StallStats, settle } from "../lib/stall.ts";
 
 export interface FloorSample {
   busyWorkers: number;

@@ -1,11 +1,11 @@
 // Benchmark 2, the hang case: the classifier accepts every request and never answers. Settling must end
 // at the pass deadline (timeoutMs) plus the pipeline's own time; every output is kept.
 import type { TaskRunner } from "../../src/main/pool.ts";
-import { HookSession } from "../lib/hook.ts";
-import type { LoopbackHost } from "../lib/loopback-host.ts";
+import { HookSession } from "../../test/kit/hook.ts";
+import type { LoopbackHost } from "../../test/kit/loopback-host.ts";
+import { settle } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
 import { measurePass, type PassEnv, type PassSample } from "../lib/pass.ts";
-import { settle } from "../lib/stall.ts";
 import { appendedRun, baseSession, releaseWorkloads, SessionSim } from "../lib/workloads.ts";
 
 export interface HangSample extends PassSample {

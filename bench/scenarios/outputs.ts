@@ -4,10 +4,10 @@
 import { serialize } from "node:v8";
 import { chunkOutput } from "../../src/core/chunk.ts";
 import type { PoolBackend, TaskRunner } from "../../src/main/pool.ts";
-import { HookSession } from "../lib/hook.ts";
+import { HookSession } from "../../test/kit/hook.ts";
+import { type ProbeMode, settle, timeSync } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
 import { measurePass, type PassEnv, type PassSample } from "../lib/pass.ts";
-import { type ProbeMode, settle, timeSync } from "../lib/stall.ts";
 import { rotate } from "../lib/stats.ts";
 import { baseSession, type OutputKind, output, outputRun, SessionSim, sizeLabel } from "../lib/workloads.ts";
 

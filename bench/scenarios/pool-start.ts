@@ -5,8 +5,8 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { PoolBackend } from "../../src/main/pool.ts";
+import type { StallStats } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
-import type { StallStats } from "../lib/stall.ts";
 import { rotate } from "../lib/stats.ts";
 
 export interface PoolStartSample {
@@ -25,12 +25,12 @@ export interface PoolStartSample {
 }
 
 async function child(backend: PoolBackend): Promise<void> {
-  const { measureStall } = await import("../lib/stall.ts");
+  const { measureStall } = await import("../../test/kit/stall.ts");
   const { createTaskRunner } = await import("../../src/main/pool.ts");
   const { SnapshotBuilder } = await import("../../src/main/snapshot.ts");
   const { WorkerMirror } = await import("../../src/main/worker-mirror.ts");
-  const { generateSession, toProjection } = await import("../lib/generate.ts");
-  const { benchConfig } = await import("../lib/hook.ts");
+  const { generateSession, toProjection } = await import("../../test/kit/generate.ts");
+  const { benchConfig } = await import("../../test/kit/hook.ts");
   const entries = new SnapshotBuilder().entries(toProjection(generateSession({ entries: 200, seed: 7 })));
   const sync = new WorkerMirror().prepare(entries);
   let createMs = 0;

@@ -2,8 +2,8 @@
 // thread stays free; inline (the same task code on the main thread) blocks for the whole time limit.
 import type { PoolBackend, TaskRunner } from "../../src/main/pool.ts";
 import { createTaskRunner } from "../../src/main/pool.ts";
+import { measureStall, type ProbeMode, type StallStats, settle } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
-import { measureStall, type ProbeMode, type StallStats, settle } from "../lib/stall.ts";
 import { rotate } from "../lib/stats.ts";
 
 export interface RecallSample {

@@ -6,9 +6,9 @@ import { Worker } from "node:worker_threads";
 import { pack, unpack } from "msgpackr";
 import type { SnapEntry } from "../../src/core/types.ts";
 import { SnapshotBuilder } from "../../src/main/snapshot.ts";
-import { toProjection } from "../lib/generate.ts";
+import { toProjection } from "../../test/kit/generate.ts";
+import { settle, timeSync } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
-import { settle, timeSync } from "../lib/stall.ts";
 import { baseSession } from "../lib/workloads.ts";
 
 export interface SerializationSample {

@@ -3,11 +3,11 @@
 // mirror (every entry sent) and on later passes after N new entries (the steady state of a session).
 // Between passes the previous pass's edits are applied the way Pi applies them.
 import type { PoolBackend, TaskRunner } from "../../src/main/pool.ts";
-import { HookSession } from "../lib/hook.ts";
+import { HookSession } from "../../test/kit/hook.ts";
+import type { ProbeMode } from "../../test/kit/stall.ts";
+import { fullGc, settle } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
 import { HTTP_ON_MAIN, measurePass, type PassEnv, type PassSample } from "../lib/pass.ts";
-import type { ProbeMode } from "../lib/stall.ts";
-import { fullGc, settle } from "../lib/stall.ts";
 import { rotate } from "../lib/stats.ts";
 import { appendedRun, baseSession, releaseWorkloads, SessionSim } from "../lib/workloads.ts";
 

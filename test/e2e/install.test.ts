@@ -13,6 +13,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeOpenAI, type FakeRequest, startFakeOpenAI } from "../kit/fake-openai.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { packCheckout, withCheckoutLock } from "../kit/pack.ts";
 import { FAKE_MODEL, makeAgentDir, NODE_BIN, PI_BIN, REPO_ROOT, runPiCli } from "../kit/pi-agent-dir.ts";
 
 const run = promisify(execFile);
@@ -40,9 +41,7 @@ beforeAll(async () => {
   });
   cwd = await mkdtemp(join(tmpdir(), "cg-install-cwd-"));
   await writeFile(join(cwd, "out.txt"), output);
-  const packDir = await mkdtemp(join(tmpdir(), "cg-install-pack-"));
-  const { stdout } = await run("npm", ["pack", "--silent", "--pack-destination", packDir], { cwd: REPO_ROOT, env });
-  tarball = join(packDir, stdout.trim().split("\n").at(-1) as string);
+  tarball = await packCheckout(await mkdtemp(join(tmpdir(), "cg-install-pack-")));
 }, 180_000);
 
 afterAll(async () => {
@@ -97,7 +96,8 @@ describe("pi install", () => {
   }, 180_000);
 
   it("the folder of a clone after npm install loads and distills", async () => {
-    const out = await installAndRun(REPO_ROOT);
+    // Not while another test's `npm pack` rebuilds dist/ under it.
+    const out = await withCheckoutLock(() => installAndRun(REPO_ROOT));
     expect(out.settings.packages?.length).toBe(1);
     expectGuarded(out);
   }, 180_000);

@@ -1,0 +1,137 @@
+// `context-guard replay` as a user runs it: the sample session offline, a broken file, a hosted model
+// without its key. The render check in headless Chromium is `npm run report:screenshot` (run by CI).
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ReplayReport } from "../../src/core/replay-metrics.ts";
+import { keywordPolicy, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+
+const run = promisify(execFile);
+const REPO_ROOT = join(import.meta.dirname, "../..");
+const SAMPLE = join(REPO_ROOT, "bench", "sample", "session.jsonl");
+
+let dir: string;
+let agentDir: string;
+/** The environment of a user with no key and an empty agent folder. */
+let env: NodeJS.ProcessEnv;
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [join(REPO_ROOT, "src", "cli.ts"), ...args], {
+      cwd: dir,
+      env,
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === "number" ? e.code : 1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cg-replay-cli-"));
+  agentDir = join(dir, "agent");
+  env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" };
+  for (const key of Object.keys(env)) if (/_API_KEY$/.test(key)) delete env[key];
+  delete env.PI_CONTEXT_GUARD_CONFIG;
+});
+
+describe("context-guard replay", () => {
+  let report: ReplayReport;
+  let html: string;
+
+  it("replays the sample session with no key and no network, prints the summary and writes the report", async () => {
+    const started = performance.now();
+    const out = await cli(["replay", SAMPLE, "--json", "metrics.json"]);
+    expect(out.stderr).toBe("");
+    expect(out.code).toBe(0);
+    expect(performance.now() - started).toBeLessThan(20_000);
+    // No key for the configured Jev: the embedded classifier is used, and the summary says so.
+    expect(out.stdout).toContain("classifier local/lexical");
+    expect(out.stdout).toContain("no openrouter key");
+    expect(out.stdout).toMatch(/billed context\s+[\d.]+[kM]? → [\d.]+[kM]? tokens over all requests\s+\(−\d/);
+    expect(out.stdout).toMatch(/needed later\?\s+\d+ of \d+ removed chunks\/items suspected/);
+    expect(out.stdout).toContain(`report: ${join(dir, "context-guard-report.html")}`);
+    report = JSON.parse(await readFile(join(dir, "metrics.json"), "utf8")) as ReplayReport;
+    const [s] = report.sessions;
+    expect(s?.entries).toBe(260);
+    expect(s?.problems).toEqual([]);
+    expect(s?.totals.requests).toBe(105);
+    expect(s?.totals.runEnds).toBe(6);
+    expect(s?.totals.invalidDrafts).toBe(0);
+    expect(s?.totals.billedOn).toBeLessThan(s?.totals.billedOff ?? 0);
+    for (const kind of ["large", "small", "image", "exchange"]) expect(s?.totals.edits[kind] ?? 0).toBeGreaterThan(0);
+    expect(s?.passes.some((p) => p.phase === "mid-run" && p.drafts > 0)).toBe(true);
+    html = await readFile(join(dir, "context-guard-report.html"), "utf8");
+    expect(html).toContain("<svg");
+    // Self-contained: no scripts, stylesheets, images or fonts from anywhere.
+    expect(html).not.toMatch(/<script|<link|<img|<iframe|@import/);
+    expect(html).toContain('<path class="off"');
+    expect(html).toContain('<path class="on"');
+  });
+
+  it("names a malformed and a truncated line, and replays the rest", async () => {
+    const lines = (await readFile(SAMPLE, "utf8")).split("\n").filter((l) => l !== "");
+    lines[40] = lines[40]?.slice(0, 50) ?? "";
+    const broken = join(dir, "broken.jsonl");
+    await writeFile(broken, `${lines.join("\n")}\n{"type":"message","id":"ffff0000","parentId":`);
+    const out = await cli(["replay", broken, "--out", "broken.html", "--json", "broken.json"]);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain("problem: line 41 is not valid JSON");
+    expect(out.stdout).toContain(`problem: line ${lines.length + 1} is truncated`);
+    const metrics = JSON.parse(await readFile(join(dir, "broken.json"), "utf8")) as ReplayReport;
+    expect(metrics.sessions[0]?.totals.runEnds).toBe(6);
+    expect(metrics.sessions[0]?.totals.requests).toBeGreaterThan(100);
+    expect(await readFile(join(dir, "broken.html"), "utf8")).toContain("line 41 is not valid JSON");
+  });
+
+  it("refuses a hosted model without its key, and says how to run offline", async () => {
+    const out = await cli(["replay", SAMPLE, "--model", "openrouter/~typesafe/jev-latest"]);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain("no openrouter key");
+    expect(out.stderr).toContain("--model local/lexical");
+  });
+
+  it("explains a bad path and unknown options", async () => {
+    expect((await cli(["replay", join(dir, "missing.jsonl")])).stderr).toContain("no such file or folder");
+    const bad = await cli(["replay", SAMPLE, "--nope"]);
+    expect(bad.code).toBe(2);
+    expect((await cli(["replay", "--help"])).stdout).toContain("Usage: context-guard replay");
+  });
+
+  it("uses a hosted classifier through Pi's client with its key, and a re-run is answered from the cache", async () => {
+    const lb = await startLoopbackClassifier({ policy: keywordPolicy(/computeTotals|AuthUrl/) });
+    try {
+      const hosted = join(dir, "hosted-agent");
+      await mkdir(hosted, { recursive: true });
+      // A models.json override keeps the built-in catalog and points OpenRouter at the loopback server.
+      await writeFile(
+        join(hosted, "models.json"),
+        JSON.stringify({ providers: { openrouter: { baseUrl: lb.baseUrl, apiKey: "test-key" } } }),
+      );
+      const args = ["replay", SAMPLE, "--agent-dir", hosted, "--out", "hosted.html", "--json", "hosted.json"];
+      const first = await cli(args);
+      expect(first.code).toBe(0);
+      expect(first.stdout).toContain("classifier openrouter/~typesafe/jev-latest");
+      const asked = lb.requests.length;
+      expect(asked).toBeGreaterThan(10);
+      const metrics = JSON.parse(await readFile(join(dir, "hosted.json"), "utf8")) as ReplayReport;
+      expect(metrics.sessions[0]?.totals.classifierRequests).toBe(asked);
+      expect(metrics.sessions[0]?.totals.costUsd).toBeGreaterThan(0);
+      const again = await cli(args);
+      expect(again.code).toBe(0);
+      expect(lb.requests.length).toBe(asked);
+      const cached = JSON.parse(await readFile(join(dir, "hosted.json"), "utf8")) as ReplayReport;
+      expect(cached.sessions[0]?.totals.cacheHits).toBe(asked);
+      expect(cached.sessions[0]?.totals.costUsd).toBe(0);
+      expect(cached.sessions[0]?.totals.billedOn).toBe(metrics.sessions[0]?.totals.billedOn);
+      expect(again.stdout).toContain(`(${asked} from cache)`);
+    } finally {
+      await lb.close();
+    }
+  });
+});
