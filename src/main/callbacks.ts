@@ -1,7 +1,7 @@
 // Code that runs outside an awaited promise (event listeners, timers, worker and stream events, work
 // started in the background) has nobody to hand an exception to: thrown there, it ends Pi's process.
 // Every such site goes through `callback()`, which catches and reports instead. The fault-injection
-// test (test/e2e-callback-faults.test.ts) arms one site at a time with CONTEXT_GUARD_INJECT_FAULT and
+// test (test/e2e/callback-faults.test.ts) arms one site at a time with CONTEXT_GUARD_INJECT_FAULT and
 // checks that Pi lives, finishes its run and writes a valid session.
 
 /** Every site that runs outside an awaited promise. */
