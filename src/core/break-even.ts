@@ -2,10 +2,9 @@
 // the context makes the next request re-send everything after it uncached, once; the saving is paid back
 // on every later request. Only the extra rewrite the exchanges add on top of the pass's other edits counts.
 
-import type { Exchange } from "./exchanges.ts";
 import { argsJsonLength } from "./run.ts";
 import { formatCount } from "./text.ts";
-import type { SnapEntry } from "./types.ts";
+import type { Exchange, SnapEntry } from "./types.ts";
 
 /** How a provider's prompt cache reacts to an edit. */
 export interface CacheModel {

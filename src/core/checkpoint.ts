@@ -2,9 +2,9 @@
 // them is worth the one-time prompt-cache rewrite its edits cause. Every scan is one pass over the run.
 import { type CacheModel, entryChars, REWRITE_FACTOR } from "./break-even.ts";
 import type { GuardConfig } from "./config.ts";
-import type { Exchange } from "./exchanges.ts";
 import type { ImageItem } from "./images.ts";
 import { isUserMessage, toolLabel } from "./run.ts";
+import type { Exchange } from "./types.ts";
 import { type GuardRecord, RECORD_TYPE, type RunSpan, type SnapEntry } from "./types.ts";
 
 /** Turn numbers inside the run: the assistant message index (1-based) that made each call. */

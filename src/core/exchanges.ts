@@ -14,6 +14,7 @@ import {
   type ClassifierOutcome,
   type ClassifierRequest,
   type ContextEditDraft,
+  type Exchange,
   GUARD_MARKER,
   type JsonObject,
   type JsonValue,
@@ -24,30 +25,7 @@ import {
   type SnapEntry,
 } from "./types.ts";
 
-export interface Exchange {
-  /** The prompt that opened the exchange. */
-  promptId: string;
-  /** Index of the prompt in the snapshot. */
-  index: number;
-  /**
-   * Every editable entry of the exchange except the prompt, in order: assistant messages, tool results,
-   * custom messages, and user messages sent while the agent was working. Summaries, system and `!` shell
-   * messages and state-only entries are not editable and stay where they are.
-   */
-  entryIds: string[];
-  /** The prompt's text (a placeholder for an image-only prompt). */
-  prompt: string;
-  /** The last assistant text of the exchange. */
-  lastAssistant: string;
-  /** Labels of the exchange's tool calls, in order. */
-  toolLabels: string[];
-  /** Model-visible characters of the prompt and the entries in `entryIds`. */
-  chars: number;
-  /** The prompt plus the entries in `entryIds`. */
-  messages: number;
-  /** What the prompt shows once the exchange is omitted. */
-  stub: string;
-}
+export type { Exchange };
 
 /** An exchange smaller than this is not worth a request. */
 export const EXCHANGE_MIN_CHARS = 2000;

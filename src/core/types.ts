@@ -247,3 +247,29 @@ export interface GuardRecord {
 }
 
 export const RECORD_TYPE = "context-guard";
+
+/** An earlier exchange the guard may omit whole: a prompt and every entry up to the next prompt. */
+export interface Exchange {
+  /** The prompt that opened the exchange. */
+  promptId: string;
+  /** Index of the prompt in the snapshot. */
+  index: number;
+  /**
+   * Every editable entry of the exchange except the prompt, in order: assistant messages, tool results,
+   * custom messages, and user messages sent while the agent was working. Summaries, system and `!` shell
+   * messages and state-only entries are not editable and stay where they are.
+   */
+  entryIds: string[];
+  /** The prompt's text (a placeholder for an image-only prompt). */
+  prompt: string;
+  /** The last assistant text of the exchange. */
+  lastAssistant: string;
+  /** Labels of the exchange's tool calls, in order. */
+  toolLabels: string[];
+  /** Model-visible characters of the prompt and the entries in `entryIds`. */
+  chars: number;
+  /** The prompt plus the entries in `entryIds`. */
+  messages: number;
+  /** What the prompt shows once the exchange is omitted. */
+  stub: string;
+}
