@@ -1,7 +1,6 @@
 // The worker pool behind every CPU-heavy step. One switch (`backend`) runs the same task functions in a
 // Piscina pool (the product), a Tinypool pool (the benchmark's comparison) or inline on the calling
 // thread (library use and the benchmark's baseline).
-import { availableParallelism } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { ResourceLimits } from "node:worker_threads";
 import type * as Tasks from "../workers/tasks.ts";
@@ -105,9 +104,9 @@ class ThreadRunner implements TaskRunner {
       const out = await pool.run(input, { name, ...(options?.signal ? { signal: options.signal } : {}) });
       return out as TaskOutput<K>;
     } catch (error) {
-      // A task the failed pool's teardown rejected: say why the pool went down.
+      // A task of a pool that failed was rejected by its teardown: say why the pool went down.
       const failed = this.#failed.get(pool);
-      if (failed && (error as Error)?.message === "Terminating worker thread") {
+      if (failed) {
         throw new Error(`the worker pool failed: ${failed.message}`, { cause: error });
       }
       throw error;
@@ -125,7 +124,10 @@ export async function createTaskRunner(options: PoolOptions = {}): Promise<TaskR
   if (backend === "inline") return new InlineRunner(options.taskModule);
   const filename = options.taskModule ?? taskModulePath();
   const resourceLimits = options.resourceLimits ? { resourceLimits: options.resourceLimits } : {};
-  const maxThreads = options.maxThreads ?? Math.max(1, Math.min(2, availableParallelism() - 1));
+  // One thread unless asked: a pass keeps its state (the session's copy, the plan, the requests) on the
+  // thread that planned it, and its later tasks must reach that thread. A larger pool serves stateless
+  // tasks (recall) only; a pass on one fails with PassWorkerError "pass-lost".
+  const maxThreads = options.maxThreads ?? 1;
   const minThreads = Math.min(options.minThreads ?? 0, maxThreads);
   const idleTimeout = options.idleTimeoutMs ?? 30_000;
   if (backend === "tinypool") {

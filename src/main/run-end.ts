@@ -6,6 +6,7 @@ import type { CheckpointCacheView } from "../core/checkpoint.ts";
 import type { GuardConfig } from "../core/config.ts";
 import { buildRecord, recordDraft } from "../core/record.ts";
 import type { ClassifierRequest, ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../core/types.ts";
+import { unwrapFailure, type WorkerFailure } from "../workers/failures.ts";
 import { type PackedValues, packedCount, unpackValue } from "../workers/packed-values.ts";
 import type { SyncEntry, SyncInput, TextPiece } from "../workers/session-store.ts";
 import type { PlanSummary } from "../workers/tasks.ts";
@@ -42,10 +43,13 @@ export interface RunEndDeps {
 /** A stuck worker task (a pathological input, a bug) must not hold the hook forever. */
 export const WORKER_TASK_TIMEOUT_MS = 30_000;
 
-/** Runs one worker task under the pass's worker time limit; the pool terminates the worker on abort. */
+/**
+ * Runs one worker task under the pass's worker time limit (the pool terminates the worker on abort); a
+ * coded failure of the task becomes a PassWorkerError with its code.
+ */
 async function inWorker<T>(
   deps: Pick<RunEndDeps, "workerTimeoutMs">,
-  task: (signal: AbortSignal) => Promise<T>,
+  task: (signal: AbortSignal) => Promise<T | WorkerFailure>,
 ): Promise<T> {
   const ms = deps.workerTimeoutMs ?? WORKER_TASK_TIMEOUT_MS;
   const controller = new AbortController();
@@ -54,7 +58,7 @@ async function inWorker<T>(
     ms,
   );
   try {
-    return await task(controller.signal);
+    return unwrapFailure(await task(controller.signal));
   } catch (error) {
     if (controller.signal.aborted) throw new Error(`a worker task took longer than ${ms} ms and was stopped`);
     throw error;

@@ -13,6 +13,7 @@ import {
   type RunPlan,
 } from "../core/pass.ts";
 import type { ClassifierOutcome, SnapEntry } from "../core/types.ts";
+import { type WorkerFailure, workerFailure } from "./failures.ts";
 import { type PackedValues, packValues } from "./packed-values.ts";
 import { type RecallTaskInput, type RecallTaskOutput, recallText } from "./recall-task.ts";
 import { type SyncInput, syncEntries } from "./session-store.ts";
@@ -76,9 +77,9 @@ export interface RequestsTaskInput {
  * A window of a held pass's classifier requests. The main thread fetches them as the queue starts them,
  * so no single message carries every request of a large pass. They travel packed (packed-values.ts).
  */
-export function requests(input: RequestsTaskInput): PackedValues {
+export function requests(input: RequestsTaskInput): PackedValues | WorkerFailure {
   const pass = held.get(input.passId);
-  if (!pass) throw new Error("the pass worker was replaced during the pass; nothing is changed");
+  if (!pass) return workerFailure("pass-lost");
   return packValues(pass.plan.requests.slice(input.from, input.to));
 }
 
@@ -96,9 +97,9 @@ export interface OutcomesTaskInput {
 }
 
 /** Outcomes of a held pass, a slice at a time, so that no single message carries all of them. */
-export function outcomes(input: OutcomesTaskInput): number {
+export function outcomes(input: OutcomesTaskInput): number | WorkerFailure {
   const pass = held.get(input.passId);
-  if (!pass) throw new Error("the pass worker was replaced during the pass; nothing is changed");
+  if (!pass) return workerFailure("pass-lost");
   input.list.forEach((o, i) => {
     pass.outcomes[input.from + i] = o;
   });
@@ -145,9 +146,9 @@ function splitOutput(out: FinishOutput): FinishOutput[] {
   return parts;
 }
 
-export function finish(input: FinishTaskInput): FinishTaskOutput {
+export function finish(input: FinishTaskInput): FinishTaskOutput | WorkerFailure {
   const pass = held.get(input.passId);
-  if (!pass) throw new Error("the pass worker was replaced during the pass; nothing is changed");
+  if (!pass) return workerFailure("pass-lost");
   held.delete(input.passId);
   const [first, ...rest] = splitOutput(
     finishPass({
@@ -167,10 +168,10 @@ export function finish(input: FinishTaskInput): FinishTaskOutput {
 }
 
 /** The next part of a large pass output (in order; the last one releases the pass). */
-export function finishPart(input: { passId: string }): FinishOutput {
+export function finishPart(input: { passId: string }): FinishOutput | WorkerFailure {
   const rest = heldParts.get(input.passId);
   const part = rest?.shift();
-  if (!rest || !part) throw new Error("the pass worker was replaced during the pass; nothing is changed");
+  if (!rest || !part) return workerFailure("pass-lost");
   if (rest.length === 0) heldParts.delete(input.passId);
   return part;
 }

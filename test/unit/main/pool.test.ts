@@ -2,7 +2,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../src/core/config.ts";
 import type { ClassifierRequest, SnapEntry } from "../../../src/core/types.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../../src/main/pool.ts";
+import { runPass } from "../../../src/main/run-end.ts";
+import { PassWorkerError, unwrapFailure } from "../../../src/workers/failures.ts";
 import { packedCount, unpackValue } from "../../../src/workers/packed-values.ts";
+import { dropAll } from "../../kit/answers.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../kit/snap.ts";
 
 const runners: TaskRunner[] = [];
@@ -36,7 +39,7 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
     });
     if (!("plan" in out) || out.plan.status !== "run") throw new Error(`unexpected ${JSON.stringify(out)}`);
     expect(out.plan.requestCount).toBeGreaterThan(0);
-    const firstTwo = await runner.run("requests", { passId: "p1", from: 0, to: 2 });
+    const firstTwo = unwrapFailure(await runner.run("requests", { passId: "p1", from: 0, to: 2 }));
     expect(packedCount(firstTwo)).toBe(Math.min(2, out.plan.requestCount));
     expect(Object.keys(unpackValue<ClassifierRequest>(firstTwo, 0).questions)).toContain("keep_whole");
     // The worker kept the entries: ids alone are enough for the next pass.
@@ -54,11 +57,12 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
     });
     expect(unknown).toMatchObject({ missing: ["zz1"] });
     // finish renders from what the worker held for the pass.
-    const fin = await runner.run("finish", { passId: "p2", outcomes: [], config: DEFAULT_CONFIG });
+    const fin = unwrapFailure(await runner.run("finish", { passId: "p2", outcomes: [], config: DEFAULT_CONFIG }));
     expect(fin.results[0]).toMatchObject({ entryId: "t1", outcome: "kept", reason: "timeout" });
-    await expect(runner.run("finish", { passId: "p2", outcomes: [], config: DEFAULT_CONFIG })).rejects.toThrow(
-      /replaced/,
-    );
+    // A pass the worker no longer holds comes back as a coded failure, not as a message to match.
+    const lost = await runner.run("finish", { passId: "p2", outcomes: [], config: DEFAULT_CONFIG });
+    expect(lost).toMatchObject({ failure: "pass-lost" });
+    expect(() => unwrapFailure(lost)).toThrow(PassWorkerError);
     expect(await runner.run("ping", undefined as never)).toBe("pong");
   });
 });
@@ -83,5 +87,31 @@ describe("piscina pool faults", () => {
     const runner = await createTaskRunner({ backend: "piscina", maxThreads: 1 });
     await runner.destroy();
     await expect(runner.run("ping", undefined as never)).rejects.toThrow(/shut down/);
+  });
+});
+
+describe("a pass and the pool's size", () => {
+  const pass = (runner: TaskRunner) =>
+    runPass(session(), { runner, classify: dropAll, config: DEFAULT_CONFIG, modelRef: "t/t" }, { phase: "run-end" });
+
+  it("the default pool (one thread) runs a whole pass, as the library example does", async () => {
+    const runner = await createTaskRunner({ backend: "piscina" });
+    runners.push(runner);
+    const out = await pass(runner);
+    expect(out.status).toBe("done");
+  });
+
+  it.each([2, 4])("a pool of %i threads either runs the pass or fails it with the typed pass-lost code", async (n) => {
+    const runner = await createTaskRunner({ backend: "piscina", minThreads: n, maxThreads: n });
+    runners.push(runner);
+    // Several passes at once spread their tasks over the threads.
+    const outs = await Promise.allSettled([pass(runner), pass(runner), pass(runner)]);
+    for (const out of outs) {
+      if (out.status === "fulfilled") expect(out.value.status).toBe("done");
+      else {
+        expect(out.reason).toBeInstanceOf(PassWorkerError);
+        expect((out.reason as PassWorkerError).code).toBe("pass-lost");
+      }
+    }
   });
 });
