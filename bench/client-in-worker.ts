@@ -10,10 +10,10 @@
 import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
-import { planRunEnd } from "../src/core/pass.ts";
-import type { ClassifierOutcome, ClassifierRequest } from "../src/core/types.ts";
-import { nextTurn } from "../src/main/pace.ts";
-import { SnapshotBuilder } from "../src/main/snapshot.ts";
+import { planRunEnd } from "../src/core/distill/pass.ts";
+import type { ClassifierOutcome, ClassifierRequest } from "../src/core/shared/types.ts";
+import { SnapshotBuilder } from "../src/main/pass/snapshot.ts";
+import { nextTurn } from "../src/main/platform/pace.ts";
 import { toProjection } from "../test/kit/generate.ts";
 import { benchConfig, loopbackClassify, startedThreadFetch } from "../test/kit/hook.ts";
 import { startLoopbackHost } from "../test/kit/loopback-host.ts";

@@ -1,5 +1,5 @@
 /**
- * Why in-flight bookkeeping on Pi's thread avoids a long-lived Map (src/main/in-flight.ts): the same
+ * Why in-flight bookkeeping on Pi's thread avoids a long-lived Map (src/main/platform/in-flight.ts): the same
  * set/take loop over entries that point at 30 KB request bodies, six in flight at a time as in a pass,
  * kept once in a Map and once in InFlight, each table first aged into the old generation. Reports the
  * young-generation collections and how much the old generation grew without a full collection (what
@@ -10,8 +10,8 @@
 import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { getHeapSpaceStatistics } from "node:v8";
-import { InFlight } from "../src/main/in-flight.ts";
-import { nextTurn } from "../src/main/pace.ts";
+import { InFlight } from "../src/main/platform/in-flight.ts";
+import { nextTurn } from "../src/main/platform/pace.ts";
 
 const { values } = parseArgs({ options: { requests: { type: "string", default: "20000" } } });
 const requests = Number(values.requests);

@@ -12,7 +12,7 @@
  */
 import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import type { ClassifyFn } from "../src/main/classify-queue.ts";
+import type { ClassifyFn } from "../src/main/pass/classify-queue.ts";
 import {
   benchConfig,
   HookSession,

@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { PoolBackend, TaskRunner } from "../src/main/pool.ts";
+import type { PoolBackend, TaskRunner } from "../src/main/platform/pool.ts";
 import { benchConfig, loopbackClassify, passRunner, startedThreadFetch } from "../test/kit/hook.ts";
 import { startLoopbackHost } from "../test/kit/loopback-host.ts";
 import { fullGc } from "../test/kit/stall.ts";

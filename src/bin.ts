@@ -2,7 +2,7 @@
 // The `context-guard` command's entry. It checks the Node version before anything else is loaded: the
 // CLI's own modules use APIs of Node 22 (as Pi does), and on an older Node they fail while loading, with
 // an error that does not say why.
-import { nodeProblem } from "./core/node-version.ts";
+import { nodeProblem } from "./core/shared/node-version.ts";
 
 const problem = nodeProblem(process.versions.node);
 if (problem) {

@@ -3,7 +3,7 @@
 // offline through the extension's own pipeline and reports what the guard would have done.
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { agentDir as defaultAgentDir, loadSettings } from "./main/settings.ts";
+import { agentDir as defaultAgentDir, loadSettings } from "./main/platform/settings.ts";
 
 const USAGE = `Usage: context-guard replay [session.jsonl | folder] [options]
 
@@ -49,7 +49,7 @@ async function replayCommand(args: string[]): Promise<number> {
   if (positionals.length > 1) throw new UsageError("give one session file or folder");
   const agentDir = values["agent-dir"] ?? defaultAgentDir();
   const target = positionals[0] ?? join(agentDir, "sessions");
-  const replay = await import("./main/replay/run.ts");
+  const replay = await import("./main/replay/command.ts");
   const { ProgressBar } = await import("./main/replay/summary.ts");
   const settings = await loadSettings(
     values.config ?? process.env.PI_CONTEXT_GUARD_CONFIG ?? join(agentDir, "context-guard.json"),

@@ -1,7 +1,7 @@
 // A worker thread that runs pi-ai's System One client against the loopback classifier: the other side of
 // bench/client-in-worker.ts. Each message is one request; the answer goes back with the same id.
 import { parentPort, workerData } from "node:worker_threads";
-import type { ClassifierRequest } from "../../src/core/types.ts";
+import type { ClassifierRequest } from "../../src/core/shared/types.ts";
 import { loopbackClassify } from "../../test/kit/hook.ts";
 
 const classify = loopbackClassify((workerData as { baseUrl: string }).baseUrl);

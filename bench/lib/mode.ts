@@ -1,5 +1,5 @@
 // The two suites: --quick (smoke, < 1 min on 2 cores) and --full (the numbers in bench/RESULTS.md).
-import type { PoolBackend } from "../../src/main/pool.ts";
+import type { PoolBackend } from "../../src/main/platform/pool.ts";
 import type { OutputKind } from "./workloads.ts";
 
 export interface BenchMode {

@@ -1,7 +1,7 @@
 // One measured hook run: stall while it runs, its duration, and what it sent and asked.
-import type { GuardConfig } from "../../src/core/config.ts";
-import type { ClassifyFn } from "../../src/main/classify-queue.ts";
-import type { ProjectedLike } from "../../src/main/snapshot.ts";
+import type { GuardConfig } from "../../src/core/shared/config.ts";
+import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
+import type { ProjectedLike } from "../../src/main/pass/snapshot.ts";
 import { type HookResult, type HookSession, runHook } from "../../test/kit/hook.ts";
 import { measureStall, type ProbeMode, type StallStats } from "../../test/kit/stall.ts";
 import { sentChars } from "./workloads.ts";

@@ -230,7 +230,7 @@ function clientTable(r: BenchResults): Table {
     note:
       "Loopback server without latency. *pi-ai classify, HTTP thread* is how the extension sends every request " +
       "of a pass: pi-ai's client builds the request and checks the answer on the main thread, and its `fetch` " +
-      "(src/main/thread-fetch.ts) hands the connection to a worker thread. *pi-ai classify* is the same client " +
+      "(src/main/platform/thread-fetch.ts) hands the connection to a worker thread. *pi-ai classify* is the same client " +
       "with its HTTP on the main thread; fetch and node:http send the same bodies from the main thread. A burst " +
       "= `concurrency` requests started together and answered together, as a wave of the queue is.",
   };
@@ -296,7 +296,7 @@ function httpThreadTable(r: BenchResults): Table | undefined {
     note:
       "The same passes, one sequence after the other in each repetition, taking turns to go first and each " +
       "starting from a collected heap: the extension's way (pi-ai's client with its " +
-      "`fetch` on the HTTP thread of src/main/thread-fetch.ts) and the same client sending from the main thread. " +
+      "`fetch` on the HTTP thread of src/main/platform/thread-fetch.ts) and the same client sending from the main thread. " +
       "Overhead = hook − latency × waves; the queue column is the classifier queue's time beyond the latency.",
   };
 }
@@ -1027,7 +1027,7 @@ export function renderMarkdown(r: BenchResults): string {
       "`anthropic`, the sessions' main model) → `validateEdits`. The pass pool " +
       "is the one `session_start` creates (one warm thread); the classifier is pi-ai's real `typesafe-system-one` " +
       "client (`maxRetries: 0`, the pass's signal and deadline, `toOutcome`) with its HTTP on the extension's HTTP " +
-      "thread (`src/main/thread-fetch.ts`; the inline backend, a main-thread implementation of the whole pass, sends " +
+      "thread (`src/main/platform/thread-fetch.ts`; the inline backend, a main-thread implementation of the whole pass, sends " +
       "from the main thread) against the loopback System One server, " +
       `which runs in its own worker thread (it is a remote service in real use). It answers ${s.latencyMs} ms after a request arrives (its own parsing and policy inside that time, as a remote service's response time) ` +
       `with \`keywordPolicy(/${s.keepKeyword}/i)\`; concurrency ${s.concurrency}.`,

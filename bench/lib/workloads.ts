@@ -1,8 +1,8 @@
 // Workloads for the hook benchmarks: generated heavy sessions (generate.ts), runs appended to them,
 // single huge outputs at the end of a small run, and a session model that applies the pass's edits the
 // way Pi does, so a second pass sees what it would see in a real session.
-import type { ContextEditDraft, CustomDraft } from "../../src/core/types.ts";
-import type { ProjectedLike } from "../../src/main/snapshot.ts";
+import type { ContextEditDraft, CustomDraft } from "../../src/core/shared/types.ts";
+import type { ProjectedLike } from "../../src/main/pass/snapshot.ts";
 import { generateOutput, generateSession, type SessionEntryLike, toProjection } from "../../test/kit/generate.ts";
 
 export type OutputKind = "grep" | "log";

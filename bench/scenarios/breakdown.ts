@@ -5,14 +5,14 @@
 // transport is replaced by v8.serialize/deserialize of the same values (the same V8 serializer
 // postMessage uses), and the tasks run inline so their worker-side time is reported too.
 import { deserialize, serialize } from "node:v8";
-import type { SnapEntry } from "../../src/core/types.ts";
-import type { ClassifyFn } from "../../src/main/classify-queue.ts";
-import { createTaskRunner, type TaskRunner } from "../../src/main/pool.ts";
-import { distillRunEnd } from "../../src/main/run-end.ts";
-import { SnapshotBuilder } from "../../src/main/snapshot.ts";
-import { validateEdits } from "../../src/main/validate.ts";
-import { WorkerMirror } from "../../src/main/worker-mirror.ts";
-import type { SyncInput } from "../../src/workers/session-store.ts";
+import type { SnapEntry } from "../../src/core/shared/types.ts";
+import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
+import { distillRunEnd } from "../../src/main/pass/run-end.ts";
+import { SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
+import { validateEdits } from "../../src/main/pass/validate.ts";
+import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
+import { createTaskRunner, type TaskRunner } from "../../src/main/platform/pool.ts";
+import type { SyncInput } from "../../src/workers/pass/session-store.ts";
 import { MODEL_REF } from "../../test/kit/hook.ts";
 import { settle, timeSync } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";

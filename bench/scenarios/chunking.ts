@@ -1,6 +1,6 @@
 // Benchmark 4: chunking throughput against the machine's limit for the same text, a plain indexOf("\n")
 // scan (the least any line-based chunker must do).
-import { chunkOutput, isGrepStyle } from "../../src/core/chunk.ts";
+import { chunkOutput, isGrepStyle } from "../../src/core/distill/chunk.ts";
 import { timeSync } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
 import { type OutputKind, output, sizeLabel } from "../lib/workloads.ts";

@@ -1,12 +1,12 @@
 // The classifier client's own main-thread cost: pi-ai's System One client as the extension runs it (its
-// HTTP on the thread of src/main/thread-fetch.ts), the same client with its HTTP on the main thread, and a
+// HTTP on the thread of src/main/platform/thread-fetch.ts), the same client with its HTTP on the main thread, and a
 // bare fetch and a bare node:http request with the same bodies, against the loopback server with no latency. Sequential requests give CPU per request; bursts of `concurrency` requests answered
 // together give the stall when a wave of answers lands at once (the loopback answers every request of a
 // wave after the same latency).
 import { request } from "node:http";
-import { planRunEnd } from "../../src/core/pass.ts";
-import type { ClassifierRequest } from "../../src/core/types.ts";
-import { SnapshotBuilder } from "../../src/main/snapshot.ts";
+import { planRunEnd } from "../../src/core/distill/pass.ts";
+import type { ClassifierRequest } from "../../src/core/shared/types.ts";
+import { SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
 import { toProjection } from "../../test/kit/generate.ts";
 import { benchConfig, loopbackClassify, startedThreadFetch } from "../../test/kit/hook.ts";
 import type { LoopbackHost } from "../../test/kit/loopback-host.ts";

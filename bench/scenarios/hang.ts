@@ -1,6 +1,6 @@
 // Benchmark 2, the hang case: the classifier accepts every request and never answers. Settling must end
 // at the pass deadline (timeoutMs) plus the pipeline's own time; every output is kept.
-import type { TaskRunner } from "../../src/main/pool.ts";
+import type { TaskRunner } from "../../src/main/platform/pool.ts";
 import { HookSession } from "../../test/kit/hook.ts";
 import type { LoopbackHost } from "../../test/kit/loopback-host.ts";
 import { settle } from "../../test/kit/stall.ts";

@@ -2,8 +2,8 @@
 // end of a small run, judged by a pass whose mirror already holds the rest of the session (the output
 // itself is the only new data, as in a real session).
 import { serialize } from "node:v8";
-import { chunkOutput } from "../../src/core/chunk.ts";
-import type { PoolBackend, TaskRunner } from "../../src/main/pool.ts";
+import { chunkOutput } from "../../src/core/distill/chunk.ts";
+import type { PoolBackend, TaskRunner } from "../../src/main/platform/pool.ts";
 import { HookSession } from "../../test/kit/hook.ts";
 import { type ProbeMode, settle, timeSync } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";

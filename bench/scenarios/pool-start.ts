@@ -4,7 +4,7 @@
 // Run as a child: `node bench/scenarios/pool-start.ts --child <backend>` prints one JSON line.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { PoolBackend } from "../../src/main/pool.ts";
+import type { PoolBackend } from "../../src/main/platform/pool.ts";
 import type { StallStats } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
 import { rotate } from "../lib/stats.ts";
@@ -26,9 +26,9 @@ export interface PoolStartSample {
 
 async function child(backend: PoolBackend): Promise<void> {
   const { measureStall } = await import("../../test/kit/stall.ts");
-  const { createTaskRunner } = await import("../../src/main/pool.ts");
-  const { SnapshotBuilder } = await import("../../src/main/snapshot.ts");
-  const { WorkerMirror } = await import("../../src/main/worker-mirror.ts");
+  const { createTaskRunner } = await import("../../src/main/platform/pool.ts");
+  const { SnapshotBuilder } = await import("../../src/main/pass/snapshot.ts");
+  const { WorkerMirror } = await import("../../src/main/pass/worker-mirror.ts");
   const { generateSession, toProjection } = await import("../../test/kit/generate.ts");
   const { benchConfig } = await import("../../test/kit/hook.ts");
   const entries = new SnapshotBuilder().entries(toProjection(generateSession({ entries: 200, seed: 7 })));

@@ -1,7 +1,7 @@
 // Benchmark 5: recall with a catastrophic pattern. In a worker, the vm timeout stops the regex and the main
 // thread stays free; inline (the same task code on the main thread) blocks for the whole time limit.
-import type { PoolBackend, TaskRunner } from "../../src/main/pool.ts";
-import { createTaskRunner } from "../../src/main/pool.ts";
+import type { PoolBackend, TaskRunner } from "../../src/main/platform/pool.ts";
+import { createTaskRunner } from "../../src/main/platform/pool.ts";
 import { measureStall, type ProbeMode, type StallStats, settle } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
 import { rotate } from "../lib/stats.ts";

@@ -4,8 +4,8 @@
 import { deserialize, serialize } from "node:v8";
 import { Worker } from "node:worker_threads";
 import { pack, unpack } from "msgpackr";
-import type { SnapEntry } from "../../src/core/types.ts";
-import { SnapshotBuilder } from "../../src/main/snapshot.ts";
+import type { SnapEntry } from "../../src/core/shared/types.ts";
+import { SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
 import { toProjection } from "../../test/kit/generate.ts";
 import { settle, timeSync } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";

@@ -2,7 +2,7 @@
 // backend (inline / piscina / tinypool, the same code behind one switch), on the first pass with a cold
 // mirror (every entry sent) and on later passes after N new entries (the steady state of a session).
 // Between passes the previous pass's edits are applied the way Pi applies them.
-import type { PoolBackend, TaskRunner } from "../../src/main/pool.ts";
+import type { PoolBackend, TaskRunner } from "../../src/main/platform/pool.ts";
 import { HookSession } from "../../test/kit/hook.ts";
 import type { ProbeMode } from "../../test/kit/stall.ts";
 import { fullGc, settle } from "../../test/kit/stall.ts";

@@ -2,29 +2,29 @@
 // queue and the pure core. Nothing is started in the factory: Pi also runs it for commands that never
 // open a session (e.g. `pi --list-models`).
 import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
-import { type Breaker, retryAfterMs } from "../core/breaker.ts";
-import type { AnthropicPayload } from "../core/cache-pin.ts";
-import { DEFAULT_CONFIG, type GuardConfig } from "../core/config.ts";
-import { summarizeRecord } from "../core/record.ts";
-import { currentSavings, lifetime } from "../core/stats.ts";
-import { formatCount } from "../core/text.ts";
-import { type GuardRecord, RECORD_TYPE } from "../core/types.ts";
-import { CachePins } from "./cache-pins.ts";
-import { background, callback, setCallbackReporter } from "./callbacks.ts";
-import { type ClassifierLookup, classifierFor, findClassifier } from "./classifier.ts";
-import { cacheFamily, GuardSession } from "./guard-session.ts";
-import { watchExitSignals, watchPass } from "./interrupts.ts";
-import { nextTurn } from "./pace.ts";
-import { createTaskRunner, type TaskRunner } from "./pool.ts";
-import { executeRecall, RECALL_PARAMETERS } from "./recall-tool.ts";
-import { registerRouting } from "./routing.ts";
-import type { PassOptions } from "./run-end.ts";
-import { classifierSecretValues, knownSecrets, redactKnown } from "./secrets.ts";
-import { loadSettings, saveSetting } from "./settings.ts";
-import type { ProjectedLike } from "./snapshot.ts";
-import { type GuardState, lookupProblem, statusText } from "./status.ts";
-import { recordPass, Telemetry, telemetryStatsReport } from "./telemetry.ts";
-import { createThreadFetch, type ThreadFetch } from "./thread-fetch.ts";
+import type { AnthropicPayload } from "../core/cache/cache-pin.ts";
+import { type Breaker, retryAfterMs } from "../core/classifier/breaker.ts";
+import { summarizeRecord } from "../core/records/record.ts";
+import { currentSavings, lifetime } from "../core/records/stats.ts";
+import { DEFAULT_CONFIG, type GuardConfig } from "../core/shared/config.ts";
+import { formatCount } from "../core/shared/text.ts";
+import { type GuardRecord, RECORD_TYPE } from "../core/shared/types.ts";
+import { type ClassifierLookup, classifierFor, findClassifier } from "./pass/classifier.ts";
+import { cacheFamily, GuardSession } from "./pass/guard-session.ts";
+import type { PassOptions } from "./pass/run-end.ts";
+import type { ProjectedLike } from "./pass/snapshot.ts";
+import { background, callback, setCallbackReporter } from "./platform/callbacks.ts";
+import { watchExitSignals, watchPass } from "./platform/interrupts.ts";
+import { nextTurn } from "./platform/pace.ts";
+import { createTaskRunner, type TaskRunner } from "./platform/pool.ts";
+import { classifierSecretValues, knownSecrets, redactKnown } from "./platform/secrets.ts";
+import { loadSettings, saveSetting } from "./platform/settings.ts";
+import { recordPass, Telemetry, telemetryStatsReport } from "./platform/telemetry.ts";
+import { createThreadFetch, type ThreadFetch } from "./platform/thread-fetch.ts";
+import { registerRouting } from "./routing/router.ts";
+import { CachePins } from "./session/cache-pins.ts";
+import { executeRecall, RECALL_PARAMETERS } from "./session/recall-tool.ts";
+import { type GuardState, lookupProblem, statusText } from "./session/status.ts";
 
 const STATUS_KEY = "context-guard";
 

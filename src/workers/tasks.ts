@@ -1,8 +1,8 @@
 // Pool task entry points. Each export is a plain function, so the same code runs in a worker
 // (Piscina/Tinypool select it by name) or inline (library use, benchmarks).
 
-import type { CacheModel } from "../core/break-even.ts";
-import type { CheckpointCacheView } from "../core/checkpoint.ts";
+import type { CacheModel } from "../core/cache/break-even.ts";
+import type { CheckpointCacheView } from "../core/cache/checkpoint.ts";
 import {
   type FinishConfig,
   type FinishOutput,
@@ -11,12 +11,12 @@ import {
   planCheckpoint,
   planRunEnd,
   type RunPlan,
-} from "../core/pass.ts";
-import type { ClassifierOutcome, SnapEntry } from "../core/types.ts";
-import { type WorkerFailure, workerFailure } from "./failures.ts";
-import { type PackedValues, packValues } from "./packed-values.ts";
-import { type RecallTaskInput, type RecallTaskOutput, recallText } from "./recall-task.ts";
-import { type SyncInput, syncEntries } from "./session-store.ts";
+} from "../core/distill/pass.ts";
+import type { ClassifierOutcome, SnapEntry } from "../core/shared/types.ts";
+import { type WorkerFailure, workerFailure } from "./pass/failures.ts";
+import { type PackedValues, packValues } from "./pass/packed-values.ts";
+import { type SyncInput, syncEntries } from "./pass/session-store.ts";
+import { type RecallTaskInput, type RecallTaskOutput, recallText } from "./recall/recall-task.ts";
 
 export interface PlanTaskInput {
   sync: SyncInput;

@@ -8,8 +8,8 @@ import type { JsonObject } from "@earendil-works/pi-ai";
 import type { InlineExtension } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
-import { saveSetting } from "../../src/main/settings.ts";
-import { readContent } from "../../src/main/snapshot.ts";
+import { readContent } from "../../src/main/pass/snapshot.ts";
+import { saveSetting } from "../../src/main/platform/settings.ts";
 import { faultSession } from "../kit/fault-session.ts";
 import { capturingUi } from "../kit/hook-probe.ts";
 

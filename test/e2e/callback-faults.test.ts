@@ -1,4 +1,4 @@
-// Fault injection at every callback site (src/main/callbacks.ts): code that runs outside an awaited
+// Fault injection at every callback site (src/main/platform/callbacks.ts): code that runs outside an awaited
 // promise is armed to throw, one site per run of the real Pi in RPC mode, and Pi must live, finish the
 // run, report the fault once, and leave a session file that Pi's SessionManager opens. Each site is
 // driven by a scenario that makes it run: an answering classifier, one that answers after the deadline,
@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CALLBACK_SITES, type CallbackSite, callback } from "../../src/main/callbacks.ts";
+import { CALLBACK_SITES, type CallbackSite, callback } from "../../src/main/platform/callbacks.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../kit/fake-openai.ts";
 import { dropAllPolicy } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";

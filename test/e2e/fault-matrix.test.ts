@@ -15,9 +15,9 @@ import {
   type TranscriptContext,
 } from "@earendil-works/pi-ai";
 import { afterAll, describe, expect, it } from "vitest";
-import { BREAKER_DEFAULTS } from "../../src/core/breaker.ts";
-import type { GuardRecord, RecordResult } from "../../src/core/types.ts";
-import { MAX_ANSWER_BYTES } from "../../src/workers/http-protocol.ts";
+import { BREAKER_DEFAULTS } from "../../src/core/classifier/breaker.ts";
+import type { GuardRecord, RecordResult } from "../../src/core/shared/types.ts";
+import { MAX_ANSWER_BYTES } from "../../src/workers/http/http-protocol.ts";
 import { faultAgentDir, faultSession, grepText, logText } from "../kit/fault-session.ts";
 import { recordHooks } from "../kit/hook-probe.ts";
 import type { LoopbackOptions } from "../kit/loopback-classifier.ts";
@@ -214,7 +214,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * After passes in a row without an answer (a mid-run cell fails a checkpoint and then the run end) the
- * breaker (src/core/breaker.ts) stops asking for a while, and it believes a retry-after (the 429 cells).
+ * breaker (src/core/classifier/breaker.ts) stops asking for a while, and it believes a retry-after (the 429 cells).
  * Step 4 checks that the guard asks again once that pause is over: it moves the wall clock the breaker
  * reads (Date.now) past the longest pause, instead of waiting it out. Deadlines, timers and hook timings
  * run on the monotonic clock and do not move. In a cell still under its fault, an open breaker then lets

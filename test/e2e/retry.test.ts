@@ -3,7 +3,7 @@
 // any other (break 8), and the outputs of a run whose run-end requests failed are judged again at the
 // next run end, against their own run, through the cache gate (break 4).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { GuardRecord, RecordResult } from "../../src/core/types.ts";
+import type { GuardRecord, RecordResult } from "../../src/core/shared/types.ts";
 import { type FaultSession, faultSession, logText } from "../kit/fault-session.ts";
 
 const FORGED_HEADER =

@@ -1,5 +1,5 @@
 // The settings file in the real Pi (issue 23, break 7; the file-level checks are in
-// test/unit/main/settings.test.ts): /guard on|off says 'saved' only when it saved, and a `pi -p` run whose
+// test/unit/main/platform/settings.test.ts): /guard on|off says 'saved' only when it saved, and a `pi -p` run whose
 // settings file is a FIFO starts, answers and exits instead of hanging.
 import { execFileSync } from "node:child_process";
 import { chmod, readFile, writeFile } from "node:fs/promises";

@@ -8,7 +8,7 @@ import type { JsonObject } from "@earendil-works/pi-ai";
 import type { InlineExtension } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { GuardRecord } from "../../src/core/types.ts";
+import type { GuardRecord } from "../../src/core/shared/types.ts";
 import { makePng, mulberry32 } from "../kit/generate.ts";
 import {
   type AnswerPolicy,

@@ -1,6 +1,6 @@
 // Classifier stand-ins that answer every request at once.
-import type { ClassifierOutcome, ClassifierRequest } from "../../src/core/types.ts";
-import type { ClassifyFn } from "../../src/main/classify-queue.ts";
+import type { ClassifierOutcome, ClassifierRequest } from "../../src/core/shared/types.ts";
+import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
 
 /** No output is needed whole, no chunk is the focus, and chunk N is kept when `keep(N)` says so. */
 export function chunkKeeper(keep: (n: number) => boolean): ClassifyFn {

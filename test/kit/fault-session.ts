@@ -3,7 +3,7 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { GuardRecord } from "../../src/core/types.ts";
+import type { GuardRecord } from "../../src/core/shared/types.ts";
 import { HOOK_PROBE, hookProbeEnd } from "./hook-probe.ts";
 import {
   type AnswerPolicy,

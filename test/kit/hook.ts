@@ -4,16 +4,16 @@
 // validation) → the returned entries. Only the UI calls and telemetry of the hook are left out.
 import type { ClassifierContext, ClassifierModel } from "@earendil-works/pi-ai";
 import { classify } from "@earendil-works/pi-ai/api/typesafe-system-one";
-import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/config.ts";
-import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../../src/core/types.ts";
-import { toOutcome } from "../../src/main/classifier.ts";
-import type { ClassifyFn } from "../../src/main/classify-queue.ts";
-import { GuardSession } from "../../src/main/guard-session.ts";
-import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../src/main/pool.ts";
-import type { ProjectedLike, SnapshotBuilder } from "../../src/main/snapshot.ts";
-import { createThreadFetch, type ThreadFetch } from "../../src/main/thread-fetch.ts";
-import type { WorkerMirror } from "../../src/main/worker-mirror.ts";
-import type { SyncInput } from "../../src/workers/session-store.ts";
+import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/shared/config.ts";
+import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../../src/core/shared/types.ts";
+import { toOutcome } from "../../src/main/pass/classifier.ts";
+import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
+import { GuardSession } from "../../src/main/pass/guard-session.ts";
+import type { ProjectedLike, SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
+import type { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
+import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../src/main/platform/pool.ts";
+import { createThreadFetch, type ThreadFetch } from "../../src/main/platform/thread-fetch.ts";
+import type { SyncInput } from "../../src/workers/pass/session-store.ts";
 
 export const MODEL_REF = "openrouter/~typesafe/jev-latest";
 
@@ -32,7 +32,7 @@ export function loopbackModel(baseUrl: string): ClassifierModel<"typesafe-system
   };
 }
 
-/** piClassify (src/main/classifier.ts) without Pi's registry: same options, same toOutcome mapping. */
+/** piClassify (src/main/pass/classifier.ts) without Pi's registry: same options, same toOutcome mapping. */
 export function loopbackClassify(baseUrl: string, fetch?: typeof globalThis.fetch): ClassifyFn {
   const model = loopbackModel(baseUrl);
   return async (request, { signal }) => {

@@ -3,7 +3,7 @@
 // counter) and ends with an `extra` override that is spread last, so any field can be replaced
 // or added without a new builder.
 
-import { RECORD_TYPE, type SnapEntry, type SnapRole, type SnapToolCall } from "../../src/core/types.ts";
+import { RECORD_TYPE, type SnapEntry, type SnapRole, type SnapToolCall } from "../../src/core/shared/types.ts";
 
 /** A tool call as made by an assistant message. */
 export function toolCall(id: string, name: string, args: Record<string, unknown> = {}): SnapToolCall {

@@ -6,11 +6,11 @@
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { SnapEntry } from "../../src/core/types.ts";
-import { paced } from "../../src/main/pace.ts";
-import { type ProjectedLike, SnapshotBuilder } from "../../src/main/snapshot.ts";
-import { WorkerMirror } from "../../src/main/worker-mirror.ts";
-import { clearStore, syncEntries } from "../../src/workers/session-store.ts";
+import type { SnapEntry } from "../../src/core/shared/types.ts";
+import { type ProjectedLike, SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
+import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
+import { paced } from "../../src/main/platform/pace.ts";
+import { clearStore, syncEntries } from "../../src/workers/pass/session-store.ts";
 import { propertyParams } from "../kit/arbitraries.ts";
 import { turnCounter } from "../kit/turns.ts";
 

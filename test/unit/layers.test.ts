@@ -1,6 +1,7 @@
 // The layering the design fixes, checked on the source: src/core is pure (imports only core and node
 // built-ins that do no I/O), src/workers never imports src/main, and no module imports itself through a
-// cycle (type-only imports included: a cycle is a cycle to a reader).
+// cycle (type-only imports included: a cycle is a cycle to a reader). File names are unique across the
+// three layers, so a name alone says which file is meant.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -43,6 +44,16 @@ describe("source layering", () => {
       from.startsWith("workers/") ? tos.filter((t) => t.startsWith("main/")).map((t) => `${from} → ${t}`) : [],
     );
     expect(bad).toEqual([]);
+  });
+
+  it("gives no two files in src/core, src/workers and src/main the same name", () => {
+    const byName = new Map<string, string[]>();
+    for (const file of g.keys()) {
+      if (!/^(core|workers|main)\//.test(file)) continue;
+      const name = file.slice(file.lastIndexOf("/") + 1);
+      byName.set(name, [...(byName.get(name) ?? []), file]);
+    }
+    expect([...byName.values()].filter((files) => files.length > 1)).toEqual([]);
   });
 
   it("has no import cycle", () => {

@@ -1,14 +1,14 @@
 // How a pass moves data between threads: a large first pass sends the session in slices before the plan,
 // and the classifier requests come back from the worker a window at a time as the queue starts them.
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CONFIG } from "../../src/core/config.ts";
-import type { FinishOutput } from "../../src/core/pass.ts";
-import type { SnapEntry } from "../../src/core/types.ts";
-import type { ClassifyFn } from "../../src/main/classify-queue.ts";
-import { createTaskRunner, type TaskRunner } from "../../src/main/pool.ts";
-import { type RunEndResult, runPass, SYNC_SLICE_CHARS, warmWorker } from "../../src/main/run-end.ts";
-import { WorkerMirror } from "../../src/main/worker-mirror.ts";
-import type { SyncInput } from "../../src/workers/session-store.ts";
+import type { FinishOutput } from "../../src/core/distill/pass.ts";
+import { DEFAULT_CONFIG } from "../../src/core/shared/config.ts";
+import type { SnapEntry } from "../../src/core/shared/types.ts";
+import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
+import { type RunEndResult, runPass, SYNC_SLICE_CHARS, warmWorker } from "../../src/main/pass/run-end.ts";
+import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
+import { createTaskRunner, type TaskRunner } from "../../src/main/platform/pool.ts";
+import type { SyncInput } from "../../src/workers/pass/session-store.ts";
 import { FINISH_PART_CHARS } from "../../src/workers/tasks.ts";
 import { chunkKeeper, keepNothing } from "../kit/answers.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../kit/snap.ts";

@@ -4,17 +4,17 @@
 // run: CG_PROPERTY_RUNS=2000 npm exec -- vitest run test/unit/properties.test.ts (CG_PROPERTY_SEED picks a seed).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { chunkOutput, isGrepStyle, segmentChunks } from "../../src/core/chunk.ts";
-import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/config.ts";
-import { renderReplacement } from "../../src/core/render.ts";
-import { imageChars } from "../../src/core/size.ts";
-import { countLines, oneLine } from "../../src/core/text.ts";
-import type { ClassifierOutcome, ContextEditDraft, GuardRecord } from "../../src/core/types.ts";
-import type { ClassifyFn } from "../../src/main/classify-queue.ts";
-import { createTaskRunner } from "../../src/main/pool.ts";
-import { runPass } from "../../src/main/run-end.ts";
-import { type ProjectedLike, readContent, SnapshotBuilder } from "../../src/main/snapshot.ts";
-import { validateEdits } from "../../src/main/validate.ts";
+import { chunkOutput, isGrepStyle, segmentChunks } from "../../src/core/distill/chunk.ts";
+import { renderReplacement } from "../../src/core/distill/render.ts";
+import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/shared/config.ts";
+import { imageChars } from "../../src/core/shared/size.ts";
+import { countLines, oneLine } from "../../src/core/shared/text.ts";
+import type { ClassifierOutcome, ContextEditDraft, GuardRecord } from "../../src/core/shared/types.ts";
+import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
+import { runPass } from "../../src/main/pass/run-end.ts";
+import { type ProjectedLike, readContent, SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
+import { validateEdits } from "../../src/main/pass/validate.ts";
+import { createTaskRunner } from "../../src/main/platform/pool.ts";
 import { buildSession, outputArb, propertyParams, randomAnswers, sessionArb } from "../kit/arbitraries.ts";
 
 describe("chunking", () => {

@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { redactSecrets } from "../../src/main/classifier.ts";
-import { saveSetting } from "../../src/main/settings.ts";
-import { Telemetry } from "../../src/main/telemetry.ts";
-import { matchLines, PatternError } from "../../src/workers/regex-sandbox.ts";
+import { redactSecrets } from "../../src/main/pass/classifier.ts";
+import { saveSetting } from "../../src/main/platform/settings.ts";
+import { Telemetry } from "../../src/main/platform/telemetry.ts";
+import { matchLines, PatternError } from "../../src/workers/recall/regex-sandbox.ts";
 import { propertyParams } from "../kit/arbitraries.ts";
 
 let dir: string;

@@ -5,11 +5,11 @@
 // runner works (the pool replaced the worker, the mirror resends the session).
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/config.ts";
-import type { SnapEntry } from "../../src/core/types.ts";
-import { createTaskRunner, type PoolBackend, type TaskName, type TaskRunner } from "../../src/main/pool.ts";
-import { type RunEndResult, runPass } from "../../src/main/run-end.ts";
-import { WorkerMirror } from "../../src/main/worker-mirror.ts";
+import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/shared/config.ts";
+import type { SnapEntry } from "../../src/core/shared/types.ts";
+import { type RunEndResult, runPass } from "../../src/main/pass/run-end.ts";
+import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
+import { createTaskRunner, type PoolBackend, type TaskName, type TaskRunner } from "../../src/main/platform/pool.ts";
 import { dropAll } from "../kit/answers.ts";
 import { FAULT_TASKS } from "../kit/fault-tasks.ts";
 

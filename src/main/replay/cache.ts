@@ -6,8 +6,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pack, unpack } from "msgpackr";
-import type { ClassifierOutcome, ClassifierRequest } from "../../core/types.ts";
-import type { ClassifyFn } from "../classify-queue.ts";
+import type { ClassifierOutcome, ClassifierRequest } from "../../core/shared/types.ts";
+import type { ClassifyFn } from "../pass/classify-queue.ts";
 
 /** Bump when the stored shape changes: older files are then ignored. */
 const CACHE_FORMAT = 1;

@@ -12,7 +12,6 @@ import {
   SessionManager,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
-import type { GuardConfig } from "../../core/config.ts";
 import {
   callSignature,
   findSuspects,
@@ -20,7 +19,7 @@ import {
   type RemovedPiece,
   removedChunks,
   visibleTokens,
-} from "../../core/proxy.ts";
+} from "../../core/replay/proxy.ts";
 import {
   type PassMetrics,
   type PassResultView,
@@ -29,14 +28,15 @@ import {
   type SuspectView,
   sessionTotals,
   sumMessages,
-} from "../../core/replay-metrics.ts";
-import { oneLine } from "../../core/text.ts";
-import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../../core/types.ts";
-import type { ClassifyFn } from "../classify-queue.ts";
-import { cacheFamily, GuardSession } from "../guard-session.ts";
-import type { TaskRunner } from "../pool.ts";
-import type { PassOptions, RunEndResult } from "../run-end.ts";
-import { type ProjectedLike, readContent } from "../snapshot.ts";
+} from "../../core/replay/replay-metrics.ts";
+import type { GuardConfig } from "../../core/shared/config.ts";
+import { oneLine } from "../../core/shared/text.ts";
+import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
+import type { ClassifyFn } from "../pass/classify-queue.ts";
+import { cacheFamily, GuardSession } from "../pass/guard-session.ts";
+import type { PassOptions, RunEndResult } from "../pass/run-end.ts";
+import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
+import type { TaskRunner } from "../platform/pool.ts";
 import type { SessionFile } from "./reader.ts";
 
 export interface ReplayOptions {

@@ -4,7 +4,7 @@
 // and gives the branch Pi would resume: the path from the file's last entry back to the root.
 import { readFile } from "node:fs/promises";
 import { type FileEntry, type SessionEntry, type SessionHeader, SessionManager } from "@earendil-works/pi-coding-agent";
-import type { ReadProblem } from "../../core/replay-metrics.ts";
+import type { ReadProblem } from "../../core/replay/replay-metrics.ts";
 
 export interface SessionFile {
   path: string;

@@ -3,9 +3,9 @@
 // table with every decision, the suspected false removals, and an appendix of the session lines they
 // point at, so every link works offline.
 import { pathToFileURL } from "node:url";
-import type { PassMetrics, ReplayReport, SessionMetrics, SuspectView } from "../../core/replay-metrics.ts";
-import { tokensOf } from "../../core/replay-metrics.ts";
-import { formatCount } from "../../core/text.ts";
+import type { PassMetrics, ReplayReport, SessionMetrics, SuspectView } from "../../core/replay/replay-metrics.ts";
+import { tokensOf } from "../../core/replay/replay-metrics.ts";
+import { formatCount } from "../../core/shared/text.ts";
 
 const esc = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");

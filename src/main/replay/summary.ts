@@ -1,7 +1,7 @@
 // The replay's terminal output: a progress bar while long sessions replay (only on a terminal), and
 // the summary printed at the end.
-import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay-metrics.ts";
-import { formatCount } from "../../core/text.ts";
+import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
+import { formatCount } from "../../core/shared/text.ts";
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);

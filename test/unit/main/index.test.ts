@@ -3,15 +3,15 @@
 // worker, and the run-end pass that follows has nothing left to send but the order.
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import type { TaskRunner } from "../../../src/main/pool.ts";
-import type { SyncInput } from "../../../src/workers/session-store.ts";
+import type { TaskRunner } from "../../../src/main/platform/pool.ts";
+import type { SyncInput } from "../../../src/workers/pass/session-store.ts";
 import { generateSession, toProjection } from "../../kit/generate.ts";
 
 /** Entries the pass worker was sent, per task, in order (the extension's own pool, run inline here). */
 const traffic: Array<{ task: "sync" | "plan"; fresh: number }> = [];
 
-vi.mock("../../../src/main/pool.ts", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../../src/main/pool.ts")>();
+vi.mock("../../../src/main/platform/pool.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../../src/main/platform/pool.ts")>();
   return {
     ...real,
     createTaskRunner: async (options: Parameters<typeof real.createTaskRunner>[0]) => {
@@ -33,8 +33,8 @@ vi.mock("../../../src/main/pool.ts", async (importOriginal) => {
 /** The extension's HTTP threads, as it creates and uses them (the real ones, wrapped to be counted). */
 const httpThreads: Array<{ started: number; closed: number; fetched: number }> = [];
 
-vi.mock("../../../src/main/thread-fetch.ts", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../../src/main/thread-fetch.ts")>();
+vi.mock("../../../src/main/platform/thread-fetch.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../../src/main/platform/thread-fetch.ts")>();
   return {
     ...real,
     createThreadFetch: (options?: Parameters<typeof real.createThreadFetch>[0]) => {

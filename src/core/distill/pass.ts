@@ -1,0 +1,682 @@
+// A run-end pass in two pure halves, so the CPU work can run off the main thread:
+// planRunEnd / planCheckpoint (snapshot → run span → items of every kind → classifier requests) and
+// finishPass (classifier outcomes → decisions → edits and record results).
+// Between them the caller sends all requests through one limiter under one deadline.
+
+import { type CacheModel, exchangeGate, REWRITE_FACTOR, rewriteChars, sessionRequests } from "../cache/break-even.ts";
+import {
+  type CheckpointBatch,
+  type CheckpointCacheView,
+  checkpointMemo,
+  decideCheckpoint,
+  eligibleAtCheckpoint,
+  laterCalls,
+  runTurns,
+} from "../cache/checkpoint.ts";
+import {
+  buildExchangeRequests,
+  collectExchanges,
+  type Exchange,
+  exchangeDrafts,
+  exchangeMemo,
+  exchangeResult,
+  interpretExchanges,
+} from "../items/exchanges.ts";
+import { collectImages, type ImageItem, imageDraft, imageResult } from "../items/images.ts";
+import { type GuardJudgments, readJudgments } from "../items/judged.ts";
+import { collectRetries, retriesMayPay, retryEditsThatPay, retrySavingBound } from "../items/retry.ts";
+import {
+  buildSmallRequests,
+  collectSmall,
+  interpretSmall,
+  type SmallItem,
+  smallDraft,
+  smallResult,
+} from "../items/small.ts";
+import { supersededIn } from "../items/superseded.ts";
+import type { GuardConfig } from "../shared/config.ts";
+import { countLines } from "../shared/text.ts";
+import type {
+  Candidate,
+  Chunk,
+  ClassifierOutcome,
+  ClassifierRequest,
+  ContextEditDraft,
+  RecordResult,
+  RunSpan,
+  SegmentDecision,
+  SnapEntry,
+} from "../shared/types.ts";
+import { buildCheckpointRequest } from "./checkpoint-request.ts";
+import { chunkOutput, isGrepStyle, segmentChunks } from "./chunk.ts";
+import { citedFiles, decideResult } from "./decide.ts";
+import { interpret, oversizeDecision } from "./interpret.ts";
+import { buildRunEndRequest } from "./request.ts";
+import { collectCandidates, collectRun, isUserMessage, runWorthDistilling } from "./run.ts";
+
+/** Chunk boundaries without their text: the text is a slice of the output the caller already has. */
+export type ChunkMeta = Omit<Chunk, "text">;
+
+export interface PlannedSegment {
+  chunkNumbers: number[];
+  oversize: boolean;
+  /** Index into the plan's requests, absent for oversize segments. */
+  request?: number;
+}
+
+export interface PlannedCandidate {
+  entryId: string;
+  tool: string;
+  label: string;
+  isError: boolean;
+  chars: number;
+  grep: boolean;
+  /** For `read`: the file line number of the output's first line. */
+  lineOffset?: number;
+  chunks: ChunkMeta[];
+  segments: PlannedSegment[];
+  /**
+   * An output of an earlier run asked again (its latest record had no usable answer): its edit goes
+   * through the cache gate for edits before the run's prompt.
+   */
+  earlier?: boolean;
+  /** Files its own run's answer names (for keepCitedFiles), when it is an earlier run's output. */
+  citedFiles?: string[];
+}
+
+export type ItemKind = "large" | "small" | "exchange";
+
+export interface PlannedBatch {
+  /** Index into the plan's requests. */
+  request: number;
+  /** Entry ids (small outputs) or prompt ids (exchanges) behind item_1…/exchange_1… of the request. */
+  ids: string[];
+  /** Small outputs of an earlier run asked again (see PlannedCandidate.earlier). */
+  earlier?: boolean;
+}
+
+export interface RunPlan {
+  status: "run";
+  phase: "run-end" | "mid-run";
+  promptId: string;
+  /** Index of the run's prompt in the snapshot. */
+  promptIndex: number;
+  candidates: PlannedCandidate[];
+  /** Files the final answer names (for keepCitedFiles). */
+  citedFiles: string[];
+  small: SmallItem[];
+  smallBatches: PlannedBatch[];
+  exchanges: Exchange[];
+  exchangeBatches: PlannedBatch[];
+  images: ImageItem[];
+  /** Every classifier request of the pass, all kinds, in one list for one limiter. */
+  requests: ClassifierRequest[];
+  kinds: ItemKind[];
+}
+
+export type PassPlan = { status: "skip"; reason: string } | RunPlan;
+
+export type PlanConfig = GuardConfig;
+
+/** Most items (small outputs, exchanges) per classifier request. */
+export const MAX_ITEMS_PER_REQUEST = 40;
+
+function lineOffsetFor(candidate: Candidate): number | undefined {
+  if (candidate.tool !== "read") return undefined;
+  const offset = candidate.args.offset;
+  return typeof offset === "number" && Number.isInteger(offset) && offset > 0 ? offset : 1;
+}
+
+function withoutText(chunk: Chunk): ChunkMeta {
+  const { text: _text, ...meta } = chunk;
+  return meta;
+}
+
+/** Builds the request for one segment of one output (run end or checkpoint wording). */
+type SegmentRequestBuilder = (
+  candidate: Candidate,
+  chunks: Chunk[],
+  segmentIndex: number,
+  segmentCount: number,
+  totalLines: number,
+) => ClassifierRequest;
+
+function planOutputs(
+  found: Candidate[],
+  build: SegmentRequestBuilder,
+  config: PlanConfig,
+  requests: ClassifierRequest[],
+  kinds: ItemKind[],
+): { candidates: PlannedCandidate[]; files: Set<string> } {
+  const candidates: PlannedCandidate[] = [];
+  const files = new Set<string>();
+  for (const candidate of found) {
+    const grep = isGrepStyle(candidate.text);
+    // Chunks never exceed what one request carries, so every part of every output is sent (a huge
+    // output makes many requests; those the deadline leaves unanswered keep their chunks, and the
+    // record says so). An oversize segment could only come from a chunking bug: it is kept, with a
+    // reason in the record, never dropped silently.
+    const chunks = chunkOutput(candidate.text, grep, config.maxSegmentChars);
+    const segments = segmentChunks(chunks, config.maxSegmentChars, config.maxChunksPerSegment);
+    const sendable = segments.filter((s) => !s.oversize).length;
+    const totalLines = countLines(candidate.text);
+    const planned: PlannedSegment[] = [];
+    let sentIndex = 0;
+    for (const segment of segments) {
+      const chunkNumbers = segment.chunks.map((c) => c.n);
+      if (segment.oversize) {
+        planned.push({ chunkNumbers, oversize: true });
+        continue;
+      }
+      requests.push(build(candidate, segment.chunks, sentIndex++, sendable, totalLines));
+      kinds.push("large");
+      planned.push({ chunkNumbers, oversize: false, request: requests.length - 1 });
+    }
+    if (grep) for (const chunk of chunks) for (const f of chunk.files ?? []) files.add(f);
+    candidates.push({
+      entryId: candidate.entryId,
+      tool: candidate.tool,
+      label: candidate.label,
+      isError: candidate.isError,
+      chars: candidate.text.length,
+      grep,
+      lineOffset: lineOffsetFor(candidate),
+      chunks: chunks.map(withoutText),
+      segments: planned,
+    });
+  }
+  return { candidates, files };
+}
+
+function planLarge(
+  entries: SnapEntry[],
+  span: RunSpan,
+  config: PlanConfig,
+  requests: ClassifierRequest[],
+  kinds: ItemKind[],
+): { candidates: PlannedCandidate[]; citedFiles: string[] } {
+  const found = collectCandidates(entries, span, config);
+  if (!runWorthDistilling(found, config.minRunChars)) return { candidates: [], citedFiles: [] };
+  const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) =>
+    buildRunEndRequest({ span, candidate, chunks, segmentIndex, segmentCount, totalLines });
+  const { candidates, files } = planOutputs(found, build, config, requests, kinds);
+  const cited = config.keepCitedFiles ? citedFiles(span.answer, [...files]) : [];
+  return { candidates, citedFiles: cited };
+}
+
+function pushBatches(
+  batches: Array<{ request: ClassifierRequest; ids: string[] }>,
+  kind: ItemKind,
+  requests: ClassifierRequest[],
+  kinds: ItemKind[],
+): PlannedBatch[] {
+  return batches.map((b) => {
+    requests.push(b.request);
+    kinds.push(kind);
+    return { request: requests.length - 1, ids: b.ids };
+  });
+}
+
+/**
+ * Earlier runs' outputs whose latest record had no usable answer (retry.ts), each asked against its own
+ * run, when their edit could pay for the cache rewrite it adds (with exchangeBreakEven; `otherIds` are
+ * what the pass may edit anyway). Their requests go after the pass's other requests.
+ */
+function planEarlierOutputs(
+  entries: SnapEntry[],
+  span: RunSpan,
+  config: PlanConfig,
+  judged: GuardJudgments,
+  family: CacheModel["family"] | undefined,
+  requests: ClassifierRequest[],
+  kinds: ItemKind[],
+  otherIds: string[],
+): { candidates: PlannedCandidate[]; small: SmallItem[]; smallBatches: PlannedBatch[] } {
+  const out = { candidates: [] as PlannedCandidate[], small: [] as SmallItem[], smallBatches: [] as PlannedBatch[] };
+  const groups = collectRetries(entries, span.startIndex, config, judged);
+  const ids = groups.flatMap((g) => [...g.large.map((c) => c.entryId), ...g.small.map((i) => i.entryId)]);
+  if (ids.length === 0) return out;
+  if (config.exchangeBreakEven && !retriesMayPay(entries, ids, retrySavingBound(groups), otherIds, family)) return out;
+  const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
+  for (const group of groups) {
+    const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) =>
+      buildRunEndRequest({ span: group.span, candidate, chunks, segmentIndex, segmentCount, totalLines });
+    const planned = planOutputs(group.large, build, config, requests, kinds);
+    const cited = config.keepCitedFiles ? citedFiles(group.span.answer, [...planned.files]) : [];
+    for (const c of planned.candidates) out.candidates.push({ ...c, earlier: true, citedFiles: cited });
+    out.small.push(...group.small);
+    const batches = buildSmallRequests(group.small, group.span, "run-end", limits);
+    const pushed = pushBatches(
+      batches.map((r) => ({ request: r.request, ids: r.entryIds })),
+      "small",
+      requests,
+      kinds,
+    );
+    for (const b of pushed) out.smallBatches.push({ ...b, earlier: true });
+  }
+  return out;
+}
+
+/**
+ * The run-end pass. `view.family`, when known, is the main model's cache family; without it the
+ * pre-request gate for earlier runs' outputs assumes the most favourable one (finishPass applies the real
+ * gate once the answers are in).
+ */
+export function planRunEnd(
+  entries: SnapEntry[],
+  config: PlanConfig,
+  view?: { family?: CacheModel["family"] },
+): PassPlan {
+  const span = collectRun(entries, config.historyExchanges);
+  if (!span) return { status: "skip", reason: "no run" };
+  const requests: ClassifierRequest[] = [];
+  const kinds: ItemKind[] = [];
+  const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
+  const judged = readJudgments(entries);
+
+  const large = planLarge(entries, span, config, requests, kinds);
+
+  const small = collectSmall(entries, span, config, supersededIn(entries, span));
+  const smallBatches = pushBatches(
+    buildSmallRequests(small, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
+    "small",
+    requests,
+    kinds,
+  );
+
+  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex), judged);
+  const exchangeBatches = pushBatches(
+    buildExchangeRequests(exchanges, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.promptIds })),
+    "exchange",
+    requests,
+    kinds,
+  );
+
+  const images = removableImages(entries, config.imageKeepTurns, span.startIndex);
+
+  const earlier = planEarlierOutputs(entries, span, config, judged, view?.family, requests, kinds, [
+    ...large.candidates.map((c) => c.entryId),
+    ...small.map((i) => i.entryId),
+    ...exchanges.flatMap((x) => [x.promptId, ...x.entryIds]),
+    ...images.map((i) => i.entryId),
+  ]);
+  const candidates = [...large.candidates, ...earlier.candidates];
+
+  // A planned output always gets a record result, even one that needed no request.
+  if (requests.length === 0 && images.length === 0 && candidates.length === 0) {
+    return { status: "skip", reason: "nothing to judge" };
+  }
+  return {
+    status: "run",
+    phase: "run-end",
+    promptId: span.promptId,
+    promptIndex: span.startIndex,
+    candidates,
+    citedFiles: large.citedFiles,
+    small: [...small, ...earlier.small],
+    smallBatches: [...smallBatches, ...earlier.smallBatches],
+    exchanges,
+    exchangeBatches,
+    images,
+    requests,
+    kinds,
+  };
+}
+
+/** Old images whose stub is smaller than they are (a tiny image costs less than the line standing for it). */
+function removableImages(entries: SnapEntry[], keepTurns: number, promptIndex: number): ImageItem[] {
+  return collectImages(entries, keepTurns, promptIndex).filter((i) => i.afterChars < i.beforeChars);
+}
+
+/** The call id behind each tool result of the run (for the age rule). */
+function resultCalls(entries: readonly SnapEntry[], from: number): Map<string, string> {
+  const out = new Map<string, string>();
+  for (let i = from; i < entries.length; i++) {
+    const e = entries[i] as SnapEntry;
+    if (e.role === "toolResult" && e.toolCallId) out.set(e.id, e.toolCallId);
+  }
+  return out;
+}
+
+/**
+ * A mid-run checkpoint: older outputs of the running run not judged yet, old exchanges not judged in
+ * this run, and old images, if together they reach the batch size and the edit pays for its cache rewrite.
+ */
+export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: CheckpointCacheView): PassPlan {
+  const span = collectRun(entries, config.historyExchanges);
+  if (!span) return { status: "skip", reason: "no run" };
+  const turns = runTurns(entries, span);
+  const memo = checkpointMemo(entries, span.startIndex);
+  const calls = resultCalls(entries, span.startIndex + 1);
+  const eligible = (item: { entryId: string; tool: string }) =>
+    eligibleAtCheckpoint({ ...item, callId: calls.get(item.entryId) }, turns, memo, config.midRunMinAgeTurns);
+  const superseded = supersededIn(entries, span);
+  const large = collectCandidates(entries, span, config).filter(eligible);
+  const small = collectSmall(entries, span, config, superseded).filter(eligible);
+  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex));
+  const images = removableImages(entries, config.imageKeepTurns, span.startIndex);
+  const batch: CheckpointBatch = {
+    outputIds: [...large.map((c) => c.entryId), ...small.map((i) => i.entryId)],
+    outputChars: large.reduce((n, c) => n + c.text.length, 0) + small.reduce((n, i) => n + i.chars, 0),
+    exchanges,
+    exchangeChars: exchanges.reduce((n, x) => n + Math.max(0, x.chars - x.stub.length), 0),
+    images,
+    imageChars: images.reduce((n, i) => n + Math.max(0, i.beforeChars - i.afterChars), 0),
+  };
+  let lastUser = -1;
+  for (let i = entries.length - 1; i >= 0 && lastUser < 0; i--) if (isUserMessage(entries[i])) lastUser = i;
+  const decision = decideCheckpoint(entries, batch, turns.current, lastUser, config, view);
+  if (!decision.run) return { status: "skip", reason: decision.reason };
+
+  const requests: ClassifierRequest[] = [];
+  const kinds: ItemKind[] = [];
+  const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
+  const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) =>
+    buildCheckpointRequest({
+      span,
+      candidate,
+      chunks,
+      segmentIndex,
+      segmentCount,
+      totalLines,
+      laterCalls: laterCalls(turns, calls.get(candidate.entryId)),
+      superseded: superseded.get(candidate.entryId),
+    });
+  const { candidates } = planOutputs(large, build, config, requests, kinds);
+  const smallBatches = pushBatches(
+    buildSmallRequests(small, span, "mid-run", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
+    "small",
+    requests,
+    kinds,
+  );
+  const exchangeBatches = pushBatches(
+    buildExchangeRequests(decision.batch.exchanges, span, "mid-run", limits).map((r) => ({
+      request: r.request,
+      ids: r.promptIds,
+    })),
+    "exchange",
+    requests,
+    kinds,
+  );
+  return {
+    status: "run",
+    phase: "mid-run",
+    promptId: span.promptId,
+    promptIndex: span.startIndex,
+    candidates,
+    citedFiles: [],
+    small,
+    smallBatches,
+    exchanges: decision.batch.exchanges,
+    exchangeBatches,
+    images: decision.batch.images,
+    requests,
+    kinds,
+  };
+}
+
+export type FinishConfig = Pick<
+  GuardConfig,
+  | "keepWholeThreshold"
+  | "focusWholeThreshold"
+  | "chunkKeepThreshold"
+  | "noneThreshold"
+  | "maxKeepRatio"
+  | "keepCitedFiles"
+  | "smallKeepThreshold"
+  | "exchangeOmitThreshold"
+  | "exchangeBreakEven"
+  | "exchangeMinSavingChars"
+  | "midRunChunkKeepThreshold"
+>;
+
+export interface FinishInput {
+  plan: RunPlan;
+  /** The snapshot the plan was made from (for the break-even gate). */
+  entries: SnapEntry[];
+  /** The output text of each large candidate, same order as plan.candidates. */
+  texts: string[];
+  /** One outcome per planned request, same order. */
+  outcomes: ClassifierOutcome[];
+  config: FinishConfig;
+  /** How the main model's prompt cache reacts to edits. */
+  family?: CacheModel["family"];
+}
+
+export interface FinishOutput {
+  drafts: ContextEditDraft[];
+  results: RecordResult[];
+}
+
+function restoreChunks(meta: ChunkMeta[], text: string): Chunk[] {
+  return meta.map((m) => ({ ...m, text: text.slice(m.start, m.end) }));
+}
+
+const outcomeAt = (outcomes: ClassifierOutcome[], i: number | undefined): ClassifierOutcome =>
+  (i === undefined ? undefined : outcomes[i]) ?? { status: "timeout" };
+
+/** A judged output of an earlier run: its edit (when judged not needed) waits for the cache gate. */
+interface EarlierOutcome {
+  draft?: ContextEditDraft;
+  result: RecordResult;
+}
+
+function finishLarge(
+  input: FinishInput,
+  drafts: ContextEditDraft[],
+  results: RecordResult[],
+  earlier: EarlierOutcome[],
+): void {
+  const thresholds =
+    input.plan.phase === "mid-run"
+      ? { ...input.config, chunkKeepThreshold: input.config.midRunChunkKeepThreshold }
+      : input.config;
+  input.plan.candidates.forEach((planned, i) => {
+    const text = input.texts[i] ?? "";
+    if (text.length !== planned.chars) throw new Error(`output of ${planned.entryId} changed during the pass`);
+    const chunks = restoreChunks(planned.chunks, text);
+    const decisions: SegmentDecision[] = planned.segments.map((segment) =>
+      segment.oversize || segment.request === undefined
+        ? oversizeDecision(segment.chunkNumbers)
+        : interpret(outcomeAt(input.outcomes, segment.request), segment.chunkNumbers, thresholds),
+    );
+    const decision = decideResult({
+      candidate: {
+        entryId: planned.entryId,
+        tool: planned.tool,
+        label: planned.label,
+        args: {},
+        isError: planned.isError,
+        text,
+      },
+      chunks,
+      grep: planned.grep,
+      lineOffset: planned.lineOffset,
+      decisions,
+      citedFiles: planned.citedFiles ?? input.plan.citedFiles,
+      keepCitedFiles: input.config.keepCitedFiles,
+      maxKeepRatio: input.config.maxKeepRatio,
+    });
+    const draft: ContextEditDraft | undefined =
+      decision.replacement !== undefined && decision.outcome !== "kept"
+        ? {
+            type: "context_edit",
+            targetId: planned.entryId,
+            replacement: { content: [{ type: "text", text: decision.replacement }] },
+          }
+        : undefined;
+    const result: RecordResult = {
+      kind: "large",
+      entryId: planned.entryId,
+      tool: planned.tool,
+      label: planned.label,
+      outcome: decision.outcome,
+      reason: decision.reason,
+      beforeChars: decision.beforeChars,
+      afterChars: decision.afterChars,
+      jev: collapseTraces(decisions.map((d) => d.trace)),
+    };
+    if (planned.earlier) {
+      earlier.push(draft ? { draft, result } : { result });
+      return;
+    }
+    if (draft) drafts.push(draft);
+    results.push(result);
+  });
+}
+
+/**
+ * One trace per segment, except that a run of three or more identical ones (a huge output's segments
+ * the deadline left unanswered: `timeout`) reads `timeout ×1200`, so a record stays small.
+ */
+export function collapseTraces(traces: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < traces.length; ) {
+    let j = i + 1;
+    while (j < traces.length && traces[j] === traces[i]) j++;
+    if (j - i >= 3) out.push(`${traces[i]} ×${j - i}`);
+    else for (let k = i; k < j; k++) out.push(traces[k] as string);
+    i = j;
+  }
+  return out;
+}
+
+function finishSmall(
+  input: FinishInput,
+  drafts: ContextEditDraft[],
+  results: RecordResult[],
+  earlier: EarlierOutcome[],
+): void {
+  const byId = new Map(input.plan.small.map((item) => [item.entryId, item]));
+  for (const batch of input.plan.smallBatches) {
+    const verdicts = interpretSmall(
+      outcomeAt(input.outcomes, batch.request),
+      batch.ids,
+      input.config.smallKeepThreshold,
+    );
+    for (const verdict of verdicts) {
+      const item = byId.get(verdict.entryId);
+      if (!item) continue;
+      const draft = verdict.keep === false ? smallDraft(item) : undefined;
+      const result = smallResult(item, verdict);
+      if (batch.earlier) {
+        earlier.push(draft ? { draft, result } : { result });
+        continue;
+      }
+      if (draft) drafts.push(draft);
+      results.push(result);
+    }
+  }
+}
+
+/** Marginal-cost gate for edits before the run's prompt that have no minimum saving (old images). */
+function imagesPay(
+  entries: SnapEntry[],
+  items: ImageItem[],
+  otherEditIds: string[],
+  family: CacheModel["family"],
+): boolean {
+  const withThem = rewriteChars(entries, [...otherEditIds, ...items.map((i) => i.entryId)], family);
+  const marginal = Math.max(0, withThem - rewriteChars(entries, otherEditIds, family));
+  if (marginal === 0) return true;
+  const saving = items.reduce((n, i) => n + Math.max(0, i.beforeChars - i.afterChars), 0);
+  return saving * sessionRequests(entries) >= REWRITE_FACTOR[family] * marginal;
+}
+
+/** Adds the earlier runs' outputs that pay (or all, with the gate off); returns the ids it edits. */
+function finishEarlierOutputs(
+  input: FinishInput,
+  outcomes: EarlierOutcome[],
+  otherEditIds: string[],
+  drafts: ContextEditDraft[],
+  results: RecordResult[],
+): string[] {
+  const editing = outcomes.filter((x) => x.draft !== undefined);
+  const gated = input.plan.phase === "run-end" && input.config.exchangeBreakEven && editing.length > 0;
+  const pay = gated
+    ? retryEditsThatPay(
+        input.entries,
+        editing.map((x) => ({ entryId: x.result.entryId, savingChars: x.result.beforeChars - x.result.afterChars })),
+        otherEditIds,
+        input.family ?? "other",
+      )
+    : new Set(editing.map((x) => x.result.entryId));
+  for (const { draft, result } of outcomes) {
+    if (draft && pay.has(result.entryId)) {
+      drafts.push(draft);
+      results.push(result);
+    } else if (draft) {
+      results.push({ ...result, outcome: "kept", reason: "deferred", afterChars: result.beforeChars });
+    } else {
+      results.push(result);
+    }
+  }
+  return [...pay];
+}
+
+/** Decisions, edits and record results for a planned pass (run end or checkpoint). */
+export function finishPass(input: FinishInput): FinishOutput {
+  const drafts: ContextEditDraft[] = [];
+  const results: RecordResult[] = [];
+  const family = input.family ?? "other";
+  const earlierOutputs: EarlierOutcome[] = [];
+  finishLarge(input, drafts, results, earlierOutputs);
+  finishSmall(input, drafts, results, earlierOutputs);
+
+  // Exchanges: judged unrelated ones are omitted only when the cache rewrite they add pays off.
+  const exById = new Map(input.plan.exchanges.map((x) => [x.promptId, x]));
+  const verdicts = input.plan.exchangeBatches.flatMap((batch) =>
+    interpretExchanges(outcomeAt(input.outcomes, batch.request), batch.ids, input.config.exchangeOmitThreshold),
+  );
+  const unrelated = verdicts.filter((v) => v.relevant === false).map((v) => exById.get(v.promptId) as Exchange);
+  const inRunImages = input.plan.images.filter((i) => !i.beforePrompt);
+  const otherEditIds = [...drafts.map((d) => d.targetId), ...inRunImages.map((i) => i.entryId)];
+  const gate =
+    input.plan.phase === "run-end" && input.config.exchangeBreakEven && unrelated.length > 0
+      ? exchangeGate({
+          entries: input.entries,
+          omitted: unrelated,
+          otherEditIds,
+          sessionRequests: sessionRequests(input.entries),
+          minSavingChars: input.config.exchangeMinSavingChars,
+          family,
+        })
+      : { pass: true };
+  const omittedIds = new Set<string>();
+  for (const verdict of verdicts) {
+    const ex = exById.get(verdict.promptId);
+    if (!ex) continue;
+    const omit = verdict.relevant === false && gate.pass;
+    if (omit) {
+      drafts.push(...exchangeDrafts(ex));
+      omittedIds.add(ex.promptId);
+      for (const id of ex.entryIds) omittedIds.add(id);
+    }
+    results.push(exchangeResult(ex, verdict, verdict.relevant === false && !gate.pass));
+  }
+
+  // Earlier runs' outputs asked again: edited only when the rewrite they add pays off, else deferred (asked
+  // again at a later run end, within their passes). One inside an exchange omitted above is gone with it.
+  const retryEditIds = finishEarlierOutputs(
+    input,
+    earlierOutputs.filter((x) => !omittedIds.has(x.result.entryId)),
+    [...otherEditIds, ...omittedIds],
+    drafts,
+    results,
+  );
+
+  // Old images: in-run ones always go; earlier ones only when their extra rewrite pays off. An image
+  // inside an exchange omitted above is gone with it.
+  const earlier = input.plan.images.filter((i) => i.beforePrompt && !omittedIds.has(i.entryId));
+  const earlierPay =
+    earlier.length === 0 ||
+    input.plan.phase === "mid-run" ||
+    !input.config.exchangeBreakEven ||
+    imagesPay(input.entries, earlier, [...otherEditIds, ...omittedIds, ...retryEditIds], family);
+  for (const item of [...(earlierPay ? earlier : []), ...inRunImages]) {
+    if (omittedIds.has(item.entryId)) continue;
+    drafts.push(imageDraft(item));
+    results.push(imageResult(item));
+  }
+  return { drafts, results };
+}

@@ -1,0 +1,145 @@
+// The text that replaces a distilled output: a header saying what happened and how to get the full
+// output back, the kept chunks copied verbatim, and one line standing for each run of removed chunks.
+
+import { formatCount } from "../shared/text.ts";
+import { type Chunk, GUARD_MARKER } from "../shared/types.ts";
+
+export { GUARD_MARKER };
+
+/** Most file names listed in one omission line. */
+const MAX_LISTED_FILES = 5;
+
+export interface RenderInput {
+  entryId: string;
+  label: string;
+  /** The original output. */
+  text: string;
+  /** All chunks of `text`, in order. */
+  chunks: Chunk[];
+  /** Numbers of the chunks to keep. */
+  keep: Set<number>;
+  grep: boolean;
+  /** For `read` results: the file line number of the first output line. */
+  lineOffset?: number;
+}
+
+/** `36100` → `36.1k`. */
+export function formatChars(n: number): string {
+  return formatCount(n);
+}
+
+function recallHint(entryId: string): string {
+  return `Full output: recall(${JSON.stringify({ entryId })}).`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function lineSpan(first: number, last: number): string {
+  return first === last ? `line ${first}` : `lines ${first}–${last}`;
+}
+
+function fileList(files: string[]): string {
+  const shown = files.slice(0, MAX_LISTED_FILES).join(", ");
+  const rest = files.length - MAX_LISTED_FILES;
+  return rest > 0 ? `${shown} and ${rest} more` : shown;
+}
+
+/** Whether chunk `i` ends inside a line that chunk `i + 1` continues (a line too long for one chunk). */
+function endsInside(chunks: Chunk[], i: number): boolean {
+  return i < chunks.length - 1 && !chunks[i]!.text.endsWith("\n");
+}
+
+function partList(lines: number[]): string {
+  return lines.length === 1 ? `line ${lines[0]}` : `lines ${lines[0]} and ${lines[1]}`;
+}
+
+/**
+ * The line standing for removed chunks `from`..`to` (indices, consecutive, non-empty). A run that
+ * starts or ends inside a long line says which line is only partly omitted.
+ */
+function omissionLine(chunks: Chunk[], from: number, to: number, input: RenderInput): string {
+  const first = chunks[from]!.firstLine;
+  const last = chunks[to]!.lastLine;
+  const files = new Set<string>();
+  for (let i = from; i <= to; i++) for (const f of chunks[i]!.files ?? []) files.add(f);
+  const offset = input.lineOffset;
+  const at = (line: number) => (offset === undefined ? line : offset + line - 1);
+  const partial: number[] = [];
+  if (from > 0 && endsInside(chunks, from - 1)) partial.push(first);
+  if (endsInside(chunks, to) && !partial.includes(last)) partial.push(last);
+  const grepFiles = input.grep && files.size > 0 ? fileList([...files]) : undefined;
+  if (first === last && partial.length > 0) {
+    let chars = 0;
+    for (let i = from; i <= to; i++) chars += chunks[i]!.text.length;
+    const part =
+      grepFiles !== undefined
+        ? `part of a line in ${grepFiles}`
+        : offset !== undefined
+          ? `part of line ${at(first)} of the file`
+          : `part of output line ${first}`;
+    return `[… ${formatChars(chars)} chars omitted: ${part} …]`;
+  }
+  let where: string;
+  if (grepFiles !== undefined) where = `matches in ${grepFiles}`;
+  else if (offset !== undefined) where = `${lineSpan(at(first), at(last))} of the file`;
+  else where = `output ${lineSpan(first, last)}`;
+  const whole = last - first + 1 - partial.length;
+  const what =
+    partial.length === 0
+      ? plural(whole, "line")
+      : `${whole > 0 ? `${plural(whole, "line")} and ` : ""}part of ${partList(partial.map(at))}`;
+  return `[… ${what} omitted: ${where} …]`;
+}
+
+/** Drop the final "\n" only, so a kept CRLF line keeps its "\r" and the join restores the newline. */
+function withoutFinalNewline(text: string): string {
+  return text.endsWith("\n") ? text.slice(0, -1) : text;
+}
+
+/**
+ * Replacement for an output of which some chunks are kept. Kept chunks are copied verbatim, in order,
+ * one per line of the body; a kept chunk that continues a long line right after its kept start is
+ * joined to it without a break, so kept neighbours always read as the original text.
+ */
+export function renderReplacement(input: RenderInput): string {
+  const { chunks, keep } = input;
+  const body: string[] = [];
+  let keptLines = 0;
+  let keptChars = 0;
+  let countedTo = 0;
+  let removedFrom = -1;
+  chunks.forEach((c, i) => {
+    if (!keep.has(c.n)) {
+      if (removedFrom < 0) removedFrom = i;
+      return;
+    }
+    const glued = i > 0 && removedFrom < 0 && body.length > 0 && endsInside(chunks, i - 1);
+    if (removedFrom >= 0) body.push(omissionLine(chunks, removedFrom, i - 1, input));
+    removedFrom = -1;
+    const text = withoutFinalNewline(c.text);
+    if (glued) body[body.length - 1] += text;
+    else body.push(text);
+    // Pieces of one long line count it once.
+    keptLines += Math.max(0, c.lastLine - Math.max(c.firstLine, countedTo + 1) + 1);
+    countedTo = Math.max(countedTo, c.lastLine);
+    keptChars += c.text.length;
+  });
+  if (removedFrom >= 0) body.push(omissionLine(chunks, removedFrom, chunks.length - 1, input));
+  const totalLines = chunks.length > 0 ? chunks[chunks.length - 1]!.lastLine : 0;
+  const header =
+    `${GUARD_MARKER} Distilled the output of ${input.label}: kept ${keptLines} of ${plural(totalLines, "line")} ` +
+    `(${formatChars(keptChars)} of ${formatChars(input.text.length)} chars); the rest was judged not needed ` +
+    `for the answer. ${recallHint(input.entryId)}`;
+  return [header, ...body].join("\n");
+}
+
+/** One-line replacement for an output of which nothing is kept. */
+export function renderRemoved(input: { entryId: string; label: string; lines: number; chars: number }): string {
+  const size = `${formatChars(input.chars)} char${input.chars === 1 ? "" : "s"}`;
+  return (
+    `${GUARD_MARKER} Removed the output of ${input.label}: ${plural(input.lines, "line")} (${size}) judged not ` +
+    `needed for the answer. ${recallHint(input.entryId)}`
+  );
+}

@@ -1,0 +1,392 @@
+// Old exchanges: a prompt from an earlier run and everything it led to, up to the next prompt. One that
+// has nothing to do with the current work is omitted as a whole (a stub on the prompt, every other
+// editable entry dropped), so a tool call never loses its result or the other way round, and assistant
+// content is never rewritten. Every scan here is one linear pass over the entries.
+
+import { entryChars } from "../cache/break-even.ts";
+import { formatProbability, isProbability } from "../distill/interpret.ts";
+import { bool, hasHistory, workState } from "../distill/request.ts";
+import { isUserMessage, promptText, toolLabel } from "../distill/run.ts";
+import type { GuardConfig } from "../shared/config.ts";
+import { clip, formatCount, oneLine } from "../shared/text.ts";
+import {
+  type ClassifierOutcome,
+  type ClassifierRequest,
+  type ContextEditDraft,
+  type Exchange,
+  GUARD_MARKER,
+  type JsonObject,
+  type JsonValue,
+  type Question,
+  RECORD_TYPE,
+  type RecordResult,
+  type RunSpan,
+  type SnapEntry,
+} from "../shared/types.ts";
+import { type GuardJudgments, isGuardEdit, readJudgments } from "./judged.ts";
+
+export type { Exchange };
+
+/** An exchange smaller than this is not worth a request. */
+export const EXCHANGE_MIN_CHARS = 2000;
+
+/** Limits of what the classifier sees per exchange. */
+const ITEM_LIMITS = { user: 600, assistant: 800, toolCalls: 20 } as const;
+
+/** Results that were not a real judgment for this run: the exchange is judged again at the next pass. */
+const JUDGE_AGAIN = new Set(["deferred", "error", "timeout", "no-answer", "aborted"]);
+
+export type ExchangeConfig = Pick<GuardConfig, "pruneExchanges" | "keepRecentExchanges">;
+
+/** Prompt ids that exchange results in guard records after the run's prompt settled for this run. */
+export function exchangeMemo(entries: SnapEntry[], runStartIndex: number): Set<string> {
+  const memo = new Set<string>();
+  for (let i = Math.max(0, runStartIndex + 1); i < entries.length; i++) {
+    const e = entries[i];
+    if (e?.type !== "custom" || e.customType !== RECORD_TYPE) continue;
+    // Records come back from session files: read them defensively.
+    const data = e.data;
+    const results = typeof data === "object" && data !== null ? (data as { results?: unknown }).results : undefined;
+    if (!Array.isArray(results)) continue;
+    for (const r of results) {
+      if (typeof r !== "object" || r === null) continue;
+      const { kind, entryId, reason } = r as { kind?: unknown; entryId?: unknown; reason?: unknown };
+      if (kind !== "exchange" || typeof entryId !== "string") continue;
+      if (typeof reason === "string" && JUDGE_AGAIN.has(reason)) continue;
+      memo.add(entryId);
+    }
+  }
+  return memo;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** The one line left on an omitted exchange's prompt. */
+export function exchangeStub(ex: Pick<Exchange, "promptId" | "prompt" | "messages" | "chars">): string {
+  const tokens = formatCount(Math.round(ex.chars / 4));
+  const recall = JSON.stringify({ entryId: ex.promptId });
+  return (
+    `${GUARD_MARKER} Omitted an earlier exchange judged unrelated to the current work: ` +
+    `"${oneLine(ex.prompt, 120)}" (${plural(ex.messages, "message")}, ~${tokens} tokens). ` +
+    `Full exchange: recall(${recall}).`
+  );
+}
+
+/** Entries a context_edit can change that belong to an exchange: messages other than system/shell, custom messages. */
+function isEditable(e: SnapEntry): boolean {
+  if (e.type === "custom_message") return true;
+  return e.type === "message" && (e.role === "user" || e.role === "assistant" || e.role === "toolResult");
+}
+
+function isSummary(e: SnapEntry): boolean {
+  return (
+    e.role === "compactionSummary" ||
+    e.role === "branchSummary" ||
+    e.type === "compaction" ||
+    e.type === "branch_summary"
+  );
+}
+
+/** An assistant message that asked for tools and was not cut off (so its run went on). */
+function asksForTools(e: SnapEntry): boolean {
+  const ended = e.stopReason === "error" || e.stopReason === "aborted";
+  return (e.toolCalls?.length ?? 0) > 0 && !ended;
+}
+
+interface Draft {
+  ordinal: number;
+  prompt: SnapEntry;
+  index: number;
+  entryIds: string[];
+  chars: number;
+  lastAssistant: string;
+  lastAssistantEntry: SnapEntry | undefined;
+  toolLabels: string[];
+  /** Some entry's visible content differs from the raw entry for a reason other than our marker. */
+  foreignEdit: boolean;
+  /** A tool call and its result are not both inside the exchange. */
+  split: boolean;
+}
+
+/**
+ * Whether an entry shows something other than its raw content that is not ours. Ours is what the guard's
+ * records say it replaced (judged.ts), not whatever starts with the marker: another extension's edit could.
+ */
+function editedByOthers(e: SnapEntry, judged: GuardJudgments): boolean {
+  if (!e.visible) return true;
+  return e.edited === true && !isGuardEdit(e, judged);
+}
+
+/**
+ * Split the entries before `end` into exchanges (eligible or not). The whole snapshot is walked so that a
+ * tool call and its result are matched wherever they are: an exchange holding only one of the two is
+ * marked `split` (a result answers the nearest earlier call with its id, so reused ids are fine).
+ */
+function splitExchanges(entries: SnapEntry[], end: number, judged: GuardJudgments): Draft[] {
+  const all: Draft[] = [];
+  /** Exchange ordinal of the latest call with each id; -1 outside any exchange. */
+  const callOwner = new Map<string, number>();
+  const markSplit = (ordinal: number | undefined) => {
+    const d = ordinal === undefined ? undefined : all[ordinal];
+    if (d) d.split = true;
+  };
+  let current: Draft | undefined;
+  // The nearest earlier visible message that is not a custom notice, to tell steering from a new prompt
+  // the way run.ts isSteering does, without walking back for every user message.
+  let previous: SnapEntry | undefined;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as SnapEntry;
+    const steering =
+      previous !== undefined &&
+      (previous.role === "toolResult" || (previous.role === "assistant" && asksForTools(previous)));
+    if (e.visible && e.role !== undefined && e.role !== "custom") previous = e;
+    if (i >= end || isSummary(e)) {
+      current = undefined;
+    } else if (isUserMessage(e) && !steering) {
+      current = {
+        ordinal: all.length,
+        prompt: e,
+        index: i,
+        entryIds: [],
+        chars: entryChars(e),
+        lastAssistant: "",
+        lastAssistantEntry: undefined,
+        toolLabels: [],
+        foreignEdit: editedByOthers(e, judged),
+        split: false,
+      };
+      all.push(current);
+      continue;
+    }
+    const owner = current?.ordinal ?? -1;
+    for (const call of e.toolCalls ?? []) callOwner.set(call.id, owner);
+    if (e.role === "toolResult") {
+      const callAt = e.toolCallId === undefined ? undefined : callOwner.get(e.toolCallId);
+      if (callAt !== owner) {
+        markSplit(callAt);
+        markSplit(owner);
+      }
+    }
+    if (current === undefined || !isEditable(e)) continue;
+    current.entryIds.push(e.id);
+    current.chars += entryChars(e);
+    if (editedByOthers(e, judged)) current.foreignEdit = true;
+    if (e.role === "assistant") {
+      current.lastAssistantEntry = e;
+      if (e.text.trim() !== "") current.lastAssistant = e.text;
+      for (const call of e.toolCalls ?? []) current.toolLabels.push(toolLabel(call.name, call.args));
+    }
+  }
+  return all;
+}
+
+function toExchange(d: Draft): Exchange {
+  const base = {
+    promptId: d.prompt.id,
+    index: d.index,
+    entryIds: d.entryIds,
+    prompt: promptText(d.prompt),
+    lastAssistant: d.lastAssistant,
+    toolLabels: d.toolLabels,
+    chars: d.chars,
+    messages: d.entryIds.length + 1,
+  };
+  return { ...base, stub: exchangeStub(base) };
+}
+
+/**
+ * Exchanges before the run's prompt that may be judged: not among the last `keepRecentExchanges`,
+ * finished, not omitted yet, not settled earlier in this run (`memo`), fully recoverable by recall, big
+ * enough, and with a stub shorter than what it replaces.
+ */
+export function collectExchanges(
+  entries: SnapEntry[],
+  runStartIndex: number,
+  config: ExchangeConfig,
+  memo: Set<string>,
+  guard: GuardJudgments = readJudgments(entries),
+): Exchange[] {
+  if (!config.pruneExchanges || runStartIndex <= 0) return [];
+  const end = Math.min(runStartIndex, entries.length);
+  const all = splitExchanges(entries, end, guard);
+  const judged = all.slice(0, Math.max(0, all.length - config.keepRecentExchanges));
+  const out: Exchange[] = [];
+  for (const d of judged) {
+    const last = d.lastAssistantEntry;
+    if (last === undefined || asksForTools(last)) continue;
+    // An edited prompt shows our stub (omitted already) or someone else's edit: either way it stays.
+    if (d.prompt.edited === true || memo.has(d.prompt.id) || d.foreignEdit) continue;
+    if (d.split || d.chars < EXCHANGE_MIN_CHARS) continue;
+    const ex = toExchange(d);
+    if (ex.stub.length < ex.chars) out.push(ex);
+  }
+  return out;
+}
+
+export function exchangeId(n: number): string {
+  return `exchange_${n}`;
+}
+
+export interface ExchangeRequestLimits {
+  /** Most characters of exchange text per request. */
+  maxSegmentChars: number;
+  /** Most exchanges per request. */
+  maxItemsPerRequest: number;
+}
+
+export interface ExchangeRequest {
+  request: ClassifierRequest;
+  /** The prompt id behind exchange_1, exchange_2, … of this request. */
+  promptIds: string[];
+}
+
+const SITUATION_RUN_END =
+  "A coding agent has just answered user_question (final_answer). Listed under exchanges are older parts of the " +
+  "same session: each is a user prompt, the agent's last reply to it and the tools it called. Exchanges that the " +
+  "current work does not depend on will be replaced by a one-line note, so the agent no longer sees their details.";
+const SITUATION_MID_RUN =
+  "A coding agent is still working on user_question; agent_progress shows its latest notes. Listed under " +
+  "exchanges are older parts of the same session: each is a user prompt, the agent's last reply to it and the " +
+  "tools it called. Exchanges that the current work does not depend on will be replaced by a one-line note, so " +
+  "the agent no longer sees their details.";
+const SITUATION_HISTORY =
+  " earlier_conversation shows the session just before user_question; the work there is probably still going on.";
+
+function toolCallList(labels: string[]): string[] {
+  const max = ITEM_LIMITS.toolCalls;
+  if (labels.length <= max) return labels;
+  return [...labels.slice(0, max - 1), `[… and ${labels.length - (max - 1)} more calls]`];
+}
+
+function item(ex: Exchange): { value: JsonObject; chars: number } {
+  const user = clip(ex.prompt, ITEM_LIMITS.user);
+  const assistant = clip(ex.lastAssistant, ITEM_LIMITS.assistant);
+  const value: JsonObject = { user, assistant };
+  let chars = user.length + assistant.length;
+  if (ex.toolLabels.length > 0) {
+    const calls = toolCallList(ex.toolLabels);
+    value.tool_calls = calls;
+    for (const c of calls) chars += c.length;
+  }
+  value.size = `${plural(ex.messages, "message")}, ${formatCount(ex.chars)} chars`;
+  return { value, chars };
+}
+
+/** What the current work is, shared by every request of the pass. */
+function currentWork(span: RunSpan, phase: "run-end" | "mid-run"): JsonObject {
+  const situation = phase === "run-end" ? SITUATION_RUN_END : SITUATION_MID_RUN;
+  return workState(span, phase, { situation, historyNote: SITUATION_HISTORY, runEndNotes: false });
+}
+
+function exchangeQuestion(n: number, phase: "run-end" | "mid-run", withHistory: boolean): Question {
+  const id = exchangeId(n);
+  const work = phase === "run-end" ? "user_question and final_answer" : "user_question and agent_progress";
+  const scope = withHistory ? `${work}, and the ongoing task in earlier_conversation` : work;
+  return bool(
+    `Does the current work (${scope}) still depend on ${id}? It does if the agent may need its details: ` +
+      "it touches the same files or the same task, or holds decisions or facts that still apply.",
+    `the agent may still need ${id}`,
+    `${id} has nothing to do with the current work`,
+  );
+}
+
+/**
+ * Requests for the exchanges, in order, at most `maxItemsPerRequest` per request and about
+ * `maxSegmentChars` of exchange text (an exchange that is larger alone still gets its own request).
+ */
+export function buildExchangeRequests(
+  exchanges: Exchange[],
+  span: RunSpan,
+  phase: "run-end" | "mid-run",
+  limits: ExchangeRequestLimits,
+): ExchangeRequest[] {
+  if (exchanges.length === 0) return [];
+  const base = currentWork(span, phase);
+  const withHistory = hasHistory(span.history);
+  const maxItems = Math.max(1, limits.maxItemsPerRequest);
+  const out: ExchangeRequest[] = [];
+  let items: JsonObject = {};
+  let questions: Record<string, Question> = {};
+  let promptIds: string[] = [];
+  let chars = 0;
+  const flush = () => {
+    if (promptIds.length === 0) return;
+    out.push({ request: { state: { ...base, exchanges: items }, questions }, promptIds });
+    items = {};
+    questions = {};
+    promptIds = [];
+    chars = 0;
+  };
+  for (const ex of exchanges) {
+    const next = item(ex);
+    if (promptIds.length >= maxItems || (promptIds.length > 0 && chars + next.chars > limits.maxSegmentChars)) {
+      flush();
+    }
+    const n = promptIds.length + 1;
+    items[exchangeId(n)] = next.value as JsonValue;
+    questions[exchangeId(n)] = exchangeQuestion(n, phase, withHistory);
+    promptIds.push(ex.promptId);
+    chars += next.chars;
+  }
+  flush();
+  return out;
+}
+
+export interface ExchangeVerdict {
+  promptId: string;
+  /** False: omit. Undefined: no usable answer, so the exchange stays and is asked again next time. */
+  relevant: boolean | undefined;
+  /** P(still relevant), when answered. */
+  p?: number;
+  /** `p.07`, or why there is no answer. */
+  trace: string;
+}
+
+/** One verdict per exchange of a request: omitted only when P(still relevant) is below the threshold. */
+export function interpretExchanges(
+  outcome: ClassifierOutcome,
+  promptIds: string[],
+  omitThreshold: number,
+): ExchangeVerdict[] {
+  return promptIds.map((promptId, i): ExchangeVerdict => {
+    if (outcome.status === "timeout" || outcome.status === "aborted") {
+      return { promptId, relevant: undefined, trace: outcome.status };
+    }
+    if (outcome.status !== "stop") return { promptId, relevant: undefined, trace: "error" };
+    const answer = outcome.answers?.[exchangeId(i + 1)];
+    const p = answer?.type === "bool" && "probability" in answer ? answer.probability : undefined;
+    if (!isProbability(p)) return { promptId, relevant: undefined, trace: "no-answer" };
+    return { promptId, relevant: !(p < omitThreshold), p, trace: `p${formatProbability(p)}` };
+  });
+}
+
+/** The edits that omit a whole exchange: the stub on the prompt, every other editable entry dropped. */
+export function exchangeDrafts(ex: Exchange): ContextEditDraft[] {
+  const drafts: ContextEditDraft[] = [
+    { type: "context_edit", targetId: ex.promptId, replacement: { content: [{ type: "text", text: ex.stub }] } },
+  ];
+  for (const id of ex.entryIds) drafts.push({ type: "context_edit", targetId: id, replacement: null });
+  return drafts;
+}
+
+/**
+ * The record entry for one judged exchange. `deferred`: it was judged unrelated but the break-even gate
+ * held it back, so it stays and is judged again at a later run end.
+ */
+export function exchangeResult(ex: Exchange, verdict: ExchangeVerdict, deferred = false): RecordResult {
+  const base = { kind: "exchange" as const, entryId: ex.promptId, label: oneLine(ex.prompt, 60), jev: [verdict.trace] };
+  if (verdict.relevant === false && !deferred) {
+    return {
+      ...base,
+      outcome: "removed",
+      reason: "unrelated",
+      beforeChars: ex.chars,
+      afterChars: ex.stub.length,
+      omitted: [...ex.entryIds],
+    };
+  }
+  const reason = verdict.relevant === true ? "relevant" : verdict.relevant === false ? "deferred" : verdict.trace;
+  return { ...base, outcome: "kept", reason, beforeChars: ex.chars, afterChars: ex.chars };
+}

@@ -1,0 +1,156 @@
+// Outputs of earlier runs that the classifier never answered for (the request failed, timed out, or the
+// pass was stopped) and outputs whose removal the cache gate deferred: a later run end asks about them
+// again, each against its own run's question and answer, a bounded number of times (judged.ts).
+// Earlier runs are otherwise only edited as whole exchanges: editing one of their outputs rewrites the
+// prompt cache from that output on, so these edits go through the same marginal-cost gate as old images
+// and exchanges, and are made only when the saving pays for the rewrite they add.
+
+import { type CacheModel, REWRITE_FACTOR, rewriteChars, sessionRequests } from "../cache/break-even.ts";
+import { collectRun, isUserMessage, resultCandidate } from "../distill/run.ts";
+import type { GuardConfig } from "../shared/config.ts";
+import type { Candidate, RunSpan, SnapEntry } from "../shared/types.ts";
+import { dueForRetry, type GuardJudgments } from "./judged.ts";
+import { type SmallItem, smallItem, smallStub } from "./small.ts";
+import { supersededIn } from "./superseded.ts";
+
+/** The outputs of one earlier run to ask about again, with that run's span (question, answer, history). */
+export interface RetryGroup {
+  span: RunSpan;
+  large: Candidate[];
+  small: SmallItem[];
+}
+
+export type RetryConfig = Pick<
+  GuardConfig,
+  "historyExchanges" | "minResultChars" | "smallResultMinChars" | "excludeTools" | "distillErrors"
+>;
+
+/** An assistant message that asked for tools and was not cut off (its run went on). */
+function asksForTools(e: SnapEntry): boolean {
+  const ended = e.stopReason === "error" || e.stopReason === "aborted";
+  return (e.toolCalls?.length ?? 0) > 0 && !ended;
+}
+
+/**
+ * Outputs before the prompt at `promptIndex` whose latest guard result had no usable answer (or was
+ * deferred) and that have not used up their passes, grouped by the run they belong to. They must still
+ * pass the candidate rules (unedited, text only, …) and be large or small enough to be judged.
+ */
+export function collectRetries(
+  entries: SnapEntry[],
+  promptIndex: number,
+  config: RetryConfig,
+  judged: Pick<GuardJudgments, "retry">,
+): RetryGroup[] {
+  if (judged.retry.size === 0 || promptIndex <= 0) return [];
+  const end = Math.min(promptIndex, entries.length);
+  // Run starts (prompts that are not steering, as run.ts isSteering tells) and due outputs, in one pass.
+  const starts: number[] = [];
+  const due: Array<{ index: number; run: number }> = [];
+  let previous: SnapEntry | undefined;
+  for (let i = 0; i < end; i++) {
+    const e = entries[i] as SnapEntry;
+    const steering =
+      previous !== undefined &&
+      (previous.role === "toolResult" || (previous.role === "assistant" && asksForTools(previous)));
+    if (e.visible && e.role !== undefined && e.role !== "custom") previous = e;
+    if (isUserMessage(e) && !steering) starts.push(i);
+    else if (e.role === "toolResult" && starts.length > 0 && dueForRetry(e.id, judged)) {
+      due.push({ index: i, run: starts.length - 1 });
+    }
+  }
+  const groups: RetryGroup[] = [];
+  for (let k = 0; k < due.length; ) {
+    const run = (due[k] as { run: number }).run;
+    const span = collectRun(entries, config.historyExchanges, starts[run + 1] ?? end);
+    const large: Candidate[] = [];
+    const small: SmallItem[] = [];
+    let superseded: Map<string, string> | undefined;
+    for (; k < due.length && (due[k] as { run: number }).run === run; k++) {
+      const e = entries[(due[k] as { index: number }).index] as SnapEntry;
+      const c = span ? resultCandidate(e, span.calls, config) : undefined;
+      if (!span || !c) continue;
+      if (c.text.length >= config.minResultChars) {
+        large.push(c);
+      } else if (config.smallResultMinChars > 0 && c.text.length >= config.smallResultMinChars) {
+        superseded ??= supersededIn(entries, span);
+        const item = smallItem(c, superseded.get(c.entryId));
+        if (item) small.push(item);
+      }
+    }
+    if (span && (large.length > 0 || small.length > 0)) groups.push({ span, large, small });
+  }
+  return groups;
+}
+
+/** The most a group's edits could take out of the context: every output replaced by a one-line stub. */
+export function retrySavingBound(groups: readonly RetryGroup[]): number {
+  let saving = 0;
+  for (const g of groups) {
+    for (const c of g.large) saving += c.text.length;
+    for (const item of g.small) saving += Math.max(0, item.chars - smallStub(item).length);
+  }
+  return saving;
+}
+
+/**
+ * Before any request: whether editing these outputs could pay for the cache rewrite they add, at best.
+ * `family` undefined means the provider is not known, so the most favourable one is assumed: OpenAI Codex
+ * rewrites everything on any edit, so with other edits possible the outputs would ride along for free.
+ * When this says no, nothing is asked and nothing is recorded: the outputs stay due for a later run end.
+ */
+export function retriesMayPay(
+  entries: readonly SnapEntry[],
+  retryIds: readonly string[],
+  savingBound: number,
+  otherIds: readonly string[],
+  family?: CacheModel["family"],
+): boolean {
+  if (retryIds.length === 0) return false;
+  const families: Array<CacheModel["family"]> = family ? [family] : ["other", "openai-codex"];
+  const requests = sessionRequests(entries);
+  return families.some((f) => {
+    const marginal = Math.max(
+      0,
+      rewriteChars(entries, [...otherIds, ...retryIds], f) - rewriteChars(entries, otherIds, f),
+    );
+    return marginal === 0 || savingBound * requests >= REWRITE_FACTOR[f] * marginal;
+  });
+}
+
+/** One edit an earlier run's output would get, and the characters it takes out. */
+export interface RetryEdit {
+  entryId: string;
+  savingChars: number;
+}
+
+/**
+ * After judging: the edits that pay for the rewrite they add on top of the pass's other edits. The
+ * rewrite starts at the earliest edited entry, so the earliest edits are dropped first until the rest
+ * pays (a marginal cost of zero always does); the dropped ones are deferred.
+ */
+export function retryEditsThatPay(
+  entries: readonly SnapEntry[],
+  edits: readonly RetryEdit[],
+  otherEditIds: readonly string[],
+  family: CacheModel["family"],
+): Set<string> {
+  if (edits.length === 0) return new Set();
+  const wanted = new Set(edits.map((x) => x.entryId));
+  const position = new Map<string, number>();
+  for (let i = 0; i < entries.length; i++) {
+    const id = (entries[i] as SnapEntry).id;
+    if (wanted.has(id)) position.set(id, i);
+  }
+  const ordered = [...edits].sort((a, b) => (position.get(a.entryId) ?? 0) - (position.get(b.entryId) ?? 0));
+  const base = rewriteChars(entries, otherEditIds, family);
+  const requests = sessionRequests(entries);
+  for (let k = 0; k < ordered.length; k++) {
+    const set = ordered.slice(k);
+    const ids = set.map((x) => x.entryId);
+    const marginal = Math.max(0, rewriteChars(entries, [...otherEditIds, ...ids], family) - base);
+    const saving = set.reduce((n, x) => n + Math.max(0, x.savingChars), 0);
+    if (marginal === 0 || saving * requests >= REWRITE_FACTOR[family] * marginal) return new Set(ids);
+  }
+  return new Set();
+}

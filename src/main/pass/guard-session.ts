@@ -1,0 +1,109 @@
+// The pass as every caller runs it: the extension's hooks, the offline replay and the benchmarks all go
+// through GuardSession.pass, so there is one copy of the wiring (which classifier may be asked, the cache
+// view each phase gets, the snapshot and validation against Pi's projection, the breaker's bookkeeping).
+// It owns the per-session state of that pipeline and nothing of Pi's: the caller hands it the projection,
+// the classify function and the main model's cache family.
+import type { CacheModel } from "../../core/cache/break-even.ts";
+import { Breaker, type BreakerState } from "../../core/classifier/breaker.ts";
+import type { GuardConfig } from "../../core/shared/config.ts";
+import type { TaskRunner } from "../platform/pool.ts";
+import type { ClassifyFn } from "./classify-queue.ts";
+import { type PassOptions, type RunEndResult, runPassOnContext, warmWorker } from "./run-end.ts";
+import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
+import { WorkerMirror } from "./worker-mirror.ts";
+
+/** How the main model's prompt cache reacts to an edit, from a model (or the message it wrote). */
+export function cacheFamily(model: { api?: string; provider?: string } | undefined): CacheModel["family"] {
+  if (model?.api === "anthropic-messages") return "anthropic";
+  if (model?.provider === "openai-codex" || model?.api === "openai-codex-responses") return "openai-codex";
+  return "other";
+}
+
+export interface GuardSessionParts {
+  config: GuardConfig;
+  /** The pass worker pool (one thread: the worker keeps the session's copy). */
+  runner: TaskRunner;
+  /** The session's time: the wall clock in Pi, the entries' timestamps in a replay. */
+  clock?: () => number;
+  breaker?: Breaker;
+}
+
+export interface PassRequest {
+  phase: PassOptions["phase"];
+  /** Pi's projection at the boundary (the drafts are validated against it). */
+  context: readonly ProjectedLike[];
+  /** The usable classifier, if any; the breaker decides whether this pass asks it. */
+  classify?: ClassifyFn;
+  modelRef: string;
+  family: CacheModel["family"];
+  /** Anthropic cache entries this process can still read (mid-run break-even). */
+  trustedIds?: readonly string[];
+  signal?: AbortSignal;
+  onJudging?: () => void;
+}
+
+export interface PassOutcome {
+  result: RunEndResult;
+  /** The breaker's state when this pass made it open (the caller says so once). */
+  opened?: Extract<BreakerState, { kind: "open" }>;
+}
+
+export class GuardSession {
+  config: GuardConfig;
+  readonly runner: TaskRunner;
+  readonly snapshots = new SnapshotBuilder();
+  readonly mirror: WorkerMirror;
+  readonly breaker: Breaker;
+  readonly clock: () => number;
+
+  constructor(parts: GuardSessionParts) {
+    this.config = parts.config;
+    this.runner = parts.runner;
+    this.mirror = new WorkerMirror(this.snapshots);
+    this.breaker = parts.breaker ?? new Breaker();
+    this.clock = parts.clock ?? Date.now;
+  }
+
+  /** The footer's view of the breaker. */
+  breakerState(): BreakerState {
+    return this.breaker.state(this.clock());
+  }
+
+  /** Sends the session to the pass worker ahead of the first pass (paced). Returns the entries sent. */
+  async warm(context: readonly ProjectedLike[], signal?: AbortSignal): Promise<number> {
+    const entries = await this.snapshots.entriesPaced(context);
+    return warmWorker(entries, { runner: this.runner, mirror: this.mirror, ...(signal ? { signal } : {}) });
+  }
+
+  /** One pass at a boundary. Rejects when a worker task fails (the caller changes nothing). */
+  async pass(request: PassRequest): Promise<PassOutcome> {
+    const asking = request.classify !== undefined && this.breaker.allow(this.clock());
+    const result = await runPassOnContext(
+      request.context,
+      this.snapshots,
+      {
+        runner: this.runner,
+        ...(asking ? { classify: request.classify } : {}),
+        family: request.family,
+        config: this.config,
+        modelRef: request.modelRef,
+        mirror: this.mirror,
+        ...(request.signal ? { signal: request.signal } : {}),
+        ...(request.onJudging ? { onJudging: request.onJudging } : {}),
+      },
+      {
+        phase: request.phase,
+        // Both phases need the family (break-even at checkpoints, the retry gate at run end).
+        cache: { family: request.family, ...(request.trustedIds ? { trustedIds: request.trustedIds } : {}) },
+      },
+    );
+    if (result.status !== "done") return { result };
+    const { sent, answered, aborted, lastError } = result.classifier;
+    const now = this.clock();
+    if (this.breaker.report(now, { sent, answered, aborted, ...(lastError ? { error: lastError } : {}) })) {
+      const state = this.breaker.state(now);
+      if (state.kind === "open") return { result, opened: state };
+    }
+    return { result };
+  }
+}

@@ -1,0 +1,143 @@
+// The worker pool behind every CPU-heavy step. One switch (`backend`) runs the same task functions in a
+// Piscina pool (the product), a Tinypool pool (the benchmark's comparison) or inline on the calling
+// thread (library use and the benchmark's baseline).
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { ResourceLimits } from "node:worker_threads";
+import type * as Tasks from "../../workers/tasks.ts";
+import { callback } from "./callbacks.ts";
+
+export type TaskName = "plan" | "finish" | "finishPart" | "outcomes" | "recall" | "ping" | "requests" | "sync";
+type TaskFn<K extends TaskName> = (typeof Tasks)[K];
+export type TaskInput<K extends TaskName> = Parameters<TaskFn<K>>[0];
+export type TaskOutput<K extends TaskName> = ReturnType<TaskFn<K>>;
+
+export type PoolBackend = "piscina" | "tinypool" | "inline";
+
+export interface RunOptions {
+  signal?: AbortSignal;
+}
+
+export interface TaskRunner {
+  readonly backend: PoolBackend;
+  run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>>;
+  destroy(): Promise<void>;
+}
+
+export interface PoolOptions {
+  backend?: PoolBackend;
+  /** Threads kept alive while idle. The pass pool keeps one warm so a pass never pays a cold start. */
+  minThreads?: number;
+  maxThreads?: number;
+  idleTimeoutMs?: number;
+  /** Test-only: another task module (it must export the real tasks too), e.g. one with injected faults. */
+  taskModule?: string;
+  /** Memory limits per worker thread (piscina and tinypool). */
+  resourceLimits?: ResourceLimits;
+}
+
+/** The task module next to this one: `.ts` when running from a checkout, `.js` from the built package. */
+export function taskModulePath(): string {
+  const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+  return fileURLToPath(new URL(`../../workers/tasks${ext}`, import.meta.url));
+}
+
+// Node prints an ExperimentalWarning when it strips types from a checkout's .ts worker; Pi's TUI owns
+// the terminal, so keep the worker quiet.
+export const WORKER_EXEC_ARGV = [...process.execArgv, "--disable-warning=ExperimentalWarning"];
+
+class InlineRunner implements TaskRunner {
+  readonly backend = "inline" as const;
+  #tasks: Promise<typeof Tasks> | undefined;
+  #module: string | undefined;
+  constructor(taskModule?: string) {
+    this.#module = taskModule;
+  }
+  async run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>> {
+    options?.signal?.throwIfAborted();
+    this.#tasks ??= this.#module ? import(pathToFileURL(this.#module).href) : import("../../workers/tasks.ts");
+    const tasks = await this.#tasks;
+    const fn = tasks[name] as (input: TaskInput<K>) => TaskOutput<K>;
+    return fn(input);
+  }
+  async destroy() {}
+}
+
+interface PoolLike {
+  run(task: unknown, options: { name: string; signal?: AbortSignal }): Promise<unknown>;
+  destroy(): Promise<void>;
+  on(event: "error", listener: (error: Error) => void): unknown;
+}
+
+class ThreadRunner implements TaskRunner {
+  readonly backend: PoolBackend;
+  #make: () => PoolLike;
+  #pool: PoolLike | undefined;
+  #failed = new WeakMap<PoolLike, Error>();
+  #destroyed = false;
+  constructor(backend: PoolBackend, make: () => PoolLike) {
+    this.backend = backend;
+    this.#make = make;
+    this.#pool = this.#start();
+  }
+  /**
+   * A pool whose worker fails outside a task (e.g. its module does not load) emits "error": unhandled,
+   * that would crash Pi, and tasks queued for a worker that never starts would wait forever. Such a
+   * pool is dropped (its tasks reject) and the next task starts a new one.
+   */
+  #start(): PoolLike {
+    const pool = this.#make();
+    pool.on(
+      "error",
+      callback("pool-error", (error: Error) => {
+        this.#failed.set(pool, error);
+        if (this.#pool === pool) this.#pool = undefined;
+        pool.destroy().catch(() => {});
+      }),
+    );
+    return pool;
+  }
+  async run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>> {
+    if (this.#destroyed) throw new Error("the worker pool is shut down");
+    this.#pool ??= this.#start();
+    const pool = this.#pool;
+    try {
+      const out = await pool.run(input, { name, ...(options?.signal ? { signal: options.signal } : {}) });
+      return out as TaskOutput<K>;
+    } catch (error) {
+      // A task of a pool that failed was rejected by its teardown: say why the pool went down.
+      const failed = this.#failed.get(pool);
+      if (failed) {
+        throw new Error(`the worker pool failed: ${failed.message}`, { cause: error });
+      }
+      throw error;
+    }
+  }
+  async destroy() {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    await this.#pool?.destroy();
+  }
+}
+
+export async function createTaskRunner(options: PoolOptions = {}): Promise<TaskRunner> {
+  const backend = options.backend ?? "piscina";
+  if (backend === "inline") return new InlineRunner(options.taskModule);
+  const filename = options.taskModule ?? taskModulePath();
+  const resourceLimits = options.resourceLimits ? { resourceLimits: options.resourceLimits } : {};
+  // One thread unless asked: a pass keeps its state (the session's copy, the plan, the requests) on the
+  // thread that planned it, and its later tasks must reach that thread. A larger pool serves stateless
+  // tasks (recall) only; a pass on one fails with PassWorkerError "pass-lost".
+  const maxThreads = options.maxThreads ?? 1;
+  const minThreads = Math.min(options.minThreads ?? 0, maxThreads);
+  const idleTimeout = options.idleTimeoutMs ?? 30_000;
+  if (backend === "tinypool") {
+    const { Tinypool } = await import("tinypool");
+    const make = () =>
+      new Tinypool({ filename, minThreads, maxThreads, idleTimeout, execArgv: WORKER_EXEC_ARGV, ...resourceLimits });
+    return new ThreadRunner("tinypool", make as unknown as () => PoolLike);
+  }
+  const { Piscina } = await import("piscina");
+  const make = () =>
+    new Piscina({ filename, minThreads, maxThreads, idleTimeout, execArgv: WORKER_EXEC_ARGV, ...resourceLimits });
+  return new ThreadRunner("piscina", make as unknown as () => PoolLike);
+}

@@ -1,0 +1,41 @@
+// Footer texts. Kept apart from the hooks so every state has one place that names it.
+import { type Lifetime, type Savings, savingsText } from "../../core/records/stats.ts";
+import type { ClassifierLookup } from "../pass/classifier.ts";
+
+export type GuardState =
+  | { kind: "off" }
+  | { kind: "unavailable"; lookup: Extract<ClassifierLookup, { ok: false }> }
+  | { kind: "busy" }
+  /** The classifier failed pass after pass: nothing is asked until `until` (epoch ms). */
+  | { kind: "paused"; until: number; error?: string }
+  | { kind: "ready"; savings: Savings; lifetime?: Lifetime };
+
+/** The classifier problem as one sentence, for a notice (the footer has only the short form). */
+export function lookupProblem(lookup: Extract<ClassifierLookup, { ok: false }>): string {
+  const what =
+    lookup.problem === "no-key"
+      ? `no credential for ${lookup.provider} (an API key in the environment, auth.json or models.json, or /login)`
+      : lookup.problem === "not-found"
+        ? "it is not in Pi's classifier catalog"
+        : 'it is not a "provider/id" reference';
+  return (
+    `classifier "${lookup.ref}" cannot be used: ${what}. Nothing is judged until that is fixed ` +
+    '(old images are still dropped); set "model" in the settings, or "local/lexical" for the offline scorer'
+  );
+}
+
+export function statusText(state: GuardState): string {
+  switch (state.kind) {
+    case "off":
+      return "🛡 guard off";
+    case "busy":
+      return "🛡 distilling…";
+    case "paused":
+      return "🛡 classifier failing · paused";
+    case "unavailable":
+      if (state.lookup.problem === "no-key") return `🛡 no ${state.lookup.provider} key`;
+      return "🛡 Jev model not found";
+    case "ready":
+      return savingsText(state.savings, state.lifetime);
+  }
+}

@@ -1,0 +1,135 @@
+// The worker's copy of the session. Entries are immutable by id (an edited entry is resent, but without
+// its raw text when this store already holds it), so the main thread sends each entry once, and the
+// order of the projection as "keep the first k ids of the last order, then these": the cost of a pass
+// on the main thread grows with what is new, not with the size of the session.
+import { randomUUID } from "node:crypto";
+import type { SnapEntry } from "../../core/shared/types.ts";
+
+/** Identifies this worker's store; a replaced worker starts empty under a new id. */
+export const STORE_ID = randomUUID();
+
+const entries = new Map<string, SnapEntry>();
+/** Parts of texts too large for one message, by `${field}:${id}`, until their entry arrives. */
+const parts = new Map<string, { list: string[]; length: number }>();
+let order: string[] = [];
+let orderVersion: number | undefined;
+
+/**
+ * An entry as sent. `rawFromStore`: an edited entry sent without `rawText`, which is the text this store
+ * holds for the id (the entry's unedited text, or the raw text of its previous edit). `textInPieces` /
+ * `rawInPieces`: the text arrived before the entry, as pieces.
+ */
+export type SyncEntry = SnapEntry & { rawFromStore?: true; textInPieces?: true; rawInPieces?: true };
+
+/** A slice of one large text, sent ahead of its entry so that no single message carries all of it. */
+export interface TextPiece {
+  id: string;
+  field: "text" | "rawText";
+  /** Where the part starts in the text. */
+  offset: number;
+  part: string;
+}
+
+/** The projection's order relative to the store's last one. */
+export interface OrderDelta {
+  /** Ids kept from the start of the store's current order. */
+  keep: number;
+  /** The ids after those. */
+  tail: string[];
+  /** Names the resulting order, for the next delta's `base`. */
+  version: number;
+}
+
+export interface SyncInput {
+  /** The store the caller believes it filled; another id means the caller's bookkeeping is stale. */
+  storeId?: string;
+  /** The order version the caller believes the store holds; another one also means stale bookkeeping. */
+  base?: number;
+  /** Entries the store may not have, or whose content changed (edited ones). */
+  fresh: SyncEntry[];
+  pieces?: TextPiece[];
+  /** A plan's sync carries the order; a sync sent ahead of the plan does not. */
+  order?: OrderDelta;
+}
+
+export type SyncResult = { storeId: string; entries: SnapEntry[] } | { storeId: string; missing: string[] };
+
+/** Empties the store, as a new worker starts. */
+export function clearStore(): void {
+  entries.clear();
+  parts.clear();
+  order = [];
+  orderVersion = undefined;
+}
+
+/** Forget everything: the caller resends it all. */
+function startOver(missing: string[]): SyncResult {
+  clearStore();
+  return { storeId: STORE_ID, missing };
+}
+
+function joined(key: string): string | undefined {
+  const held = parts.get(key);
+  parts.delete(key);
+  return held?.list.join("");
+}
+
+export function syncEntries(input: SyncInput): SyncResult {
+  // The caller counted on entries or an order this store does not have (a replaced worker, a sync the
+  // caller never saw answered): start over so it resends everything.
+  // A caller that knows no store yet sends everything: whatever this store held is dropped, not asked for.
+  if (input.storeId === undefined) {
+    if (input.base === undefined && orderVersion !== undefined) clearStore();
+  } else if (input.storeId !== STORE_ID) return startOver([]);
+  if (input.base !== orderVersion) return startOver([]);
+  for (const p of input.pieces ?? []) {
+    const key = `${p.field}:${p.id}`;
+    const held = parts.get(key);
+    // A text starts over at offset 0 (what a failed pass left is dropped); a gap means lost pieces.
+    if (p.offset === 0) parts.set(key, { list: [p.part], length: p.part.length });
+    else if (held && held.length === p.offset) {
+      held.list.push(p.part);
+      held.length += p.part.length;
+    } else return startOver([p.id]);
+  }
+  const missing: string[] = [];
+  for (const sent of input.fresh) {
+    const { rawFromStore, textInPieces, rawInPieces, ...e } = sent;
+    if (textInPieces) {
+      const text = joined(`text:${e.id}`);
+      if (text === undefined) missing.push(e.id);
+      else e.text = text;
+    }
+    if (rawInPieces) {
+      const rawText = joined(`rawText:${e.id}`);
+      if (rawText === undefined) missing.push(e.id);
+      else e.rawText = rawText;
+    }
+    if (rawFromStore) {
+      const held = entries.get(e.id);
+      const rawText = held?.edited ? held.rawText : held?.text;
+      if (rawText === undefined) missing.push(e.id);
+      else e.rawText = rawText;
+    }
+    entries.set(e.id, e);
+  }
+  if (missing.length > 0) return startOver(missing);
+  if (!input.order) return { storeId: STORE_ID, entries: [] };
+  const { keep, tail, version } = input.order;
+  if (keep > order.length) return startOver([]);
+  const ids = keep === 0 ? tail : order.slice(0, keep).concat(tail);
+  const out: SnapEntry[] = new Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    const e = entries.get(ids[i] as string);
+    if (e) out[i] = e;
+    else missing.push(ids[i] as string);
+  }
+  if (missing.length > 0) return startOver(missing);
+  order = ids;
+  orderVersion = version;
+  return { storeId: STORE_ID, entries: out };
+}
+
+export function storeSize(): number {
+  return entries.size;
+}

@@ -1,0 +1,109 @@
+// GuardSession: the pass as the extension, the replay and the bench all run it. Here on the inline pool
+// backend with a real Pi SessionManager projection and a scripted classifier on a fake clock.
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
+import type { ClassifierOutcome } from "../../../../src/core/shared/types.ts";
+import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
+import { cacheFamily, GuardSession } from "../../../../src/main/pass/guard-session.ts";
+import type { ProjectedLike } from "../../../../src/main/pass/snapshot.ts";
+import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
+import { dropAll } from "../../../kit/answers.ts";
+import { FAUX_USAGE } from "../../../kit/pi-messages.ts";
+
+let runner: TaskRunner;
+beforeAll(async () => {
+  runner = await createTaskRunner({ backend: "inline" });
+});
+afterAll(async () => {
+  await runner.destroy();
+});
+
+/** A finished run with one large grep output: a run-end pass has something to ask about. */
+function session(): ProjectedLike[] {
+  const sm = SessionManager.inMemory("/tmp/cg-guard-session");
+  const now = Date.now();
+  sm.appendMessage({ role: "user", content: [{ type: "text", text: "where is needle?" }], timestamp: now });
+  sm.appendMessage({
+    role: "assistant",
+    content: [{ type: "toolCall", id: "c1", name: "bash", arguments: { command: "rg -n needle" } }],
+    api: "openai-completions",
+    provider: "fake",
+    model: "m",
+    usage: FAUX_USAGE,
+    stopReason: "toolUse",
+    timestamp: now,
+  } as never);
+  const lines = Array.from({ length: 600 }, (_, i) => `src/f${i % 9}.ts:${i}: const value_${i} = ${i}; // hay`);
+  sm.appendMessage({
+    role: "toolResult",
+    toolCallId: "c1",
+    toolName: "bash",
+    content: [{ type: "text", text: lines.join("\n") }],
+    isError: false,
+    timestamp: now,
+  } as never);
+  sm.appendMessage({
+    role: "assistant",
+    content: [{ type: "text", text: "needle is not there" }],
+    api: "openai-completions",
+    provider: "fake",
+    model: "m",
+    usage: FAUX_USAGE,
+    stopReason: "stop",
+    timestamp: now,
+  } as never);
+  return sm.buildSessionProjection().entries as unknown as ProjectedLike[];
+}
+
+describe("GuardSession.pass", () => {
+  it("runs the pass on Pi's projection and returns drafts Pi can apply", async () => {
+    const guard = new GuardSession({ config: DEFAULT_CONFIG, runner });
+    const { result, opened } = await guard.pass({
+      phase: "run-end",
+      context: session(),
+      classify: dropAll,
+      modelRef: "t/t",
+      family: "other",
+    });
+    expect(opened).toBeUndefined();
+    expect(result.status).toBe("done");
+    if (result.status !== "done") return;
+    expect(result.edits.length).toBe(1);
+    expect(result.classifier.answered).toBeGreaterThan(0);
+  });
+
+  it("stops asking a classifier that failed two passes in a row, and asks again after the pause", async () => {
+    let now = 1_000_000;
+    let calls = 0;
+    const failing: ClassifyFn = async (): Promise<ClassifierOutcome> => {
+      calls++;
+      return { status: "error", error: "System One API error (500)" };
+    };
+    const guard = new GuardSession({ config: DEFAULT_CONFIG, runner, clock: () => now });
+    const pass = () =>
+      guard.pass({ phase: "run-end", context: session(), classify: failing, modelRef: "t/t", family: "other" });
+    expect((await pass()).opened).toBeUndefined();
+    const second = await pass();
+    expect(second.opened).toMatchObject({ kind: "open", failures: 2, until: now + 30_000 });
+    expect(guard.breakerState().kind).toBe("open");
+    const before = calls;
+    const paused = await pass();
+    expect(calls).toBe(before);
+    // Without a classifier the pass has nothing to do (no old images here).
+    expect(paused.result.status).toBe("skipped");
+    now += 30_000;
+    await pass();
+    expect(calls).toBeGreaterThan(before);
+  });
+});
+
+describe("cacheFamily", () => {
+  it("maps the main model (or the message it wrote) to how its cache reacts to an edit", () => {
+    expect(cacheFamily({ api: "anthropic-messages", provider: "anthropic" })).toBe("anthropic");
+    expect(cacheFamily({ api: "openai-codex-responses" })).toBe("openai-codex");
+    expect(cacheFamily({ provider: "openai-codex", api: "openai-responses" })).toBe("openai-codex");
+    expect(cacheFamily({ api: "openai-completions", provider: "openrouter" })).toBe("other");
+    expect(cacheFamily(undefined)).toBe("other");
+  });
+});

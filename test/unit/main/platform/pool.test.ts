@@ -1,0 +1,117 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
+import type { ClassifierRequest, SnapEntry } from "../../../../src/core/shared/types.ts";
+import { runPass } from "../../../../src/main/pass/run-end.ts";
+import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../../../src/main/platform/pool.ts";
+import { PassWorkerError, unwrapFailure } from "../../../../src/workers/pass/failures.ts";
+import { packedCount, unpackValue } from "../../../../src/workers/pass/packed-values.ts";
+import { dropAll } from "../../../kit/answers.ts";
+import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
+
+const runners: TaskRunner[] = [];
+afterAll(async () => {
+  await Promise.all(runners.map((r) => r.destroy()));
+});
+
+function session(): SnapEntry[] {
+  const big = Array.from(
+    { length: 400 },
+    (_, i) => `src/file${i % 20}.ts:${i + 1}:  const value${i} = compute(${i});`,
+  ).join("\n");
+  return [
+    userEntry("u1", "where is compute used?"),
+    assistantEntry("a1", "", [toolCall("c1", "bash", { command: "rg -n compute" })]),
+    toolResultEntry("t1", "c1", "bash", big),
+    assistantEntry("a2", "compute is used in src/file3.ts"),
+  ];
+}
+
+describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)", (backend) => {
+  it("runs the plan task and returns the same plan as inline", async () => {
+    const runner = await createTaskRunner({ backend, maxThreads: 1 });
+    runners.push(runner);
+    const entries = session();
+    const ids = entries.map((e) => e.id);
+    const out = await runner.run("plan", {
+      sync: { fresh: entries, order: { keep: 0, tail: ids, version: 1 } },
+      config: DEFAULT_CONFIG,
+      passId: "p1",
+    });
+    if (!("plan" in out) || out.plan.status !== "run") throw new Error(`unexpected ${JSON.stringify(out)}`);
+    expect(out.plan.requestCount).toBeGreaterThan(0);
+    const firstTwo = unwrapFailure(await runner.run("requests", { passId: "p1", from: 0, to: 2 }));
+    expect(packedCount(firstTwo)).toBe(Math.min(2, out.plan.requestCount));
+    expect(Object.keys(unpackValue<ClassifierRequest>(firstTwo, 0).questions)).toContain("keep_whole");
+    // The worker kept the entries: ids alone are enough for the next pass.
+    const again = await runner.run("plan", {
+      sync: { storeId: out.storeId, base: 1, fresh: [], order: { keep: ids.length, tail: [], version: 2 } },
+      config: DEFAULT_CONFIG,
+      passId: "p2",
+    });
+    expect("plan" in again && again.plan.status).toBe("run");
+    // A store that does not know the ids asks for them.
+    const unknown = await runner.run("plan", {
+      sync: { storeId: out.storeId, base: 2, fresh: [], order: { keep: 0, tail: ["zz1"], version: 3 } },
+      config: DEFAULT_CONFIG,
+      passId: "p3",
+    });
+    expect(unknown).toMatchObject({ missing: ["zz1"] });
+    // finish renders from what the worker held for the pass.
+    const fin = unwrapFailure(await runner.run("finish", { passId: "p2", outcomes: [], config: DEFAULT_CONFIG }));
+    expect(fin.results[0]).toMatchObject({ entryId: "t1", outcome: "kept", reason: "timeout" });
+    // A pass the worker no longer holds comes back as a coded failure, not as a message to match.
+    const lost = await runner.run("finish", { passId: "p2", outcomes: [], config: DEFAULT_CONFIG });
+    expect(lost).toMatchObject({ failure: "pass-lost" });
+    expect(() => unwrapFailure(lost)).toThrow(PassWorkerError);
+    expect(await runner.run("ping", undefined as never)).toBe("pong");
+  });
+});
+
+describe("piscina pool faults", () => {
+  it("rejects an aborted task and keeps working afterwards", async () => {
+    const runner = await createTaskRunner({ backend: "piscina", maxThreads: 1 });
+    runners.push(runner);
+    const controller = new AbortController();
+    const evil = `${"a".repeat(30)}!`;
+    const pending = runner.run(
+      "recall",
+      { text: evil, pattern: "(a+)+$", timeoutMs: 60_000 },
+      { signal: controller.signal },
+    );
+    setTimeout(() => controller.abort(), 100);
+    await expect(pending).rejects.toThrow();
+    expect(await runner.run("ping", undefined as never)).toBe("pong");
+  });
+
+  it("refuses work after destroy", async () => {
+    const runner = await createTaskRunner({ backend: "piscina", maxThreads: 1 });
+    await runner.destroy();
+    await expect(runner.run("ping", undefined as never)).rejects.toThrow(/shut down/);
+  });
+});
+
+describe("a pass and the pool's size", () => {
+  const pass = (runner: TaskRunner) =>
+    runPass(session(), { runner, classify: dropAll, config: DEFAULT_CONFIG, modelRef: "t/t" }, { phase: "run-end" });
+
+  it("the default pool (one thread) runs a whole pass, as the library example does", async () => {
+    const runner = await createTaskRunner({ backend: "piscina" });
+    runners.push(runner);
+    const out = await pass(runner);
+    expect(out.status).toBe("done");
+  });
+
+  it.each([2, 4])("a pool of %i threads either runs the pass or fails it with the typed pass-lost code", async (n) => {
+    const runner = await createTaskRunner({ backend: "piscina", minThreads: n, maxThreads: n });
+    runners.push(runner);
+    // Several passes at once spread their tasks over the threads.
+    const outs = await Promise.allSettled([pass(runner), pass(runner), pass(runner)]);
+    for (const out of outs) {
+      if (out.status === "fulfilled") expect(out.value.status).toBe("done");
+      else {
+        expect(out.reason).toBeInstanceOf(PassWorkerError);
+        expect((out.reason as PassWorkerError).code).toBe("pass-lost");
+      }
+    }
+  });
+});
