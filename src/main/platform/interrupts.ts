@@ -14,6 +14,10 @@ export interface InterruptHandlers {
 
 const EXIT_SIGNALS: NodeJS.Signals[] = process.platform === "win32" ? ["SIGTERM"] : ["SIGTERM", "SIGHUP"];
 
+/** Every exit-signal listener of ours, across sessions (an SDK host can hold several). */
+const ours = new Set<(...args: unknown[]) => void>();
+const reraising = new Set<NodeJS.Signals>();
+
 /** Process-wide signal listeners, installed once per session; returns their removal. */
 export function watchExitSignals(onExit: () => void): () => void {
   const listeners = EXIT_SIGNALS.map((signal) => {
@@ -21,17 +25,27 @@ export function watchExitSignals(onExit: () => void): () => void {
     const listener = () => {
       stop();
       // Pi's modes all listen for these and exit themselves. Where nobody else does (a bare SDK host),
-      // a listener of ours must not swallow the signal: re-raise it with Node's default action.
-      if (process.listenerCount(signal) === 1) {
-        process.off(signal, listener);
+      // listeners of ours must not swallow the signal: once every listener has run (another session's
+      // too), it is raised again with Node's default action.
+      if (reraising.has(signal)) return;
+      reraising.add(signal);
+      setImmediate(() => {
+        reraising.delete(signal);
+        const all = process.listeners(signal);
+        if (!all.every((l) => ours.has(l as (...args: unknown[]) => void))) return;
+        for (const l of all) process.off(signal, l as (...args: unknown[]) => void);
         process.kill(process.pid, signal);
-      }
+      });
     };
+    ours.add(listener);
     process.on(signal, listener);
     return { signal, listener };
   });
   return () => {
-    for (const { signal, listener } of listeners) process.off(signal, listener);
+    for (const { signal, listener } of listeners) {
+      ours.delete(listener);
+      process.off(signal, listener);
+    }
   };
 }
 
