@@ -3,12 +3,8 @@
 // open a session (e.g. `pi --list-models`).
 import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../core/cache/cache-pin.ts";
-import { type Breaker, retryAfterMs } from "../core/classifier/breaker.ts";
-import { summarizeRecord } from "../core/records/record.ts";
 import { currentSavings, lifetime } from "../core/records/stats.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../core/shared/config.ts";
-import { formatCount } from "../core/shared/text.ts";
-import { type GuardRecord, RECORD_TYPE } from "../core/shared/types.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "./pass/classifier.ts";
 import { cacheFamily, GuardSession } from "./pass/guard-session.ts";
 import type { PassOptions } from "./pass/run-end.ts";
@@ -17,13 +13,16 @@ import { background, callback, setCallbackReporter } from "./platform/callbacks.
 import { watchExitSignals, watchPass } from "./platform/interrupts.ts";
 import { nextTurn } from "./platform/pace.ts";
 import { createTaskRunner, type TaskRunner } from "./platform/pool.ts";
-import { classifierSecretValues, knownSecrets, redactKnown } from "./platform/secrets.ts";
+import { watchRetryAfter } from "./platform/retry-after.ts";
+import { classifierSecretValues, redactKnown } from "./platform/secrets.ts";
 import { loadSettings, saveSetting } from "./platform/settings.ts";
 import { recordPass, Telemetry, telemetryStatsReport } from "./platform/telemetry.ts";
 import { createThreadFetch, type ThreadFetch } from "./platform/thread-fetch.ts";
+import { warn } from "./platform/warn.ts";
 import { registerRouting } from "./routing/router.ts";
 import { CachePins } from "./session/cache-pins.ts";
 import { executeRecall, RECALL_PARAMETERS } from "./session/recall-tool.ts";
+import { statusReport } from "./session/report.ts";
 import { type GuardState, lookupProblem, statusText } from "./session/status.ts";
 
 const STATUS_KEY = "context-guard";
@@ -61,47 +60,10 @@ interface Session {
   lastFailure?: string;
 }
 
-/**
- * The HTTP fetch, watched for 429 and 503 answers: a server that says when to come back gets no request
- * from a pass before then.
- */
-function watchRetryAfter(fetch: typeof globalThis.fetch, breaker: Breaker): typeof globalThis.fetch {
-  return (async (input: string | URL | Request, init?: RequestInit) => {
-    const response = await fetch(input, init);
-    if (response.status === 429 || response.status === 503) {
-      const now = Date.now();
-      const ms = retryAfterMs(response.headers.get("retry-after"), response.headers.get("retry-after-ms"), now);
-      if (ms !== undefined) breaker.holdOff(now, ms, `HTTP ${response.status}`);
-    }
-    return response;
-  }) as typeof globalThis.fetch;
-}
-
-/**
- * A warning the user sees in every mode: a notification where Pi has a UI (the TUI, RPC clients), a line
- * on stderr in print and JSON mode, where notifications go nowhere.
- */
-export function warn(ctx: Pick<ExtensionContext, "hasUI" | "ui">, message: string): void {
-  // A message can quote an error that echoes a credential.
-  const text = `context-guard: ${redactKnown(message)}`;
-  if (ctx.hasUI) ctx.ui.notify(text, "warning");
-  else process.stderr.write(`${text}\n`);
-}
-
 const NO_SAVINGS = { chars: 0, items: 0 };
 
 function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
   return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
-}
-
-function lastRecord(branch: ReturnType<ExtensionContext["sessionManager"]["getBranch"]>): GuardRecord | undefined {
-  for (let i = branch.length - 1; i >= 0; i--) {
-    const entry = branch[i];
-    if (entry?.type === "custom" && entry.customType === RECORD_TYPE && entry.data && typeof entry.data === "object") {
-      return entry.data as GuardRecord;
-    }
-  }
-  return undefined;
 }
 
 export default function contextGuard(pi: ExtensionAPI): void {
@@ -452,34 +414,16 @@ export default function contextGuard(pi: ExtensionAPI): void {
         );
         return;
       }
-      ctx.ui.notify(statusReport(ctx), "info");
+      ctx.ui.notify(
+        statusReport({
+          config: session.config,
+          found: lookup(ctx),
+          savings: currentSavings(session.guard.snapshots.entries(projectedEntries(ctx))),
+          branch: ctx.sessionManager.getBranch(),
+          paused: session.guard.breakerState(),
+        }),
+        "info",
+      );
     },
   });
-
-  const statusReport = (ctx: ExtensionContext): string => {
-    const s = session as Session;
-    const found = lookup(ctx);
-    const savings = currentSavings(s.guard.snapshots.entries(projectedEntries(ctx)));
-    const branch = ctx.sessionManager.getBranch();
-    const life = lifetime(branch);
-    const c = s.config;
-    const lines = [
-      `context-guard ${c.enabled ? "on" : "off"} · model ${c.model}${found.ok ? "" : ` (${statusText({ kind: "unavailable", lookup: found }).slice(3)})`}`,
-      `saved on this branch: ${formatCount(savings.chars)} chars (≈${formatCount(savings.chars / 4)} tokens) in ${savings.items} item(s); lifetime Σ ${formatCount(life.savedChars)} chars${life.compacted ? " (some before a compaction)" : ""}`,
-      `classifier: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
-      `old exchanges: ${c.pruneExchanges ? `judged (gate ${c.exchangeBreakEven ? "on" : "off"})` : "off"} · small outputs: ${c.smallResultMinChars > 0 ? `from ${c.smallResultMinChars} chars` : "off"} · images kept ${c.imageKeepTurns} turns`,
-    ];
-    const paused = s.guard.breakerState();
-    if (paused.kind === "open") {
-      lines.push(
-        `paused: the classifier failed ${paused.failures} pass(es) in a row${paused.error ? ` (${paused.error.slice(0, 160)})` : ""}; asked again after ${new Date(paused.until).toLocaleTimeString()}`,
-      );
-    }
-    const last = lastRecord(branch);
-    if (last) {
-      lines.push(`last pass (${last.phase}, ${last.ms} ms${last.timedOut ? ", timed out" : ""}):`);
-      lines.push(...summarizeRecord(last, knownSecrets()).map((l) => `  ${l}`));
-    }
-    return lines.join("\n");
-  };
 }
