@@ -66,6 +66,12 @@ function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
   return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
 }
 
+/** The process is going away: a pass in flight stops at once and the session writes nothing more. */
+function exiting(s: Session): void {
+  s.closed = true;
+  s.stop.abort(new Error("Pi is exiting"));
+}
+
 export default function contextGuard(pi: ExtensionAPI): void {
   let session: Session | undefined;
 
@@ -138,10 +144,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
       stop,
       // The process is going away: a pass in flight stops at once and writes nothing.
       unwatchSignals: watchExitSignals(() => {
-        const s = session;
-        if (!s || s.stop !== stop) return;
-        s.closed = true;
-        stop.abort(new Error("Pi is exiting"));
+        if (session?.stop === stop) exiting(session);
       }),
       warming: Promise.resolve(),
       snapshotBuilt: false,
@@ -236,10 +239,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     // Stopped by the user (RPC abort, Esc): what was answered still lands, the rest is asked again.
     const userStop = new AbortController();
     const unwatch = watchPass(ctx, {
-      onExit: () => {
-        s.closed = true;
-        s.stop.abort(new Error("Pi is exiting"));
-      },
+      onExit: () => exiting(s),
       onAbort: () => userStop.abort(new Error("aborted by the user")),
     });
     try {

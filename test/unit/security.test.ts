@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { redactSecrets } from "../../src/main/pass/classifier.ts";
+import { redact } from "../../src/core/shared/redact.ts";
 import { saveSetting } from "../../src/main/platform/settings.ts";
 import { Telemetry } from "../../src/main/platform/telemetry.ts";
 import { matchLines, PatternError } from "../../src/workers/recall/regex-sandbox.ts";
@@ -89,11 +89,11 @@ describe("the recall regex sandbox", () => {
 
 describe("the API key", () => {
   it("well-known credential shapes are cut out of error text even without the key at hand", () => {
-    expect(redactSecrets("401: Authorization: Bearer abc.def-123 was refused")).toBe(
+    expect(redact("401: Authorization: Bearer abc.def-123 was refused")).toBe(
       "401: Authorization: Bearer [redacted] was refused",
     );
-    expect(redactSecrets('{"key":"sk-or-v1-0123456789abcdef"}')).toBe('{"key":"[redacted]"}');
-    expect(redactSecrets("echo my-own-key-123456 here", ["my-own-key-123456"])).toBe("echo [redacted] here");
+    expect(redact('{"key":"sk-or-v1-0123456789abcdef"}')).toBe('{"key":"[redacted]"}');
+    expect(redact("echo my-own-key-123456 here", ["my-own-key-123456"])).toBe("echo [redacted] here");
   });
 });
 

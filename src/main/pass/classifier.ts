@@ -6,7 +6,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { sanitizeAnswers } from "../../core/classifier/answers.ts";
 import { classifyLexical, isLocalModelRef } from "../../core/classifier/lexical.ts";
 import { parseModelRef } from "../../core/shared/config.ts";
-import { redact, type Secrets } from "../../core/shared/redact.ts";
+import { redact } from "../../core/shared/redact.ts";
 import type { ClassifierOutcome } from "../../core/shared/types.ts";
 import { nextTurn } from "../platform/pace.ts";
 import { classifierSecrets } from "../platform/secrets.ts";
@@ -42,15 +42,6 @@ export function toOutcome(result: ClassifierResult): ClassifierOutcome {
     return { status: "error", error: result.errorMessage ?? result.stopReason, ...usage };
   }
   return { status: "stop", answers: sanitizeAnswers(result.answers), ...usage };
-}
-
-/**
- * Error text can echo the request (a proxy's debug page, a gateway that repeats the headers): the
- * credentials are cut out before the text reaches a record, telemetry or a notice. See core/shared/redact.ts
- * for what is cut (every 8-character fragment of a secret, short values as whole tokens, known shapes).
- */
-export function redactSecrets(text: string, secrets: Secrets = []): string {
-  return redact(text, secrets);
 }
 
 /**
