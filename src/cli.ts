@@ -64,7 +64,7 @@ async function replayCommand(args: string[]): Promise<number> {
     cacheDir: values.cache ?? join(agentDir, "context-guard-cache"),
   });
   const progress = new ProgressBar(process.stderr, !values["no-progress"] && process.stderr.isTTY === true);
-  const result = await replay.replayFiles(files, { classifier, config: settings.config, progress });
+  const result = await replay.replayFiles(files, { classifier, config: settings.config, progress, agentDir });
   const out = await replay.writeReport(result, values.out ?? "context-guard-report.html");
   if (values.json) {
     const { writeFile } = await import("node:fs/promises");

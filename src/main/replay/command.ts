@@ -17,6 +17,7 @@ import { createTaskRunner, type TaskRunner } from "../platform/pool.ts";
 import { classifierSecretValues } from "../platform/secrets.ts";
 import { type CacheStats, cachedClassifier } from "./cache.ts";
 import { replaySession } from "./driver.ts";
+import { loadPriceBook, type PriceBook } from "./prices.ts";
 import { readSessionFile, type SessionFile } from "./reader.ts";
 import { referencedLines, renderHtml } from "./report-html.ts";
 import { formatSummary, type ProgressBar } from "./summary.ts";
@@ -136,6 +137,9 @@ export interface ReplayFilesOptions {
   /** Defaults to a one-thread Piscina pool, like the extension's pass pool. */
   runner?: TaskRunner;
   progress?: ProgressBar;
+  /** Prices for the money view; default: Pi's registry (with the agent dir's models.json). */
+  prices?: PriceBook;
+  agentDir?: string;
 }
 
 export interface ReplayFilesResult {
@@ -152,6 +156,7 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
   const files: SessionFile[] = [];
   const failures: ReplayReport["failures"] = [];
   const config: GuardConfig = { ...options.config, enabled: true, model: options.classifier.ref };
+  const prices = options.prices ?? (await loadPriceBook(options.agentDir));
   try {
     for (const path of paths) {
       let file: SessionFile;
@@ -168,6 +173,7 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
         classify: options.classifier.classify,
         modelRef: options.classifier.ref,
         config,
+        prices,
         cacheHits: options.classifier.cache ? () => options.classifier.cache?.hits ?? 0 : undefined,
         onProgress: (done, total) => options.progress?.update(name, done, total, "entries"),
       });
