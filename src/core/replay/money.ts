@@ -20,12 +20,15 @@ export interface MoneyRequest {
   usage?: Usage;
 }
 
-export type PriceSource = "registry" | "recorded" | "none";
+/** Pi's registry for the model; its recorded cost per token type; the same model's list price elsewhere. */
+export type PriceSource = "registry" | "recorded" | "reference" | "none";
 
 export interface ModelPricing {
   family: CacheFamily;
   prices?: Prices;
   priceSource: PriceSource;
+  /** provider/id whose list price stands in (priceSource "reference"). */
+  priceRef?: string;
 }
 
 export interface Split {
@@ -42,6 +45,7 @@ export interface ModelView {
   /** Why the family differs from the provider's default, when it does. */
   familyNote?: string;
   priceSource: PriceSource;
+  priceRef?: string;
   prices?: Prices;
   requests: number;
 }
@@ -204,6 +208,7 @@ export function priceSession(
         family: eff.family,
         ...(eff.note ? { familyNote: eff.note } : {}),
         priceSource: given.priceSource,
+        ...(given.priceRef ? { priceRef: given.priceRef } : {}),
         ...(given.prices ? { prices: given.prices } : {}),
         requests: 0,
       };

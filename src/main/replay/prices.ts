@@ -3,7 +3,7 @@
 // none; and Jev's price per input token from Pi's classifier catalog. The registry is built with an
 // in-memory credential store: prices need no key, and nothing is written to the agent dir.
 import { join } from "node:path";
-import { InMemoryCredentialStore } from "@earendil-works/pi-ai";
+import { type Api, InMemoryCredentialStore, type Model } from "@earendil-works/pi-ai";
 import { ModelRegistry, ModelRuntime } from "@earendil-works/pi-coding-agent";
 import type { CacheFamily, Prices } from "../../core/cache/prompt-cache.ts";
 import type { ModelPricing } from "../../core/replay/money.ts";
@@ -53,6 +53,23 @@ function recordedPrices(r: RecordedCost): Prices | undefined {
 const hasPrice = (p: Prices | undefined): p is Prices =>
   p !== undefined && (p.input > 0 || p.output > 0 || p.cacheRead > 0 || p.cacheWrite > 0);
 
+/** Ids compared without their vendor prefix, case, or the dot/dash difference between providers. */
+const normalId = (id: string) => (id.split("/").pop() ?? id).toLowerCase().replace(/\./g, "-");
+
+/** The maker's own provider for a cache family, preferred when several list the same model. */
+const NATIVE: Partial<Record<CacheFamily, string>> = { anthropic: "anthropic", openai: "openai" };
+
+/**
+ * The same model's list price at another provider of Pi's registry, for a provider that has no price
+ * and recorded none (a subscription such as GitHub Copilot, or a private gateway).
+ */
+function referenceModel(all: readonly Model<Api>[], id: string, family: CacheFamily): Model<Api> | undefined {
+  const want = normalId(id);
+  const same = all.filter((m) => normalId(m.id) === want && hasPrice(m.cost));
+  const native = NATIVE[family];
+  return same.find((m) => m.provider === native) ?? [...same].sort((a, b) => a.provider.localeCompare(b.provider))[0];
+}
+
 export async function loadPriceBook(agentDir?: string): Promise<PriceBook> {
   const runtime = await ModelRuntime.create({
     credentials: new InMemoryCredentialStore(),
@@ -71,7 +88,18 @@ export async function loadPriceBook(agentDir?: string): Promise<PriceBook> {
         return { family, prices: { input, output, cacheRead, cacheWrite }, priceSource: "registry" };
       }
       const own = recordedPrices(recorded);
-      return own ? { family, prices: own, priceSource: "recorded" } : { family, priceSource: "none" };
+      if (own) return { family, prices: own, priceSource: "recorded" };
+      const ref = model.model ? referenceModel(registry.getAll(), model.model, family) : undefined;
+      if (ref) {
+        const { input, output, cacheRead, cacheWrite } = ref.cost;
+        return {
+          family,
+          prices: { input, output, cacheRead, cacheWrite },
+          priceSource: "reference",
+          priceRef: `${ref.provider}/${ref.id}`,
+        };
+      }
+      return { family, priceSource: "none" };
     },
   };
 }

@@ -2,6 +2,7 @@
 // the summary printed at the end.
 import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
+import { moneyLines, moneyTotalLine } from "./summary-money.ts";
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);
@@ -19,6 +20,7 @@ export function sessionSummary(s: SessionMetrics): string[] {
   const t = s.totals;
   const lines = [
     `${s.file}  (v${s.version}, ${s.entries} entries, ${t.requests} requests, ${t.runEnds} run ends, ${t.checkpoints} checkpoints; ${ms(s.ms)})`,
+    ...moneyLines(s),
     `  billed context    ${tok(t.billedOff)} → ${tok(t.billedOn)} tokens over all requests  (−${pct(t.savedShare)})`,
     `  last request      ${tok(t.finalOff)} → ${tok(t.finalOn)} tokens  (guard off → on)`,
     `  edits             ${edits(t.edits)}  (${t.passesWithEdits} of ${t.passes} passes edited; ${t.drafts} context_edit drafts${t.invalidDrafts ? `, ${t.invalidDrafts} invalid` : ""})`,
@@ -49,6 +51,8 @@ export function formatSummary(report: ReplayReport, out?: string): string {
       `all ${report.sessions.length} sessions: billed context ${tok(off)} → ${tok(on)} tokens (−${pct(off > 0 ? 1 - on / off : 0)}), ${suspected} of ${removed} removals suspected`,
     );
   }
+  const money = moneyTotalLine(report);
+  if (money) lines.push(money);
   if (out) lines.push(`report: ${out}`);
   return lines.join("\n");
 }
