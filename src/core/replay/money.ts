@@ -69,8 +69,8 @@ export interface SessionMoney {
   off: Split;
   on: Split;
   recorded?: Split;
-  /** (simulated − recorded) / recorded, per field, guard off. */
-  error?: { input: number; cacheRead: number; cacheWrite: number; dollars: number };
+  /** (simulated − recorded) / recorded, per field, guard off; dollars only when the session recorded a cost. */
+  error?: { input: number; cacheRead: number; cacheWrite: number; dollars?: number };
   classifier: { dollars: number; source: string };
   /** off − on − classifier. */
   net: number;
@@ -264,7 +264,7 @@ export function priceSession(
         input: relative(off.input, recorded.input),
         cacheRead: relative(off.cacheRead, recorded.cacheRead),
         cacheWrite: relative(off.cacheWrite, recorded.cacheWrite),
-        dollars: relative(off.dollars, recorded.dollars),
+        ...(recorded.dollars > 0 ? { dollars: relative(off.dollars, recorded.dollars) } : {}),
       }
     : undefined;
   return {

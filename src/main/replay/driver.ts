@@ -54,6 +54,8 @@ export interface ReplayOptions {
   onProgress?: (done: number, total: number) => void;
   /** Prices for the money view (Pi's registry); without them dollars are not priced. */
   prices?: PriceBook;
+  /** Called once at the end with the guarded branch: the entries with the guard's, as Pi would keep them. */
+  onGuarded?: (entries: readonly SessionEntry[]) => void;
   /** Called with the entries Pi appended for a pass (its context_edit entries, then the record). */
   onApplied?: (entries: SessionEntry[], pass: PassMetrics) => void;
 }
@@ -430,6 +432,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
 
   const name = file.path.split("/").pop() ?? file.path;
   const priced = money.price(passes, options.prices);
+  options.onGuarded?.(on);
   return {
     file: file.path,
     name,

@@ -41,8 +41,11 @@ export function moneyLines(s: SessionMetrics): string[] {
   if (m.recorded && m.error) {
     const r = m.recorded;
     const o = m.off;
+    const e = m.error.dollars;
     const money =
-      m.priced && r.dollars > 0 ? ` · ${dollars(o.dollars)} vs ${dollars(r.dollars)} (${signed(m.error.dollars)})` : "";
+      e !== undefined
+        ? ` · ${dollars(o.dollars)} vs ${dollars(r.dollars)} (${signed(e)})`
+        : " · the session recorded $0";
     lines.push(
       `  calibration       guard off vs recorded: read ${formatCount(o.cacheRead)} vs ${formatCount(r.cacheRead)} (${signed(m.error.cacheRead)}) · write ${formatCount(o.cacheWrite)} vs ${formatCount(r.cacheWrite)} (${signed(m.error.cacheWrite)}) · uncached ${formatCount(o.input)} vs ${formatCount(r.input)}${money}`,
     );
