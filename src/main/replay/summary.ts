@@ -16,6 +16,8 @@ function edits(e: Record<string, number>): string {
   return parts.length ? parts.join(" · ") : "none";
 }
 
+const MAX_PROBLEMS = 8;
+
 export function sessionSummary(s: SessionMetrics): string[] {
   const t = s.totals;
   const lines = [
@@ -28,7 +30,9 @@ export function sessionSummary(s: SessionMetrics): string[] {
     `  settle            p50 ${ms(t.settleP50)}, max ${ms(t.settleMax)} · main-thread stall max ${ms(t.stallMax)}`,
     `  needed later?     ${t.proxy.suspected} of ${t.proxy.removed} removed chunks/items suspected (${pct(t.proxy.rate)})`,
   ];
-  for (const p of s.problems) lines.push(`  problem: ${p.message}`);
+  // A damaged file can have hundreds: the first few say what happened, the JSON and HTML list them all.
+  for (const p of s.problems.slice(0, MAX_PROBLEMS)) lines.push(`  problem: ${p.message}`);
+  if (s.problems.length > MAX_PROBLEMS) lines.push(`  … and ${s.problems.length - MAX_PROBLEMS} more problems`);
   return lines;
 }
 
