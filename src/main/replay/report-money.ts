@@ -2,9 +2,9 @@
 // against what the session recorded, a cumulative-dollars chart, and each editing pass's rewrite and
 // payback. Self-contained like the rest of the report (inline SVG, no scripts).
 import type { SessionMoney, Split } from "../../core/replay/money.ts";
-import type { SessionMetrics } from "../../core/replay/replay-metrics.ts";
+import type { ReplayReport, SessionMetrics } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
-import { dollars, netText, priceText } from "./summary-money.ts";
+import { dollars, moneyTotalLine, netText, priceText } from "./summary-money.ts";
 
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const signed = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;
@@ -70,4 +70,10 @@ export function moneySection(s: SessionMetrics): string {
 <table><thead><tr><th></th><th>cache read</th><th>cache write</th><th>uncached input</th><th>output</th><th>dollars</th></tr></thead><tbody>${row("off (simulated) / recorded / on", m.off, m.recorded, m.on, m.error?.dollars)}</tbody></table>
 ${m.priced ? passRows(m) : ""}</div>
 ${dollarsChart(m)}`;
+}
+
+/** The folder's dollars over its priced sessions, above the sessions. */
+export function moneyFolder(report: ReplayReport): string {
+  const line = moneyTotalLine(report);
+  return line ? `<p class="lead"><b>Dollars:</b> ${esc(line)}</p>` : "";
 }
