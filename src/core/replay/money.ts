@@ -3,7 +3,14 @@
 // against what the session recorded. The guard-on arm carries the guard's own Anthropic pins: the last
 // question, and after an edit a read point on the last live entry before the first changed piece and a
 // write anchor on the tool-result batch holding it. Pure: the driver gathers the requests.
-import { type CacheFamily, DEFAULT_TTL_MS, type Prices, PromptCache, type RequestCost } from "../cache/prompt-cache.ts";
+import {
+  type CacheFamily,
+  DEFAULT_TTL_MS,
+  type Prices,
+  type PromptBlock,
+  PromptCache,
+  type RequestCost,
+} from "../cache/prompt-cache.ts";
 import { type Piece, promptTokens, TokenCalibrator, type Usage } from "./calibrate.ts";
 
 export interface MoneyRequest {
@@ -108,7 +115,7 @@ const relative = (sim: number, rec: number) => (rec === 0 ? (sim === 0 ? 0 : 1) 
 function anthropicPins(
   cache: PromptCache,
   pieces: readonly Piece[],
-  blocks: ReturnType<typeof toBlocks>,
+  blocks: readonly PromptBlock[],
   changedAt: number | undefined,
   at: number,
 ): number[] {
@@ -130,7 +137,7 @@ function anthropicPins(
   return [...new Set(marks)].slice(0, 4);
 }
 
-function toBlocks(pieces: readonly Piece[], tokens: readonly number[]) {
+function toBlocks(pieces: readonly Piece[], tokens: readonly number[]): PromptBlock[] {
   return pieces.map((p, i) => ({ key: p.key, tokens: tokens[i] as number }));
 }
 
@@ -180,7 +187,12 @@ export function priceSession(
 ): SessionMoney {
   const calibrated = requests.some((r) => r.usage && promptTokens(r.usage) > 0);
   const usagesBy = new Map<string, Usage[]>();
-  for (const r of requests) if (r.usage) usagesBy.set(r.model, [...(usagesBy.get(r.model) ?? []), r.usage]);
+  for (const r of requests) {
+    if (!r.usage) continue;
+    const list = usagesBy.get(r.model);
+    if (list) list.push(r.usage);
+    else usagesBy.set(r.model, [r.usage]);
+  }
   const models = new Map<string, ModelView>();
   const caches = new Map<string, { off: PromptCache; on: PromptCache; previous?: readonly Piece[] }>();
   const calibrator = new TokenCalibrator();
