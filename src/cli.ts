@@ -20,6 +20,8 @@ Options:
                             Default: the configured model when its key is there, else local/lexical
   --out <file.html>         report file (default: ./context-guard-report.html)
   --json <file.json>        also write the metrics as JSON
+  --write <out.jsonl>       write the guarded session (one file: its branch with the guard's
+                            context_edit entries and records), which Pi opens
   --cache <dir>             answer cache for hosted classifiers (default: <agentDir>/context-guard-cache)
   --config <file>           settings file (default: <agentDir>/context-guard.json)
   --agent-dir <dir>         Pi's agent folder (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)
@@ -35,6 +37,7 @@ async function replayCommand(args: string[]): Promise<number> {
       model: { type: "string" },
       out: { type: "string" },
       json: { type: "string" },
+      write: { type: "string" },
       cache: { type: "string" },
       config: { type: "string" },
       "agent-dir": { type: "string" },
@@ -64,13 +67,20 @@ async function replayCommand(args: string[]): Promise<number> {
     cacheDir: values.cache ?? join(agentDir, "context-guard-cache"),
   });
   const progress = new ProgressBar(process.stderr, !values["no-progress"] && process.stderr.isTTY === true);
-  const result = await replay.replayFiles(files, { classifier, config: settings.config, progress });
+  const result = await replay.replayFiles(files, {
+    classifier,
+    config: settings.config,
+    progress,
+    agentDir,
+    write: values.write,
+  });
   const out = await replay.writeReport(result, values.out ?? "context-guard-report.html");
   if (values.json) {
     const { writeFile } = await import("node:fs/promises");
     await writeFile(values.json, `${JSON.stringify(result.report, null, 2)}\n`);
   }
   process.stdout.write(`${replay.formatSummary(result.report, out)}\n`);
+  if (result.written) process.stdout.write(`guarded session: ${result.written}\n`);
   return result.report.sessions.length === 0 ? 1 : 0;
 }
 

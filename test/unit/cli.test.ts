@@ -53,6 +53,11 @@ describe("context-guard replay", () => {
     // No key for the configured Jev: the embedded classifier is used, and the summary says so.
     expect(out.stdout).toContain("classifier local/lexical");
     expect(out.stdout).toContain("no openrouter key");
+    // Money first: dollars off → on with the classifier's cost, calibrated on the sample's recorded usage.
+    expect(out.stdout).toMatch(
+      /\n {2}dollars\s+\$[\d.]+ → \$[\d.]+ main model \(guard off → on\) \+ classifier \$[\d.]+/,
+    );
+    expect(out.stdout).toMatch(/calibration\s+guard off vs recorded: .* \$[\d.]+ vs \$5\.00 \(\+\d\.\d%\)/);
     expect(out.stdout).toMatch(/billed context\s+[\d.]+[kM]? → [\d.]+[kM]? tokens over all requests\s+\(−\d/);
     expect(out.stdout).toMatch(/needed later\?\s+\d+ of \d+ removed chunks\/items suspected/);
     expect(out.stdout).toContain(`report: ${join(dir, "context-guard-report.html")}`);
@@ -83,10 +88,35 @@ describe("context-guard replay", () => {
     expect(out.code).toBe(0);
     expect(out.stdout).toContain("problem: line 41 is not valid JSON");
     expect(out.stdout).toContain(`problem: line ${lines.length + 1} is truncated`);
+    // As in Pi, the branch ends at the last entry and starts after the broken parent link (line 42).
+    expect(out.stdout).toMatch(
+      /problem: line 42: its parent entry "\w+" is missing .*Pi resumes the branch from here, so 39 entries/,
+    );
     const metrics = JSON.parse(await readFile(join(dir, "broken.json"), "utf8")) as ReplayReport;
-    expect(metrics.sessions[0]?.totals.runEnds).toBe(6);
-    expect(metrics.sessions[0]?.totals.requests).toBeGreaterThan(100);
+    expect(metrics.sessions[0]?.totals.runEnds).toBe(5);
+    expect(metrics.sessions[0]?.totals.requests).toBe(90);
     expect(await readFile(join(dir, "broken.html"), "utf8")).toContain("line 41 is not valid JSON");
+  });
+
+  it("a file with nothing to replay fails and says why", async () => {
+    const header = JSON.stringify({
+      type: "session",
+      version: 3,
+      id: "x",
+      timestamp: "2026-01-01T00:00:00Z",
+      cwd: "/",
+    });
+    const entry = JSON.stringify({
+      type: "message",
+      timestamp: "2026-01-01T00:00:01Z",
+      message: { role: "user", content: "q" },
+    });
+    const bad = join(dir, "no-ids.jsonl");
+    await writeFile(bad, `${header}\n${entry}\n`);
+    const out = await cli(["replay", bad, "--out", "no-ids.html"]);
+    expect(out.code).toBe(1);
+    expect(out.stdout).toContain("not replayed:");
+    expect(out.stdout).toContain("nothing to replay");
   });
 
   it("refuses a hosted model without its key, and says how to run offline", async () => {

@@ -122,6 +122,26 @@ export class PromptCache {
     this.#min = options.minTokens ?? MIN_TOKENS;
   }
 
+  /** Forgets every entry: the provider lost the cache (a miss the session recorded). */
+  clear(): void {
+    this.#entries.clear();
+    this.#recent = [];
+    this.#previous = undefined;
+  }
+
+  /**
+   * Anthropic: the last block before `below` whose prefix is a live cache entry, or -1. The guard pins
+   * its read point there (an entry an earlier request wrote, before the first edit).
+   */
+  liveBefore(blocks: readonly PromptBlock[], below: number, at: number): number {
+    const keys = prefixKeys(blocks.slice(0, below));
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const until = this.#entries.get(keys[i] as string);
+      if (until !== undefined && until > at) return i;
+    }
+    return -1;
+  }
+
   request(r: CachedRequest): RequestCost {
     const sums = cumulative(r.blocks);
     const total = sums.at(-1) ?? 0;

@@ -5,6 +5,7 @@
 
 import { CHARS_PER_TOKEN, imageChars } from "../shared/size.ts";
 import { IMAGE_HEAD_CHARS } from "../shared/types.ts";
+import type { SessionMoney } from "./money.ts";
 import type { ProxyRate, RemovedKind, Suspect } from "./proxy.ts";
 
 /** One request to the main model: an assistant message, and the context it was sent with. */
@@ -134,6 +135,32 @@ export interface SessionMetrics {
   suspects: SuspectView[];
   totals: SessionTotals;
   ms: number;
+  /** Main-model dollars off → on and the classifier's cost (see money.ts). */
+  dollars?: SessionDollars;
+  money?: SessionMoney;
+}
+
+export interface SessionDollars {
+  off: number;
+  on: number;
+  classifier: number;
+  /** off − on − classifier: negative when the guard costs more than it saves. */
+  net: number;
+  /** What the session recorded, when it did. */
+  recorded?: number;
+  /** False when a model of the session has no price (dollars then cover only the priced requests). */
+  priced: boolean;
+}
+
+export function dollarsOf(money: SessionMoney): SessionDollars {
+  return {
+    off: money.off.dollars,
+    on: money.on.dollars,
+    classifier: money.classifier.dollars,
+    net: money.net,
+    ...(money.recorded ? { recorded: money.recorded.dollars } : {}),
+    priced: money.priced,
+  };
 }
 
 export interface ReplayReport {

@@ -17,9 +17,11 @@ import { createTaskRunner, type TaskRunner } from "../platform/pool.ts";
 import { classifierSecretValues } from "../platform/secrets.ts";
 import { type CacheStats, cachedClassifier } from "./cache.ts";
 import { replaySession } from "./driver.ts";
+import { loadPriceBook, type PriceBook } from "./prices.ts";
 import { readSessionFile, type SessionFile } from "./reader.ts";
 import { referencedLines, renderHtml } from "./report-html.ts";
 import { formatSummary, type ProgressBar } from "./summary.ts";
+import { writeGuardedSession } from "./write-session.ts";
 
 export const LOCAL_NOTE =
   "local/lexical is the embedded offline scorer: it matches paths, identifiers and words between each output and the " +
@@ -136,6 +138,11 @@ export interface ReplayFilesOptions {
   /** Defaults to a one-thread Piscina pool, like the extension's pass pool. */
   runner?: TaskRunner;
   progress?: ProgressBar;
+  /** Prices for the money view; default: Pi's registry (with the agent dir's models.json). */
+  prices?: PriceBook;
+  agentDir?: string;
+  /** Write the guarded session (one session file only) to this path. */
+  write?: string;
 }
 
 export interface ReplayFilesResult {
@@ -144,14 +151,22 @@ export interface ReplayFilesResult {
   files: SessionFile[];
   /** The secrets the report was redacted with; the HTML's quoted session lines are cut with them too. */
   secrets?: SecretSet;
+  /** Where the guarded session was written (--write). */
+  written?: string;
 }
 
 export async function replayFiles(paths: string[], options: ReplayFilesOptions): Promise<ReplayFilesResult> {
+  if (options.write !== undefined && paths.length !== 1) {
+    throw new ReplayUsageError(`--write needs one session file, not ${paths.length}`);
+  }
   const runner = options.runner ?? (await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 }));
   const sessions: SessionMetrics[] = [];
   const files: SessionFile[] = [];
   const failures: ReplayReport["failures"] = [];
+  let guarded: readonly SessionEntry[] | undefined;
+  let written: string | undefined;
   const config: GuardConfig = { ...options.config, enabled: true, model: options.classifier.ref };
+  const prices = options.prices ?? (await loadPriceBook(options.agentDir));
   try {
     for (const path of paths) {
       let file: SessionFile;
@@ -168,9 +183,15 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
         classify: options.classifier.classify,
         modelRef: options.classifier.ref,
         config,
+        prices,
         cacheHits: options.classifier.cache ? () => options.classifier.cache?.hits ?? 0 : undefined,
         onProgress: (done, total) => options.progress?.update(name, done, total, "entries"),
+        onGuarded: (entries) => {
+          guarded = entries;
+        },
       });
+      if (options.write !== undefined && guarded)
+        written = await writeGuardedSession(options.write, file.header, guarded);
       options.progress?.clear();
       sessions.push(metrics);
       files.push(file);
@@ -188,7 +209,12 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
   };
   // Every string of the report (labels, traces, prompts, excerpts, problems, paths) is redacted once
   // here, so the HTML, the JSON and the summary all show the same cut text.
-  return { report: redactDeep(report, secrets), files, ...(secrets ? { secrets } : {}) };
+  return {
+    report: redactDeep(report, secrets),
+    files,
+    ...(secrets ? { secrets } : {}),
+    ...(written ? { written } : {}),
+  };
 }
 
 /** How a referenced line reads in the report's appendix: what it is and the start of its text. */

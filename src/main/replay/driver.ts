@@ -21,6 +21,7 @@ import {
   visibleTokens,
 } from "../../core/replay/proxy.ts";
 import {
+  dollarsOf,
   type PassMetrics,
   type PassResultView,
   type RequestPoint,
@@ -37,6 +38,8 @@ import { cacheFamily, GuardSession } from "../pass/guard-session.ts";
 import type { PassOptions, RunEndResult } from "../pass/run-end.ts";
 import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
+import { MoneyLog } from "./money-log.ts";
+import type { PriceBook } from "./prices.ts";
 import type { SessionFile } from "./reader.ts";
 
 export interface ReplayOptions {
@@ -49,6 +52,10 @@ export interface ReplayOptions {
   cacheHits?: () => number;
   /** Called after every entry of the branch. */
   onProgress?: (done: number, total: number) => void;
+  /** Prices for the money view (Pi's registry); without them dollars are not priced. */
+  prices?: PriceBook;
+  /** Called once at the end with the guarded branch: the entries with the guard's, as Pi would keep them. */
+  onGuarded?: (entries: readonly SessionEntry[]) => void;
   /** Called with the entries Pi appended for a pass (its context_edit entries, then the record). */
   onApplied?: (entries: SessionEntry[], pass: PassMetrics) => void;
 }
@@ -171,6 +178,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const off: SessionEntry[] = [];
   const onSize = new ContextSize();
   const offSize = new ContextSize();
+  const money = new MoneyLog();
   const byId = new Map<string, SessionEntry>();
   const callById = new Map<string, { name: string; args: Record<string, unknown> }>();
   const requests: RequestPoint[] = [];
@@ -202,6 +210,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     const message = messageOf(original);
     if (message?.role === "assistant") {
       requests.push({ n: requests.length + 1, line: line ?? 0, off: offSize.current(off), on: onSize.current(on) });
+      money.request(requests.length, message, now, off, on);
       for (const call of toolCallsOf(message)) callById.set(call.id, call);
     }
     if (message?.role === "user") {
@@ -222,6 +231,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     off.push(original);
     onSize.add(entry);
     offSize.add(original);
+    money.on.add(entry);
+    money.off.add(original);
 
     const phase = boundaryAt(branch, i, message?.role === "assistant" ? message : lastAssistant);
     if (message?.role === "assistant") lastAssistant = message;
@@ -326,6 +337,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     for (const entry of added) {
       on.push(entry);
       onSize.add(entry);
+      money.on.add(entry);
     }
     relinkTo = added[added.length - 1]?.id;
     metrics.drafts = edits.length;
@@ -419,6 +431,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   for (const p of passes) p.suspected = suspectedPerPass.get(p.n) ?? 0;
 
   const name = file.path.split("/").pop() ?? file.path;
+  const priced = money.price(passes, options.prices);
+  options.onGuarded?.(on);
   return {
     file: file.path,
     name,
@@ -431,5 +445,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     suspects: suspectViews,
     totals: sessionTotals(requests, passes, pieces, suspects),
     ms: performance.now() - started,
+    dollars: dollarsOf(priced),
+    money: priced,
   };
 }

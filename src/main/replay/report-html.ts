@@ -6,6 +6,7 @@ import { pathToFileURL } from "node:url";
 import type { PassMetrics, ReplayReport, SessionMetrics, SuspectView } from "../../core/replay/replay-metrics.ts";
 import { tokensOf } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
+import { moneyFolder, moneySection } from "./report-money.ts";
 
 const esc = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
@@ -224,6 +225,8 @@ function sessionSection(i: number, s: SessionMetrics, lines: Map<number, string>
 <h2>${esc(s.name)}</h2>
 <p class="meta">${esc(s.file)} · format v${s.version} · ${s.lines} lines · ${s.entries} entries on the branch · replayed in ${ms(s.ms)}</p>
 ${problemsList(s)}
+<h3>Dollars</h3>
+${moneySection(s)}
 ${headline(s)}
 <h3>Context per request</h3>
 ${contextChart(s)}
@@ -308,6 +311,7 @@ export function renderHtml({ report, lines }: HtmlInput): string {
 <p class="lead meta">What the guard would have done to ${report.sessions.length === 1 ? "this session" : `${report.sessions.length} sessions`}, replayed offline through the extension's own pipeline · classifier <b>${esc(report.model)}</b> · ${esc(report.generatedAt)}</p>
 <div class="note">${esc(report.modelNote)}</div>
 ${toc}
+${moneyFolder(report)}
 ${failures}
 ${sessions}
 </main></body></html>

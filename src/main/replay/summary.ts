@@ -2,6 +2,7 @@
 // the summary printed at the end.
 import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
+import { moneyLines, moneyTotalLine } from "./summary-money.ts";
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);
@@ -15,10 +16,13 @@ function edits(e: Record<string, number>): string {
   return parts.length ? parts.join(" · ") : "none";
 }
 
+const MAX_PROBLEMS = 8;
+
 export function sessionSummary(s: SessionMetrics): string[] {
   const t = s.totals;
   const lines = [
     `${s.file}  (v${s.version}, ${s.entries} entries, ${t.requests} requests, ${t.runEnds} run ends, ${t.checkpoints} checkpoints; ${ms(s.ms)})`,
+    ...moneyLines(s),
     `  billed context    ${tok(t.billedOff)} → ${tok(t.billedOn)} tokens over all requests  (−${pct(t.savedShare)})`,
     `  last request      ${tok(t.finalOff)} → ${tok(t.finalOn)} tokens  (guard off → on)`,
     `  edits             ${edits(t.edits)}  (${t.passesWithEdits} of ${t.passes} passes edited; ${t.drafts} context_edit drafts${t.invalidDrafts ? `, ${t.invalidDrafts} invalid` : ""})`,
@@ -26,7 +30,9 @@ export function sessionSummary(s: SessionMetrics): string[] {
     `  settle            p50 ${ms(t.settleP50)}, max ${ms(t.settleMax)} · main-thread stall max ${ms(t.stallMax)}`,
     `  needed later?     ${t.proxy.suspected} of ${t.proxy.removed} removed chunks/items suspected (${pct(t.proxy.rate)})`,
   ];
-  for (const p of s.problems) lines.push(`  problem: ${p.message}`);
+  // A damaged file can have hundreds: the first few say what happened, the JSON and HTML list them all.
+  for (const p of s.problems.slice(0, MAX_PROBLEMS)) lines.push(`  problem: ${p.message}`);
+  if (s.problems.length > MAX_PROBLEMS) lines.push(`  … and ${s.problems.length - MAX_PROBLEMS} more problems`);
   return lines;
 }
 
@@ -49,6 +55,8 @@ export function formatSummary(report: ReplayReport, out?: string): string {
       `all ${report.sessions.length} sessions: billed context ${tok(off)} → ${tok(on)} tokens (−${pct(off > 0 ? 1 - on / off : 0)}), ${suspected} of ${removed} removals suspected`,
     );
   }
+  const money = moneyTotalLine(report);
+  if (money) lines.push(money);
   if (out) lines.push(`report: ${out}`);
   return lines.join("\n");
 }

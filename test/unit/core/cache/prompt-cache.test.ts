@@ -73,6 +73,19 @@ describe("anthropic", () => {
     expect(cache.request({ at: 59 * MIN, blocks, breakpoints: piBreakpoints(blocks), output: 0 }).cacheRead).toBe(3500);
   });
 
+  it("liveBefore finds the last entry before an edit, and clear forgets them all", () => {
+    const cache = new PromptCache("anthropic", ANTHROPIC);
+    const blocks = [b("sys", 2000), b("tools", 1000), b("u1", 500), b("a1", 300), b("t1", 20_000)];
+    cache.request({ at: 0, blocks, breakpoints: [1, 2, 4], output: 0 });
+    // An edit of t1 (block 4): the entry ending at u1 (block 2) is the read point; none before block 1.
+    expect(cache.liveBefore(blocks, 4, MIN)).toBe(2);
+    expect(cache.liveBefore(blocks, 1, MIN)).toBe(-1);
+    expect(cache.liveBefore(blocks, 4, 10 * MIN)).toBe(-1);
+    cache.clear();
+    expect(cache.liveBefore(blocks, 5, MIN)).toBe(-1);
+    expect(cache.request({ at: MIN, blocks, breakpoints: [4], output: 0 }).cacheRead).toBe(0);
+  });
+
   it("a prefix below the provider's minimum is not cached", () => {
     const cache = new PromptCache("anthropic", ANTHROPIC);
     const blocks = [b("sys", 300), b("tools", 200), b("u1", 100)];

@@ -1,0 +1,82 @@
+// Token counts for the replay's prompt pieces, calibrated on what the session recorded. A Pi session
+// writes each request's usage (uncached input, cache read, cache write), whose sum is the exact size of
+// the prompt the provider saw. The replay only knows characters, so each piece gets its characters'
+// estimate scaled so that every request's total matches the recorded one: the pieces new since the
+// previous request share what the prompt grew by, and the first request's excess over its messages is the
+// system prompt and tools (which the session file does not hold). A piece keeps its count once assigned,
+// so the cache model sees stable blocks. An edited piece (guard on) is its original's count scaled by
+// its characters.
+import { CHARS_PER_TOKEN } from "../shared/size.ts";
+
+export type PieceKind = "system" | "question" | "toolResult" | "other";
+
+/** One model-visible entry of a request's prompt, in the order the provider sees them. */
+export interface Piece {
+  /** Entry id ("system" for the system prompt and tools). */
+  id: string;
+  /** Identity of the content: the id, plus the edit that replaced it. */
+  key: string;
+  chars: number;
+  /** Characters of the entry as recorded (equal to `chars` unless an edit replaced it). */
+  origChars: number;
+  kind: PieceKind;
+}
+
+/** What Pi recorded for one request (tokens; cost in dollars). */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** Anthropic: the part of cacheWrite written with the 1-hour retention. */
+  cacheWrite1h?: number;
+  cost: number;
+}
+
+export const SYSTEM_ID = "system";
+
+export const promptTokens = (u: Usage): number => u.input + u.cacheRead + u.cacheWrite;
+
+const estimate = (chars: number) => Math.round(chars / CHARS_PER_TOKEN);
+
+export class TokenCalibrator {
+  #tokens = new Map<string, number>();
+
+  /**
+   * Tokens of each piece of a guard-off prompt. With a recorded total, pieces seen for the first time
+   * share what the known pieces leave of it; without one (or when the prompt did not grow), estimates.
+   */
+  off(pieces: readonly Piece[], recorded?: number): number[] {
+    let known = 0;
+    let fresh = 0;
+    for (const p of pieces) {
+      const t = this.#tokens.get(p.id);
+      if (t !== undefined) known += t;
+      else if (p.kind !== "system") fresh += estimate(p.chars);
+    }
+    const system = pieces.find((p) => p.kind === "system" && !this.#tokens.has(p.id));
+    let remaining = recorded === undefined ? fresh : recorded - known;
+    if (system) {
+      // The system prompt is whatever the first recorded request holds beyond its messages.
+      const sys = recorded === undefined ? 0 : Math.max(0, remaining - fresh);
+      this.#tokens.set(system.id, sys);
+      remaining -= sys;
+    }
+    const scale = remaining > 0 && fresh > 0 ? remaining / fresh : 1;
+    for (const p of pieces) {
+      if (this.#tokens.has(p.id)) continue;
+      this.#tokens.set(p.id, Math.round(estimate(p.chars) * scale));
+    }
+    return pieces.map((p) => this.#tokens.get(p.id) as number);
+  }
+
+  /** Tokens of each piece of a guard-on prompt: the off count, scaled by characters for an edited piece. */
+  on(pieces: readonly Piece[]): number[] {
+    return pieces.map((p) => {
+      const t = this.#tokens.get(p.id);
+      if (t === undefined) return estimate(p.chars);
+      if (p.chars === p.origChars || p.origChars === 0) return t;
+      return Math.round((t * p.chars) / p.origChars);
+    });
+  }
+}

@@ -1,0 +1,111 @@
+// Gathers what the money view needs while the driver replays: each request's prompt pieces in both arms,
+// its time, model and recorded usage, and each pass's classifier cost; then prices the session.
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { Usage } from "../../core/replay/calibrate.ts";
+import {
+  type ModelPricing,
+  type MoneyRequest,
+  type PassCost,
+  priceSession,
+  type SessionMoney,
+} from "../../core/replay/money.ts";
+import { messageChars, type PassMetrics } from "../../core/replay/replay-metrics.ts";
+import { CHARS_PER_TOKEN } from "../../core/shared/size.ts";
+import { emptyRecordedCost, familyOf, type PriceBook, type RecordedCost } from "./prices.ts";
+import { PromptPieces } from "./prompt-pieces.ts";
+
+interface AssistantLike {
+  api?: string;
+  provider?: string;
+  model?: string;
+  timestamp?: unknown;
+  usage?: {
+    input?: unknown;
+    output?: unknown;
+    cacheRead?: unknown;
+    cacheWrite?: unknown;
+    cacheWrite1h?: unknown;
+    cost?: { input?: unknown; output?: unknown; cacheRead?: unknown; cacheWrite?: unknown; total?: unknown };
+  };
+}
+
+const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x > 0 ? x : 0);
+
+function usageOf(m: AssistantLike): Usage | undefined {
+  const u = m.usage;
+  if (!u || typeof u !== "object") return undefined;
+  return {
+    input: num(u.input),
+    output: num(u.output),
+    cacheRead: num(u.cacheRead),
+    cacheWrite: num(u.cacheWrite),
+    ...(num(u.cacheWrite1h) > 0 ? { cacheWrite1h: num(u.cacheWrite1h) } : {}),
+    cost: num(u.cost?.total),
+  };
+}
+
+export class MoneyLog {
+  readonly off = new PromptPieces();
+  readonly on = new PromptPieces();
+  #requests: MoneyRequest[] = [];
+  #models = new Map<string, { api?: string; provider?: string; model?: string; recorded: RecordedCost }>();
+
+  /** An assistant message is about to join the lists: the request that produced it. */
+  request(n: number, message: AssistantLike, entryTime: number, off: SessionEntry[], on: SessionEntry[]): void {
+    const model = `${message.provider ?? "?"}/${message.model ?? "?"}`;
+    let known = this.#models.get(model);
+    if (!known) {
+      known = { api: message.api, provider: message.provider, model: message.model, recorded: emptyRecordedCost() };
+      this.#models.set(model, known);
+    }
+    const usage = usageOf(message);
+    if (usage) {
+      const c = message.usage?.cost;
+      const r = known.recorded;
+      r.tokens.input += usage.input;
+      r.tokens.output += usage.output;
+      r.tokens.cacheRead += usage.cacheRead;
+      r.tokens.cacheWrite += usage.cacheWrite;
+      r.dollars.input += num(c?.input);
+      r.dollars.output += num(c?.output);
+      r.dollars.cacheRead += num(c?.cacheRead);
+      r.dollars.cacheWrite += num(c?.cacheWrite);
+    }
+    this.#requests.push({
+      n,
+      // Pi stamps the message when the request starts; the entry when the answer is complete.
+      at: num(message.timestamp) || entryTime,
+      model,
+      off: this.off.current(off),
+      on: this.on.current(on),
+      outputChars: messageChars(message),
+      ...(usage ? { usage } : {}),
+    });
+  }
+
+  price(passes: readonly PassMetrics[], prices: PriceBook | undefined): SessionMoney {
+    const pricing = new Map<string, ModelPricing>();
+    for (const [key, m] of this.#models) {
+      pricing.set(key, prices ? prices.main(m, m.recorded) : { family: familyOf(m), priceSource: "none" });
+    }
+    const jev = prices?.jevInput ?? 0;
+    const hosted = passes.some((p) => p.costUsd > 0);
+    const costs: PassCost[] = passes
+      .filter((p) => p.status === "done")
+      .map((p) => {
+        const tokens = p.inputTokens > 0 ? p.inputTokens : Math.round(p.requestChars / CHARS_PER_TOKEN);
+        return {
+          pass: p.n,
+          afterRequest: p.afterRequest,
+          edited: p.drafts > 0,
+          classifier: p.costUsd > 0 ? p.costUsd : (tokens * jev) / 1e6,
+        };
+      });
+    const source = hosted
+      ? "as Pi's classifier client reported it"
+      : jev > 0
+        ? `what Jev would cost for the same requests ($${jev}/M input tokens in Pi's catalog)`
+        : "no price for Jev in Pi's catalog";
+    return priceSession(this.#requests, pricing, costs, source);
+  }
+}

@@ -1,0 +1,61 @@
+// The prompt of each request as pieces (one per model-visible entry, behind the system prompt), for the
+// money view's cache model. Kept per growing entry list like ContextSize: appended per entry, rebuilt
+// from Pi's projection after a context edit or a compaction. An edited entry's key names the edit, so the
+// cache model sees where the prompt changed.
+import {
+  buildSessionProjection,
+  type SessionEntry,
+  sessionEntryToContextMessages,
+} from "@earendil-works/pi-coding-agent";
+import { type Piece, type PieceKind, SYSTEM_ID } from "../../core/replay/calibrate.ts";
+import { sumMessages } from "../../core/replay/replay-metrics.ts";
+import { readContent } from "../pass/snapshot.ts";
+
+const SYSTEM: Piece = { id: SYSTEM_ID, key: SYSTEM_ID, chars: 0, origChars: 0, kind: "system" };
+
+function kindOf(messages: readonly unknown[]): PieceKind {
+  const m = messages[0] as { role?: string; content?: unknown } | undefined;
+  if (m?.role === "toolResult") return "toolResult";
+  if (m?.role === "user" && readContent(m.content).text.trim() !== "") return "question";
+  return "other";
+}
+
+export class PromptPieces {
+  #pieces: Piece[] = [SYSTEM];
+  #dirty = false;
+  /** Target id → the latest context_edit entry that replaced it. */
+  #edits = new Map<string, string>();
+
+  add(entry: SessionEntry): void {
+    if (entry.type === "context_edit") {
+      this.#edits.set(entry.targetId, entry.id);
+      this.#dirty = true;
+    } else if (entry.type === "compaction") this.#dirty = true;
+    else if (!this.#dirty) {
+      const messages = sessionEntryToContextMessages(entry);
+      if (messages.length === 0) return;
+      const chars = sumMessages(messages);
+      this.#pieces.push({ id: entry.id, key: entry.id, chars, origChars: chars, kind: kindOf(messages) });
+    }
+  }
+
+  /** The prompt before the next request, given the list the pieces were added from. */
+  current(list: readonly SessionEntry[]): Piece[] {
+    if (this.#dirty) {
+      const last = list[list.length - 1];
+      const projection = buildSessionProjection(list as SessionEntry[], last?.id ?? null);
+      const pieces = [SYSTEM];
+      for (const p of projection.entries) {
+        if (p.messages.length === 0) continue;
+        const id = p.sourceEntry.id;
+        const edit = this.#edits.get(id);
+        const chars = sumMessages(p.messages);
+        const origChars = edit ? sumMessages(sessionEntryToContextMessages(p.sourceEntry)) : chars;
+        pieces.push({ id, key: edit ? `${id}@${edit}` : id, chars, origChars, kind: kindOf(p.messages) });
+      }
+      this.#pieces = pieces;
+      this.#dirty = false;
+    }
+    return [...this.#pieces];
+  }
+}
