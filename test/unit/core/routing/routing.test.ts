@@ -16,7 +16,7 @@ import {
   stripFrontmatter,
 } from "../../../../src/core/routing/routing.ts";
 import type { ClassifierOutcome } from "../../../../src/core/shared/types.ts";
-import { historyFromBranch } from "../../../../src/main/routing/router.ts";
+import { historyFromBranch } from "../../../../src/main/routing/routing-branch.ts";
 
 const cfg = { loadThreshold: 0.6, topK: 3, decayThreshold: 0.25 };
 const scores = (o: Record<string, number | undefined>) => new Map(Object.entries(o));

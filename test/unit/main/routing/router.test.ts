@@ -8,7 +8,8 @@ import { DEFAULT_CONFIG, type GuardConfig } from "../../../../src/core/shared/co
 import type { ClassifierOutcome, ClassifierRequest } from "../../../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
 import { Telemetry } from "../../../../src/main/platform/telemetry.ts";
-import { type BoundaryInput, FAIL_STATIC_AFTER, Router, type SkillLike } from "../../../../src/main/routing/router.ts";
+import { FAIL_STATIC_AFTER, Router } from "../../../../src/main/routing/router.ts";
+import type { BoundaryInput, SkillLike } from "../../../../src/main/routing/routing-shapes.ts";
 
 const SKILLS: Record<string, { description: string; body: string; keyword: RegExp }> = {
   "pdf-tools": { description: "Work with PDF files.", body: "# PDF\nUse qpdf to split.", keyword: /pdf/i },
