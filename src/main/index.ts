@@ -45,6 +45,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
   pi.on("session_compact", (_event, ctx) => session?.draw(ctx));
   pi.on("session_tree", (_event, ctx) => session?.treeChanged(ctx));
 
+  // Without a session the tool still checks its arguments, then says that the guard is not running.
   pi.registerTool({
     ...RECALL_TOOL,
     execute: (_toolCallId, params, signal, _onUpdate, ctx) =>
