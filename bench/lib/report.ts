@@ -1021,7 +1021,7 @@ export function renderMarkdown(r: BenchResults): string {
     "",
     "## What is measured, and how",
     "",
-    "- **The hook as Pi runs it.** Each pass is `agent_before_settle` as `src/main/index.ts` runs it (`guardPass`): " +
+    "- **The hook as Pi runs it.** Each pass is `agent_before_settle` through `GuardSession.pass`, the object the extension's session calls (`HostSession.pass`): " +
       "Pi's projection of the session (built before the hook, as Pi does) → `SnapshotBuilder` → `runPass` in the " +
       "run-end phase (plan in the pass pool, classifier requests through the queue, finish in the pool; cache family " +
       "`anthropic`, the sessions' main model) → `validateEdits`. The pass pool " +

@@ -32,8 +32,11 @@ const DRIVEN: Partial<Record<CallbackSite, Scenario>> = {
   "queue-abort": "abort",
   "exit-signal": "sigterm",
 };
-/** Reached only when a thread fails or a worker task overruns 30 s: covered by the unit check below. */
-const UNREACHED: CallbackSite[] = ["http-lost", "worker-timer", "pool-error"];
+/**
+ * Reached only when a thread fails or a worker task overruns 30 s, or (routing) with skills or tool
+ * namespaces to route: covered by the unit check below and, for routing, by its unit tests.
+ */
+const UNREACHED: CallbackSite[] = ["http-lost", "worker-timer", "pool-error", "routing-deadline", "routing-late"];
 
 let main: FakeOpenAI;
 let cwd: string;

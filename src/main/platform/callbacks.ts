@@ -22,12 +22,16 @@ export const CALLBACK_SITES = [
   "pool-error",
   /** telemetry: the background write of queued lines. */
   "telemetry-write",
-  /** index: a footer redraw. */
+  /** host-session: a footer redraw. */
   "status-redraw",
-  /** index: the snapshot built in the background after session_start. */
+  /** host-session: the snapshot built in the background after session_start. */
   "snapshot-warm",
-  /** index: the session sent to the pass worker in the background when a run starts. */
+  /** host-session: the session sent to the pass worker in the background when a run starts. */
   "worker-warm",
+  /** routing-deadline: the end of a boundary's wait for its batch. */
+  "routing-deadline",
+  /** routing-deadline: a batch that answered after the deadline, kept for the next boundary. */
+  "routing-late",
   /** interrupts: SIGTERM / SIGHUP. */
   "exit-signal",
   /** interrupts: RPC input read while a pass runs. */

@@ -20,6 +20,15 @@ export const RECALL_PARAMETERS = Type.Object({
   limit: Type.Optional(Type.Integer({ description: "Most lines to return" })),
 });
 
+/** The tool's registration, without `execute` (the session runs it). */
+export const RECALL_TOOL = {
+  name: "recall",
+  label: "Recall",
+  description:
+    "Return the full original of a tool output that context-guard shortened or removed. Give the entryId from the [context-guard] note; optionally a regex pattern (matching lines only, with line numbers) or offset/limit for a line window. Output is capped at 2,000 lines / 50 KB.",
+  parameters: RECALL_PARAMETERS,
+};
+
 const argsSchema = z.object({
   entryId: z.string().trim().min(1, "entryId is empty").max(200, "entryId is too long"),
   pattern: z

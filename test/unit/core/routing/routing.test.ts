@@ -16,7 +16,6 @@ import {
   stripFrontmatter,
 } from "../../../../src/core/routing/routing.ts";
 import type { ClassifierOutcome } from "../../../../src/core/shared/types.ts";
-import { historyFromBranch } from "../../../../src/main/routing/router.ts";
 
 const cfg = { loadThreshold: 0.6, topK: 3, decayThreshold: 0.25 };
 const scores = (o: Record<string, number | undefined>) => new Map(Object.entries(o));
@@ -161,30 +160,6 @@ describe("routing state", () => {
     const conv = r.state.earlier_conversation_newest_first as Array<{ text: string }>;
     expect(conv[0]?.text).toBe("[invoked skill pdf-tools] split report.pdf");
     expect(parseSkillInvocation("plain words")).toEqual({ request: "plain words" });
-  });
-
-  it("takes user and assistant text from the branch, newest first, without tool I/O, up to the compaction", () => {
-    const msg = (role: string, content: unknown) => ({ type: "message", id: role, message: { role, content } });
-    const branch = [
-      msg("user", "before the compaction"),
-      { type: "compaction", id: "c", summary: "SUMMARY" },
-      msg("user", "first question"),
-      msg("assistant", [
-        { type: "thinking", thinking: "hmm" },
-        { type: "text", text: "let me look" },
-        { type: "toolCall", id: "t1", name: "bash", arguments: { command: "cat secret" } },
-      ]),
-      msg("toolResult", [{ type: "text", text: "TOOL OUTPUT" }]),
-      { type: "custom_message", id: "cm", content: "CUSTOM" },
-      msg("assistant", [{ type: "text", text: "the answer" }]),
-    ];
-    const h = historyFromBranch(branch as never);
-    expect(h).toEqual([
-      { role: "assistant", text: "the answer" },
-      { role: "assistant", text: "let me look" },
-      { role: "user", text: "first question" },
-      { role: "summary", text: "SUMMARY" },
-    ]);
   });
 
   it("asks one bool per skill with its full body, and one batched request for namespaces", () => {

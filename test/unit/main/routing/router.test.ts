@@ -7,8 +7,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, type GuardConfig } from "../../../../src/core/shared/config.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../../../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
+import { type CallbackSite, setCallbackReporter } from "../../../../src/main/platform/callbacks.ts";
 import { Telemetry } from "../../../../src/main/platform/telemetry.ts";
-import { type BoundaryInput, FAIL_STATIC_AFTER, Router, type SkillLike } from "../../../../src/main/routing/router.ts";
+import { FAIL_STATIC_AFTER, Router } from "../../../../src/main/routing/router.ts";
+import type { BoundaryInput, SkillLike } from "../../../../src/main/routing/routing-shapes.ts";
 
 const SKILLS: Record<string, { description: string; body: string; keyword: RegExp }> = {
   "pdf-tools": { description: "Work with PDF files.", body: "# PDF\nUse qpdf to split.", keyword: /pdf/i },
@@ -291,6 +293,41 @@ describe("fail-static, rate limits and the deadline", () => {
     const route = (await t.events()).filter((e) => e.type === "route");
     expect(route[0]).toMatchObject({ source: "none", timedOut: true, mode: "static" });
     expect(route[1]).toMatchObject({ source: "late", mode: "routed", loaded: [{ name: "pdf-tools", score: 0.9 }] });
+  });
+});
+
+describe("routing's timers under a fault", () => {
+  const reported: string[] = [];
+  /** Runs `work` with a throw armed at `site`, as the fault-injection test does. */
+  async function armed<T>(site: CallbackSite, work: () => Promise<T>): Promise<T> {
+    setCallbackReporter((message) => reported.push(message));
+    process.env.CONTEXT_GUARD_INJECT_FAULT = site;
+    try {
+      return await work();
+    } finally {
+      delete process.env.CONTEXT_GUARD_INJECT_FAULT;
+    }
+  }
+
+  it("a throw in the deadline timer is reported, and the boundary waits for its batch instead", async () => {
+    const t = await setup({ routingTimeoutMs: 60, timeoutMs: 3000 });
+    const first = await armed("routing-deadline", () => t.run("pdf please", fake([], { delayMs: 250 })));
+    expect(first.section).toContain('name="pdf-tools"');
+    expect(reported.some((m) => m.includes("internal error in routing-deadline"))).toBe(true);
+    const [route] = (await t.events()).filter((e) => e.type === "route");
+    expect(route).toMatchObject({ source: "fresh", mode: "routed" });
+  });
+
+  it("a throw while keeping a late batch is reported, and the next boundary has no late batch", async () => {
+    const t = await setup({ routingTimeoutMs: 60, timeoutMs: 3000 });
+    const slow = fake([], { delayMs: 250 });
+    await armed("routing-late", () => t.run("pdf please", slow));
+    expect(reported.some((m) => m.includes("internal error in routing-late"))).toBe(true);
+    await new Promise((r) => setTimeout(r, 400));
+    const second = await t.run("something else entirely", slow);
+    expect(second).toEqual({ changed: false });
+    const route = (await t.events()).filter((e) => e.type === "route");
+    expect(route[1]).toMatchObject({ source: "none", mode: "static" });
   });
 });
 

@@ -1,0 +1,73 @@
+// `/guard`: status (the default), stats, on, off and reload, on the session the command runs in.
+import type { ExtensionCommandContext, ExtensionContext, RegisteredCommand } from "@earendil-works/pi-coding-agent";
+import { redactKnown } from "../platform/secrets.ts";
+import { loadSettings, saveSetting } from "../platform/settings.ts";
+import { telemetryStatsReport } from "../platform/telemetry.ts";
+import { warn } from "../platform/warn.ts";
+import type { HostSession } from "./host-session.ts";
+
+const SUBCOMMANDS = ["status", "stats", "on", "off", "reload"];
+
+/** The command's registration, on whatever session is open when it runs. */
+export function guardCommand(session: () => HostSession | undefined): Omit<RegisteredCommand, "name" | "sourceInfo"> {
+  return {
+    description: "context-guard: status, stats, on, off, reload",
+    getArgumentCompletions: (prefix) =>
+      SUBCOMMANDS.filter((c) => c.startsWith(prefix.trim())).map((c) => ({ value: c, label: c })),
+    handler: (args, ctx) => runGuardCommand(args, ctx, session()),
+  };
+}
+
+export async function runGuardCommand(
+  args: string,
+  ctx: ExtensionCommandContext | ExtensionContext,
+  session: HostSession | undefined,
+): Promise<void> {
+  const command = args.trim().toLowerCase() || "status";
+  if (!session) {
+    ctx.ui.notify("context-guard: no active session", "warning");
+    return;
+  }
+  if (command === "on" || command === "off") {
+    const enabled = command === "on";
+    session.config = { ...session.config, enabled };
+    try {
+      const saved = await saveSetting("enabled", enabled, session.settingsPath);
+      const where = saved.file === session.settingsPath ? "" : ` → ${saved.file}`;
+      ctx.ui.notify(`context-guard is ${command} (saved to ${session.settingsPath}${where})`, "info");
+    } catch (error) {
+      // The message names the file and says why; the file is as it was.
+      ctx.ui.notify(
+        `context-guard is ${command} for this session only, not saved: ${redactKnown((error as Error).message)}`,
+        "error",
+      );
+    }
+    session.draw(ctx);
+    return;
+  }
+  if (command === "reload") {
+    const loaded = await loadSettings(session.settingsPath);
+    session.config = loaded.config;
+    // A reload usually follows a fix (a key, a model): a paused classifier is asked again at once.
+    session.guard.breaker.reset();
+    for (const w of loaded.warnings) warn(ctx, w);
+    ctx.ui.notify(
+      `context-guard: settings reloaded from ${loaded.path}${loaded.warnings.length ? "" : " (no warnings)"}`,
+      "info",
+    );
+    session.draw(ctx);
+    return;
+  }
+  if (command === "stats") {
+    ctx.ui.notify(await telemetryStatsReport(session.telemetry, session.config), "info");
+    return;
+  }
+  if (command !== "status") {
+    ctx.ui.notify(
+      `context-guard: unknown argument "${command}"; use /guard, /guard stats, /guard on, /guard off or /guard reload`,
+      "warning",
+    );
+    return;
+  }
+  ctx.ui.notify(session.report(ctx), "info");
+}

@@ -1,0 +1,370 @@
+// One object per Pi session: everything the extension holds for it (settings, the pass and recall pools,
+// the HTTP bridge, the pass pipeline with its snapshot, mirror and breaker, the warm-up, cache pins,
+// routing, telemetry and the footer) and what it does at each of Pi's events. src/main/index.ts only maps
+// the events to it. The pass pipeline itself is GuardSession's (Pi-free, shared with the replay and the
+// benchmarks); the classify function, the pools, the HTTP bridge and the clock can be handed in.
+import type {
+  BeforeAgentStartEvent,
+  BeforeProviderRequestEvent,
+  ExtensionContext,
+  SessionBoundaryDraft,
+} from "@earendil-works/pi-coding-agent";
+import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
+import { currentSavings, lifetime } from "../../core/records/stats.ts";
+import type { GuardConfig } from "../../core/shared/config.ts";
+import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
+import type { ClassifyFn } from "../pass/classify-queue.ts";
+import { cacheFamily, GuardSession } from "../pass/guard-session.ts";
+import type { PassOptions } from "../pass/run-end.ts";
+import type { ProjectedLike } from "../pass/snapshot.ts";
+import { background, callback, setCallbackReporter } from "../platform/callbacks.ts";
+import { watchExitSignals, watchPass } from "../platform/interrupts.ts";
+import { nextTurn } from "../platform/pace.ts";
+import { createTaskRunner, type TaskRunner } from "../platform/pool.ts";
+import { watchRetryAfter } from "../platform/retry-after.ts";
+import { classifierSecretValues } from "../platform/secrets.ts";
+import { type LoadedSettings, loadSettings } from "../platform/settings.ts";
+import { recordPass, Telemetry } from "../platform/telemetry.ts";
+import { createThreadFetch, type ThreadFetch } from "../platform/thread-fetch.ts";
+import { warn } from "../platform/warn.ts";
+import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
+import { CachePins } from "./cache-pins.ts";
+import { Footer } from "./footer.ts";
+import { executeRecall } from "./recall-tool.ts";
+import { statusReport } from "./report.ts";
+import { type GuardState, lookupProblem } from "./status.ts";
+
+type Found = Extract<ClassifierLookup, { ok: true }>;
+
+/** A boundary as Pi hands it over (agent_before_settle, turn_end). */
+export interface Boundary {
+  entries: SessionBoundaryDraft[];
+  context: { contextEntries: unknown[] };
+}
+
+export interface HostSessionParts {
+  settings: LoadedSettings;
+  /** The pass worker pool (one thread: the worker keeps the session's copy). */
+  passRunner: TaskRunner;
+  recallRunner?: TaskRunner;
+  /** Carries the classifier's HTTP requests on a thread of their own, off Pi's event loop. */
+  http: Pick<ThreadFetch, "fetch" | "start" | "close">;
+  pi: RoutingPi;
+  /** The classify function for a classifier found in Pi's registry (default: Pi's client or the local scorer). */
+  classify?: (ctx: ExtensionContext, found: Found, fetch: typeof globalThis.fetch) => ClassifyFn;
+  clock?: () => number;
+  /** Watches the process's exit signals; returns the removal. */
+  watchExit?: (onExit: () => void) => () => void;
+}
+
+/** Opens a session's resources as Pi runs it: the settings file, both pools and the (idle) HTTP bridge. */
+export async function openHostSession(pi: RoutingPi): Promise<HostSession> {
+  const settings = await loadSettings();
+  const passRunner = await createTaskRunner({ minThreads: 1, maxThreads: 1 });
+  const recallRunner = await createTaskRunner({ minThreads: 0, maxThreads: 1, idleTimeoutMs: 10_000 });
+  return new HostSession({ settings, passRunner, recallRunner, http: createThreadFetch(), pi });
+}
+
+const NO_SAVINGS = { chars: 0, items: 0 };
+
+function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
+  return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
+}
+
+export class HostSession {
+  /** The pass pipeline's state: config, pass runner, snapshot builder, worker mirror, breaker, clock. */
+  readonly guard: GuardSession;
+  readonly settingsPath: string;
+  readonly recallRunner: TaskRunner | undefined;
+  readonly telemetry: Telemetry;
+  readonly routing: SessionRouting;
+  /** Anthropic cache entries this process saw written (in memory only). */
+  readonly cachePins = new CachePins();
+  /** A pass is asking the classifier (the footer says so). */
+  busy = false;
+  /** Shut down, or the process is exiting: nothing more is written. */
+  closed = false;
+  readonly #parts: HostSessionParts;
+  /** The classifier's fetch, watched for a server's retry-after. */
+  readonly #fetch: typeof globalThis.fetch;
+  /** Aborted at shutdown: a pass in flight stops at once instead of at its deadline. */
+  readonly #stop = new AbortController();
+  readonly #footer = new Footer();
+  /**
+   * Background work that a pass must not interleave with: the snapshot built paced after start, and the
+   * session sent to the pass worker once the first run starts. A pass waits for it. Never rejects.
+   */
+  #warming: Promise<void> = Promise.resolve();
+  /** Whether the pass worker has been sent the session (or a pass has run). */
+  #workerWarm = false;
+  /** Whether the snapshot has been built once (until then the footer shows no savings). */
+  #snapshotBuilt = false;
+  /** The last failure notice shown: the same one is not repeated at every turn. */
+  #lastFailure: string | undefined;
+  #unwatchSignals: () => void = () => undefined;
+
+  constructor(parts: HostSessionParts) {
+    this.#parts = parts;
+    this.guard = new GuardSession({
+      config: parts.settings.config,
+      runner: parts.passRunner,
+      ...(parts.clock ? { clock: parts.clock } : {}),
+    });
+    this.settingsPath = parts.settings.path;
+    this.recallRunner = parts.recallRunner;
+    this.#fetch = watchRetryAfter(parts.http.fetch, this.guard.breaker);
+    this.telemetry = new Telemetry({ getConfig: () => (this.closed ? undefined : this.config) });
+    this.routing = new SessionRouting({
+      pi: parts.pi,
+      getConfig: () => this.config,
+      classifier: (ctx) => this.#classifier(ctx),
+      telemetry: this.telemetry,
+    });
+  }
+
+  get config(): GuardConfig {
+    return this.guard.config;
+  }
+
+  set config(config: GuardConfig) {
+    this.guard.config = config;
+  }
+
+  lookup(ctx: ExtensionContext): ClassifierLookup {
+    return findClassifier(ctx.modelRegistry, this.config.model);
+  }
+
+  #classifier(ctx: ExtensionContext, found = this.lookup(ctx)): ClassifyFn | undefined {
+    if (!found.ok) return undefined;
+    return this.#parts.classify
+      ? this.#parts.classify(ctx, found, this.#fetch)
+      : classifierFor(ctx.modelRegistry, found, this.#fetch);
+  }
+
+  /** session_start: notices, the footer, the snapshot built in the background, routing restored. */
+  start(ctx: ExtensionContext): void {
+    // The process is going away: a pass in flight stops at once and writes nothing.
+    this.#unwatchSignals = (this.#parts.watchExit ?? watchExitSignals)(() => this.#exiting());
+    setCallbackReporter((message) => warn(ctx, message));
+    for (const w of this.#parts.settings.warnings) warn(ctx, w);
+    // The TUI's footer names a classifier problem; print, JSON and RPC clients get it once as a notice.
+    if (this.config.enabled && ctx.mode !== "tui") {
+      const found = this.lookup(ctx);
+      if (!found.ok) warn(ctx, lookupProblem(found));
+    }
+    this.draw(ctx);
+    this.#warming = background("snapshot-warm", () => this.#buildSnapshot(ctx));
+    this.routing.start(ctx);
+  }
+
+  /**
+   * A resumed session can be large. Its snapshot is built paced right after start (the footer needs
+   * it), instead of in one block by the first redraw.
+   */
+  async #buildSnapshot(ctx: ExtensionContext): Promise<void> {
+    let built = false;
+    try {
+      await nextTurn();
+      if (this.closed) return;
+      await this.guard.snapshots.entriesPaced(projectedEntries(ctx));
+      built = true;
+    } catch {
+      // The next redraw builds it.
+    } finally {
+      this.#snapshotBuilt = true;
+    }
+    if (built && !this.closed) this.draw(ctx);
+  }
+
+  /** agent_start: the HTTP thread boots and the worker is warmed while the main model works. */
+  runStarted(ctx: ExtensionContext): void {
+    if (this.#workerWarm) return;
+    const found = this.config.enabled ? this.lookup(ctx) : undefined;
+    if (found?.ok && !found.local) {
+      this.#parts.http.start();
+      // Learnt before anything is written, so every record and notice can be redacted with them.
+      classifierSecretValues(ctx.modelRegistry, found.model).catch(() => undefined);
+    }
+    this.#warming = this.#warming.then(() => background("worker-warm", () => this.warm(ctx)));
+  }
+
+  /**
+   * Sends the session to the pass worker in paced slices, instead of inside the first pass. Not at start:
+   * a session that is only opened to be read never needs the worker's copy, and Pi is busy drawing it then.
+   */
+  async warm(ctx: ExtensionContext): Promise<void> {
+    if (this.#workerWarm || this.closed || !this.config.enabled) return;
+    this.#workerWarm = true;
+    try {
+      await this.guard.warm(projectedEntries(ctx), this.#stop.signal);
+    } catch {
+      // Nothing to report: the first pass sends whatever did not arrive.
+    }
+  }
+
+  /**
+   * One pass at a boundary: the run-end pass, or a mid-run checkpoint when `midRun` is on. Returns the
+   * draft list to hand back to Pi (ours appended to the other extensions'), or undefined to leave it as it
+   * is. A failure warns and changes nothing.
+   */
+  async pass(
+    phase: PassOptions["phase"],
+    event: Boundary,
+    ctx: ExtensionContext,
+  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    if (this.closed || !this.config.enabled || (phase === "mid-run" && !this.config.midRun)) return;
+    const trustedIds = phase === "mid-run" ? this.cachePins.trustedIds(ctx) : undefined;
+    await this.#warming;
+    if (this.closed) return;
+    this.#workerWarm = true;
+    // Without a usable classifier a pass still removes old images, which need no judgment; nor while the
+    // breaker holds a failing classifier off (GuardSession decides).
+    const found = this.lookup(ctx);
+    const classify = this.#classifier(ctx, found);
+    // Stopped by the user (RPC abort, Esc): what was answered still lands, the rest is asked again.
+    const userStop = new AbortController();
+    const unwatch = watchPass(ctx, {
+      onExit: () => this.#exiting(),
+      onAbort: () => userStop.abort(new Error("aborted by the user")),
+    });
+    try {
+      const { result, opened } = await this.guard.pass({
+        phase,
+        context: event.context.contextEntries as ProjectedLike[],
+        ...(classify ? { classify } : {}),
+        modelRef: found.ref,
+        family: cacheFamily(ctx.model),
+        ...(trustedIds ? { trustedIds } : {}),
+        signal: AbortSignal.any([this.#stop.signal, userStop.signal, ...(ctx.signal ? [ctx.signal] : [])]),
+        onJudging: () => {
+          this.busy = true;
+          this.draw(ctx);
+          if (ctx.hasUI) {
+            ctx.ui.setWorkingMessage(
+              phase === "mid-run" ? "context-guard: checkpoint…" : "context-guard: judging the run's outputs…",
+            );
+          }
+        },
+      });
+      if (result.status === "skipped" || this.closed) return;
+      this.#lastFailure = undefined;
+      if (opened) {
+        const wait = Math.max(1, Math.round((opened.until - this.guard.clock()) / 1000));
+        const why = result.classifier.lastError;
+        warn(
+          ctx,
+          `the classifier did not answer ${opened.failures} passes in a row` +
+            `${why ? ` (${why.slice(0, 160)})` : ""}; everything is kept, and it is asked again in ${wait} s`,
+        );
+      }
+      recordPass(this.telemetry, result.record);
+      return { entries: [...event.entries, ...result.edits, result.recordDraft] };
+    } catch (error) {
+      const message = `the pass failed, nothing was changed (${(error as Error).message})`;
+      // A fault that persists (a worker that cannot start) would say the same at every turn.
+      if (!this.closed && message !== this.#lastFailure) warn(ctx, message);
+      this.#lastFailure = message;
+      return;
+    } finally {
+      unwatch();
+      // The footer is redrawn once Pi has applied the drafts: at the next turn_start or agent_settled.
+      if (this.busy) {
+        this.busy = false;
+        if (ctx.hasUI) ctx.ui.setWorkingMessage();
+      }
+      if (!this.closed && this.guard.breakerState().kind === "open") this.draw(ctx);
+    }
+  }
+
+  /** before_agent_start: skill routing and tool surfacing, on the same settings and classifier. */
+  route(event: BeforeAgentStartEvent, ctx: ExtensionContext): Promise<void> {
+    return this.routing.route(event, ctx);
+  }
+
+  /** The `recall` tool, with this session's recall pool and time limit. */
+  recall(params: unknown, ctx: ExtensionContext, signal?: AbortSignal): ReturnType<typeof executeRecall> {
+    return executeRecall(
+      params,
+      ctx,
+      { runner: () => (this.closed ? undefined : this.recallRunner), timeoutMs: () => this.config.recallTimeoutMs },
+      signal,
+    );
+  }
+
+  /** before_provider_request: Anthropic breakpoints, the question pin and the read point after edits. */
+  providerRequest(event: BeforeProviderRequestEvent, ctx: ExtensionContext): unknown {
+    if (!this.config.enabled || !this.config.pinAnthropicCache || ctx.model?.api !== "anthropic-messages") return;
+    const payload = event.payload as AnthropicPayload | undefined;
+    if (!payload || !Array.isArray(payload.messages)) return;
+    this.cachePins.onRequest(payload, ctx);
+    return payload;
+  }
+
+  /** message_end: the cache entries a reply's usage shows, and routing's misses. */
+  messageEnd(message: unknown, ctx: ExtensionContext): void {
+    const m = message as {
+      role?: string;
+      toolCallId?: string;
+      usage?: { input?: number; cacheRead?: number; cacheWrite?: number };
+    };
+    if (this.config.pinAnthropicCache && m.role === "assistant" && ctx.model?.api === "anthropic-messages") {
+      this.cachePins.onAssistantEnd(m.usage, ctx);
+    }
+    this.routing.messageEnd(m, ctx);
+  }
+
+  /** session_tree: another branch, so another footer and routing state. */
+  treeChanged(ctx: ExtensionContext): void {
+    this.draw(ctx);
+    this.routing.restore(ctx);
+  }
+
+  /** The footer's state. */
+  status(ctx: ExtensionContext): GuardState {
+    if (!this.config.enabled) return { kind: "off" };
+    const found = this.lookup(ctx);
+    if (!found.ok) return { kind: "unavailable", lookup: found };
+    if (this.busy) return { kind: "busy" };
+    const breaker = this.guard.breakerState();
+    if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
+    return {
+      kind: "ready",
+      // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
+      savings: this.#snapshotBuilt ? currentSavings(this.guard.snapshots.entries(projectedEntries(ctx))) : NO_SAVINGS,
+      lifetime: lifetime(ctx.sessionManager.getBranch()),
+    };
+  }
+
+  /** Redraws the footer (only a changed text reaches the UI). */
+  readonly draw = callback("status-redraw", (ctx: ExtensionContext) => {
+    if (!ctx.hasUI || this.closed) return;
+    this.#footer.show(ctx, this.status(ctx));
+  });
+
+  /** What `/guard` (status) reports. */
+  report(ctx: ExtensionContext): string {
+    return statusReport({
+      config: this.config,
+      found: this.lookup(ctx),
+      savings: currentSavings(this.guard.snapshots.entries(projectedEntries(ctx))),
+      branch: ctx.sessionManager.getBranch(),
+      paused: this.guard.breakerState(),
+    });
+  }
+
+  /** The process is going away: a pass in flight stops at once and the session writes nothing more. */
+  #exiting(): void {
+    this.closed = true;
+    this.#stop.abort(new Error("Pi is exiting"));
+  }
+
+  /** session_shutdown: stops what is in flight, then the pools, the HTTP thread and the telemetry queue. */
+  async shutdown(): Promise<void> {
+    this.closed = true;
+    this.#stop.abort();
+    this.routing.shutdown();
+    this.#unwatchSignals();
+    await Promise.allSettled([this.guard.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);
+    await this.telemetry.flush();
+  }
+}

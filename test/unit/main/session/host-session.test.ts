@@ -1,0 +1,279 @@
+// HostSession, the one object per Pi session, driven as src/main/index.ts drives it: inline pools, a
+// recorded HTTP bridge and exit watch, a scripted classifier, and a fake Pi context on a generated
+// session. Checks the order of start and shutdown, that routing runs on the same lifecycle, and that a
+// shutdown stops a pass in flight and closes the pools.
+import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG, type GuardConfig } from "../../../../src/core/shared/config.ts";
+import type { ClassifierOutcome } from "../../../../src/core/shared/types.ts";
+import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
+import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
+import { ROUTING_ENTRY, type RoutingSnapshot } from "../../../../src/main/routing/routing-shapes.ts";
+import { HostSession } from "../../../../src/main/session/host-session.ts";
+import { generateSession, toProjection } from "../../../kit/generate.ts";
+
+/** What happened, in order, across the session's parts. */
+let log: string[] = [];
+afterEach(() => {
+  log = [];
+});
+
+async function runner(name: string): Promise<TaskRunner> {
+  const inner = await createTaskRunner({ backend: "inline" });
+  return {
+    backend: inner.backend,
+    run: (task, input, options) => inner.run(task, input, options),
+    destroy: async () => {
+      log.push(`${name}-destroyed`);
+      await inner.destroy();
+    },
+  };
+}
+
+const entries = generateSession({ entries: 120, seed: 3 });
+const projection = toProjection(entries);
+
+interface Fake {
+  ctx: never;
+  statuses: Array<[string, string | undefined]>;
+  notices: string[];
+  branch: unknown[];
+}
+
+function fakeCtx(branch: unknown[] = entries): Fake {
+  const statuses: Array<[string, string | undefined]> = [];
+  const notices: string[] = [];
+  const ctx = {
+    hasUI: true,
+    mode: "tui",
+    ui: {
+      notify: (message: string) => notices.push(message),
+      setStatus: (key: string, text: string | undefined) => statuses.push([key, text]),
+      setWorkingMessage: () => {},
+      theme: { fg: (_colour: string, text: string) => text },
+    },
+    model: undefined,
+    modelRegistry: { findOfType: () => undefined, getProviderAuthStatus: () => ({ configured: false }) },
+    sessionManager: {
+      buildSessionProjection: () => ({ entries: projection }),
+      getBranch: () => branch,
+      getSessionId: () => "host-session-test",
+      getLeafId: () => "leaf",
+      getEntry: (id: string) => entries.find((e) => e.id === id),
+      getLeafEntry: () => entries.at(-1),
+    },
+  };
+  return { ctx: ctx as never, statuses, notices, branch };
+}
+
+/** Pi's tool API as routing uses it. */
+function fakePi(tools: string[]) {
+  let active = [...tools];
+  const appended: Array<{ type: string; data: unknown }> = [];
+  return {
+    appended,
+    active: () => active,
+    api: {
+      getAllTools: () => tools.map((name) => ({ name })),
+      getActiveTools: () => active,
+      setActiveTools: (names: string[]) => {
+        active = names;
+      },
+      appendEntry: (type: string, data: unknown) => appended.push({ type, data }),
+    } as never,
+  };
+}
+
+async function open(options: { config?: Partial<GuardConfig>; classify?: ClassifyFn; tools?: string[] } = {}) {
+  const pi = fakePi(options.tools ?? ["read", "bash"]);
+  const config: GuardConfig = { ...DEFAULT_CONFIG, model: "local/lexical", telemetry: false, ...options.config };
+  const session = new HostSession({
+    settings: { config, warnings: [], path: "/nowhere/context-guard.json" },
+    passRunner: await runner("pass-pool"),
+    recallRunner: await runner("recall-pool"),
+    http: {
+      fetch: globalThis.fetch,
+      start: () => log.push("http-started"),
+      close: async () => {
+        log.push("http-closed");
+      },
+    },
+    pi: pi.api,
+    ...(options.classify ? { classify: () => options.classify as ClassifyFn } : {}),
+    watchExit: () => {
+      log.push("signals-watched");
+      return () => log.push("signals-unwatched");
+    },
+  });
+  return { session, pi };
+}
+
+const settle = { entries: [], context: { contextEntries: projection } };
+const neutral: ClassifyFn = async () => ({ status: "stop", answers: {} }) satisfies ClassifierOutcome;
+/** Says no to every question. */
+const unlikely: ClassifyFn = async (request) => ({
+  status: "stop",
+  answers: Object.fromEntries(Object.keys(request.questions).map((id) => [id, { type: "bool", probability: 0.05 }])),
+});
+
+describe("HostSession: start and shutdown", () => {
+  it("starts the exit watch, the footer and routing; shuts down stop first, then pools, thread and watch", async () => {
+    const { session } = await open({ classify: neutral });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    expect(log).toEqual(["signals-watched"]);
+    expect(fake.statuses.map(([key]) => key)).toEqual(["context-guard", "context-guard-routing"]);
+    expect(session.telemetry.session).toBe("host-session-test");
+    await session.shutdown();
+    expect(session.closed).toBe(true);
+    expect(log.slice(1, 2)).toEqual(["signals-unwatched"]);
+    expect(log.slice(2).sort()).toEqual(["http-closed", "pass-pool-destroyed", "recall-pool-destroyed"]);
+    // Closed: nothing runs or draws any more.
+    expect(await session.pass("run-end", settle, fake.ctx)).toBeUndefined();
+    const drawn = fake.statuses.length;
+    session.draw(fake.ctx);
+    expect(fake.statuses).toHaveLength(drawn);
+  });
+
+  it("boots the HTTP thread at a run start only for a remote classifier", async () => {
+    const { session } = await open();
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    // local/lexical needs no HTTP.
+    session.runStarted(fake.ctx);
+    expect(log).not.toContain("http-started");
+    await session.shutdown();
+  });
+});
+
+describe("HostSession: routing on the session's lifecycle", () => {
+  const snapshot: RoutingSnapshot = {
+    v: 1,
+    skillsRouted: false,
+    toolsRouted: true,
+    loaded: [],
+    pinned: [],
+    surfaced: [],
+    hidden: ["browser_open"],
+  };
+  const routed = (s: RoutingSnapshot) => [...entries, { type: "custom", id: "r1", customType: ROUTING_ENTRY, data: s }];
+
+  it("restores the branch's routing state at start and again when the tree changes", async () => {
+    const { session } = await open();
+    session.start(fakeCtx(routed(snapshot)).ctx);
+    expect(session.routing.router.snapshot()).toMatchObject({ toolsRouted: true, hidden: ["browser_open"] });
+    session.treeChanged(fakeCtx(entries).ctx);
+    expect(session.routing.router.snapshot()).toMatchObject({ toolsRouted: false });
+    await session.shutdown();
+  });
+
+  it("routes with the session's config and classifier, and notes a miss at message_end", async () => {
+    const tools = ["read", "bash", "browser_open", "browser_click"];
+    const { session, pi } = await open({
+      classify: unlikely,
+      tools,
+      config: { toolNamespaces: { browser: { prefix: "browser_" } } },
+    });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    const event = {
+      type: "before_agent_start",
+      messageType: "user",
+      prompt: "read the file",
+      systemPrompt: "",
+      systemPromptOptions: { skills: [], sections: {} },
+    };
+    await session.route(event as never, fake.ctx);
+    // Scored low: the namespace is not surfaced, and its tools are hidden.
+    expect(pi.active()).toEqual(["read", "bash"]);
+    expect(pi.appended.map((e) => e.type)).toEqual([ROUTING_ENTRY]);
+    session.messageEnd(
+      {
+        role: "toolResult",
+        toolName: "browser_open",
+        toolCallId: "c1",
+        isError: true,
+        content: [{ type: "text", text: "Tool browser_open not found" }],
+      },
+      fake.ctx,
+    );
+    expect([...session.routing.router.forced]).toEqual(["browser"]);
+    await session.shutdown();
+  });
+  it("aborts routing requests still running past the deadline at shutdown", async () => {
+    const hanging: ClassifyFn = (_request, { signal }) =>
+      new Promise((resolve) => {
+        signal.addEventListener("abort", () => {
+          log.push("routing-request-aborted");
+          resolve({ status: "error", error: "aborted" });
+        });
+      });
+    const { session } = await open({
+      classify: hanging,
+      tools: ["read", "browser_open"],
+      config: { toolNamespaces: { browser: { prefix: "browser_" } }, routingTimeoutMs: 20, timeoutMs: 600_000 },
+    });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    await session.route(
+      {
+        type: "before_agent_start",
+        messageType: "user",
+        prompt: "open the page",
+        systemPrompt: "",
+        systemPromptOptions: { skills: [], sections: {} },
+      } as never,
+      fake.ctx,
+    );
+    expect(log).not.toContain("routing-request-aborted");
+    await session.shutdown();
+    expect(log.indexOf("routing-request-aborted")).toBeLessThan(log.indexOf("pass-pool-destroyed"));
+    expect(log).toContain("routing-request-aborted");
+  });
+});
+
+describe("HostSession: a pass", () => {
+  it("hands back Pi's drafts with the pass's edits and record", async () => {
+    const { session } = await open({ classify: neutral });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    const out = await session.pass(
+      "run-end",
+      { entries: [{ type: "custom", customType: "other" }] as never, context: settle.context },
+      fake.ctx,
+    );
+    expect(out?.entries[0]).toEqual({ type: "custom", customType: "other" });
+    expect(out?.entries.at(-1)).toMatchObject({ type: "custom", customType: "context-guard" });
+    await session.shutdown();
+  });
+
+  it("stops at a shutdown while the classifier is being asked, writes nothing, and closes the pools", async () => {
+    let asked!: () => void;
+    const asking = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    // Answers only when the pass is stopped.
+    const hanging: ClassifyFn = (_request, { signal }) => {
+      asked();
+      return new Promise((resolve) => {
+        signal.addEventListener("abort", () => {
+          log.push("classifier-aborted");
+          resolve({ status: "error", error: "aborted" });
+        });
+      });
+    };
+    const { session } = await open({ classify: hanging, config: { timeoutMs: 600_000 } });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    const pass = session.pass("run-end", settle, fake.ctx);
+    await asking;
+    expect(session.busy).toBe(true);
+    await session.shutdown();
+    expect(await pass).toBeUndefined();
+    expect(session.busy).toBe(false);
+    // The request was stopped before the pools went away.
+    const aborted = log.indexOf("classifier-aborted");
+    expect(aborted).toBeGreaterThanOrEqual(0);
+    expect(aborted).toBeLessThan(log.indexOf("pass-pool-destroyed"));
+    expect(log).toContain("recall-pool-destroyed");
+  });
+});
