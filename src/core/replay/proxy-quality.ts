@@ -57,5 +57,6 @@ export function confusion(flagged: readonly boolean[], needed: readonly boolean[
  * (precision) plus the needed ones the tier misses (recall).
  */
 export function expectedNeeded(flagged: number, quality: Pick<ProxyQuality, "precision" | "recall"> = PROXY_QUALITY) {
-  return quality.recall > 0 ? (flagged * quality.precision) / quality.recall : flagged;
+  const n = quality.recall > 0 ? (flagged * quality.precision) / quality.recall : flagged;
+  return Math.round(n * 10) / 10;
 }

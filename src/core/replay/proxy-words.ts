@@ -32,7 +32,7 @@ export function likelyNeededMeaning(p: ProxyRate): string {
       ? "none of the removed items looks needed later"
       : `expect about ${expected} removed item${expected === 1 ? "" : "s"} the agent would have had to recall`;
   return (
-    `Likely needed: on ${PROXY_QUALITY.labelled} hand-labelled removals this tier was right ${whole(l.precision)} of the ` +
+    `On ${PROXY_QUALITY.labelled} hand-labelled removals the likely-needed tier was right ${whole(l.precision)} of the ` +
     `time and found ${whole(l.recall)} of the needed ones, so ${expect}. Recall returns them whole, so nothing is ` +
     `lost; a rate that rises after a change means the guard removes more of what the agent still uses.`
   );
