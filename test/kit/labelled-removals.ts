@@ -27,8 +27,13 @@ export interface LabelledRemoval {
   what: string;
   /** Whether the replay's proxy before issue 22 (per chunk, any later mention) suspected it. */
   suspectToday: boolean;
-  /** Removed by the default local/lexical replay, or a removal chosen by hand from the same outputs. */
-  source: "replay" | "hand-picked";
+  /**
+   * Removed by the local/lexical replay with the default settings, or with settings that remove more
+   * (see labelled-removals.md), or a whole output chosen by hand.
+   */
+  source: "replay" | "replay-aggressive" | "hand-picked";
+  /** Labelled after the proxy's rules were settled: not used to tune them. */
+  heldOut: boolean;
   label: "needed" | "not-needed";
   reason: string;
 }

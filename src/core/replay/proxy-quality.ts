@@ -14,7 +14,7 @@ export interface ProxyQuality {
 }
 
 export const PROXY_QUALITY: Readonly<ProxyQuality> = Object.freeze({
-  labelled: 65,
+  labelled: 77,
   needed: 10,
   precision: 0.8,
   recall: 0.8,
