@@ -251,6 +251,20 @@ function shown(uses: readonly Use[]): string[] {
   return uses.slice(0, MAX_SHOWN).map((u) => u.token);
 }
 
+function likelyNeeded(
+  items: number,
+  removed: number,
+  quality: Pick<ProxyQuality, "precision" | "recall">,
+): LikelyNeeded {
+  return {
+    items,
+    rate: removed > 0 ? items / removed : 0,
+    precision: quality.precision,
+    recall: quality.recall,
+    expected: expectedNeeded(items, quality),
+  };
+}
+
 /** Items per tier, and what the likely-needed count means given the proxy's measured quality. */
 export function proxyRate(
   removed: number,
@@ -258,16 +272,9 @@ export function proxyRate(
   quality: Pick<ProxyQuality, "precision" | "recall"> = PROXY_QUALITY,
 ): ProxyRate {
   const count = (tier: Tier) => suspects.filter((s) => s.tier === tier).length;
-  const items = count("likely-needed");
   return {
     removed,
-    likelyNeeded: {
-      items,
-      rate: removed > 0 ? items / removed : 0,
-      precision: quality.precision,
-      recall: quality.recall,
-      expected: expectedNeeded(items, quality),
-    },
+    likelyNeeded: likelyNeeded(count("likely-needed"), removed, quality),
     reran: count("re-ran"),
     seenAgain: count("seen-again"),
   };
@@ -275,23 +282,19 @@ export function proxyRate(
 
 /** The rates of several sessions as one. */
 export function combineProxy(rates: readonly ProxyRate[]): ProxyRate {
-  let removed = 0;
-  let items = 0;
-  let reran = 0;
-  let seenAgain = 0;
-  for (const r of rates) {
-    removed += r.removed;
-    items += r.likelyNeeded.items;
-    reran += r.reran;
-    seenAgain += r.seenAgain;
-  }
-  const tiers: Array<Pick<Suspect, "tier">> = [
-    ...Array.from({ length: items }, () => ({ tier: "likely-needed" as const })),
-    ...Array.from({ length: reran }, () => ({ tier: "re-ran" as const })),
-    ...Array.from({ length: seenAgain }, () => ({ tier: "seen-again" as const })),
-  ];
+  const sum = (of: (r: ProxyRate) => number) => rates.reduce((n, r) => n + of(r), 0);
+  const removed = sum((r) => r.removed);
   const quality = rates[0]?.likelyNeeded ?? PROXY_QUALITY;
-  return proxyRate(removed, tiers, quality);
+  return {
+    removed,
+    likelyNeeded: likelyNeeded(
+      sum((r) => r.likelyNeeded.items),
+      removed,
+      quality,
+    ),
+    reran: sum((r) => r.reran),
+    seenAgain: sum((r) => r.seenAgain),
+  };
 }
 
 /** Every distinctive token of the texts, file names of paths included: what the model still sees. */
