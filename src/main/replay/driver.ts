@@ -333,7 +333,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     return metrics;
   }
 
-  /** What this pass took out of the context, piece by piece, for the needed-later proxy. */
+  /** What this pass took out of the context, item by item, for the needed-later proxy. */
   function removedPieces(
     record: GuardRecord,
     edits: ContextEditDraft[],
