@@ -59,7 +59,9 @@ describe("context-guard replay", () => {
     );
     expect(out.stdout).toMatch(/calibration\s+guard off vs recorded: .* \$[\d.]+ vs \$5\.00 \(\+\d\.\d%\)/);
     expect(out.stdout).toMatch(/billed context\s+[\d.]+[kM]? → [\d.]+[kM]? tokens over all requests\s+\(−\d/);
-    expect(out.stdout).toMatch(/needed later\?\s+\d+ of \d+ removed chunks\/items suspected/);
+    expect(out.stdout).toMatch(
+      /needed later\?\s+likely needed: \d+ of \d+ removed items \([\d.]+%\) · re-ran \d+ · seen again \d+/,
+    );
     expect(out.stdout).toContain(`report: ${join(dir, "context-guard-report.html")}`);
     report = JSON.parse(await readFile(join(dir, "metrics.json"), "utf8")) as ReplayReport;
     const [s] = report.sessions;

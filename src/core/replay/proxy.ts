@@ -1,20 +1,26 @@
 // The needed-later proxy: a cheap, offline stand-in for "did the guard remove something the agent
-// needed?". A removed chunk or omitted item is a suspected false removal when, after the pass that
-// removed it, a distinctive token of it (a path, identifier, quoted string, or long number) shows up in
-// later user or assistant text (tool-call arguments included), or the same tool call is made again.
-// Tokens the model could still see elsewhere after the pass do not count: naming them later proves
-// nothing about the removed part. Numbers are weak evidence: one other token or two numbers are needed.
+// needed?", judged per removed item (an output's removed chunks together, a small output, an exchange).
+// An item is *likely needed* when the agent later used one of its distinctive tokens (a path, identifier,
+// dotted name, quoted string, long number) before any later tool result showed that token again. Tokens
+// the model could still see, and tokens the user typed, prove nothing and are skipped. Making the same
+// call again is *re-ran* (usually a deliberate refresh: a rebuild, a re-read), and a token the agent used
+// only after a tool result showed it again is *seen again*: neither counts as a false removal.
+// Numbers and relative imports are weak evidence: one other token or two of them are needed.
 
 import { chunkOutput, endsInsideLine } from "../distill/chunk.ts";
 import { normalizeCommand, stableJson } from "../items/superseded.ts";
-import { distinctiveTokens, type TokenKind } from "../shared/tokens.ts";
+import type { TokenKind } from "../shared/tokens.ts";
 import { type Chunk, GUARD_MARKER } from "../shared/types.ts";
+import { expectedNeeded, PROXY_QUALITY, type ProxyQuality } from "./proxy-quality.ts";
+import { fileName, isWeak, proxyTokens, samePath, shownTokens } from "./proxy-tokens.ts";
 
 export type RemovedKind = "chunk" | "small" | "exchange" | "image";
 
+/** Everything one pass took out of one item. */
 export interface RemovedPiece {
-  /** Unique key, e.g. `a1b2c3d4#3` for chunk 3 of entry a1b2c3d4. */
+  /** Unique key, e.g. `3:a1b2c3d4` for entry a1b2c3d4 removed by pass 3. */
   key: string;
+  /** `chunk` for the removed chunks of a large output. */
   kind: RemovedKind;
   /** The entry whose content was removed (for an exchange: its prompt). */
   entryId: string;
@@ -26,38 +32,62 @@ export interface RemovedPiece {
   text: string;
   /** Signatures (callSignature) of the calls whose output was removed. */
   calls: string[];
-  /** Tokens still visible to the model after the pass (kept chunks, other messages). */
+  /** Tokens still visible to the model after the pass (kept chunks, other messages): see visibleTokens. */
   visible: ReadonlySet<string>;
 }
 
-/** A later user or assistant message. */
+export interface LaterCall {
+  signature: string;
+  /** The call as text: its name and JSON arguments. */
+  text: string;
+}
+
+/** A recorded message of the branch, in order. */
 export interface LaterMessage {
   /** Position in the replayed branch. */
   index: number;
-  role: "user" | "assistant";
-  /** Its text, with tool-call arguments for an assistant message. */
+  role: "user" | "assistant" | "toolResult";
+  /** Its text, without tool calls. */
   text: string;
-  /** Signatures of its tool calls. */
-  calls: string[];
+  calls: LaterCall[];
 }
+
+/** likely-needed: used before seen again; re-ran: the same call was made again; seen-again: used after a tool result showed it. */
+export type Tier = "likely-needed" | "re-ran" | "seen-again";
+export const TIERS: readonly Tier[] = ["likely-needed", "re-ran", "seen-again"];
 
 export interface Suspect {
   key: string;
   kind: RemovedKind;
   entryId: string;
   pass: number;
-  /** Position of the first later message that points back at the piece. */
+  tier: Tier;
+  /** Position of the later message that is the evidence. */
   at: number;
-  reasons: Array<"tokens" | "same-call">;
-  /** Matched tokens (at most MAX_SHOWN). */
+  /** The evidence tokens (at most MAX_SHOWN); none for re-ran. */
   tokens: string[];
 }
 
-export interface ProxyRate {
-  removed: number;
-  suspected: number;
-  /** suspected ÷ removed; 0 when nothing was removed. */
+export interface LikelyNeeded {
+  /** Removed items in the tier. */
+  items: number;
+  /** items ÷ removed items; 0 when nothing was removed. */
   rate: number;
+  /** The tier's precision and recall on the labelled removals (PROXY_QUALITY). */
+  precision: number;
+  recall: number;
+  /** Removed items the agent would likely have had to recall: items × precision ÷ recall. */
+  expected: number;
+}
+
+export interface ProxyRate {
+  /** Removed items. */
+  removed: number;
+  likelyNeeded: LikelyNeeded;
+  /** Items whose call was made again (no false removal: usually a deliberate refresh). */
+  reran: number;
+  /** Items whose tokens a later tool result showed again before the agent used them. */
+  seenAgain: number;
 }
 
 const MAX_SHOWN = 5;
@@ -69,76 +99,208 @@ export function callSignature(name: string, args: Record<string, unknown>): stri
   return `${name} ${stableJson(args)}`;
 }
 
-/** First position in the sorted list that is greater than `after`, or undefined. */
-function firstAfter(positions: readonly number[] | undefined, after: number): number | undefined {
-  if (!positions || positions.length === 0) return undefined;
-  let lo = 0;
-  let hi = positions.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((positions[mid] as number) > after) hi = mid;
-    else lo = mid + 1;
+interface Mention {
+  at: number;
+  role: LaterMessage["role"];
+  /** Signature of the tool call whose arguments hold it. */
+  call?: string;
+}
+
+/** Where each token is mentioned; a path also answers for the other spellings of the same file. */
+class Mentions {
+  #byToken = new Map<string, Mention[]>();
+  #pathsByName = new Map<string, Set<string>>();
+
+  add(text: string, mention: Mention): void {
+    for (const [token, kind] of proxyTokens(text)) {
+      const list = this.#byToken.get(token);
+      if (!list) this.#byToken.set(token, [mention]);
+      else list.push(mention);
+      if (kind !== "path") continue;
+      const name = fileName(token);
+      const paths = this.#pathsByName.get(name) ?? new Set<string>();
+      paths.add(token);
+      this.#pathsByName.set(name, paths);
+    }
   }
-  return positions[lo];
+
+  /** The mentions of a token, in branch order. */
+  of(token: string, kind: TokenKind): Mention[] {
+    if (kind !== "path") return this.#byToken.get(token) ?? [];
+    const out: Mention[] = [];
+    for (const path of this.#pathsByName.get(fileName(token)) ?? []) {
+      if (samePath(path, token)) out.push(...(this.#byToken.get(path) ?? []));
+    }
+    return out.sort((a, b) => a.at - b.at);
+  }
 }
 
-function push(index: Map<string, number[]>, key: string, at: number): void {
-  const list = index.get(key);
-  if (!list) index.set(key, [at]);
-  else if (list[list.length - 1] !== at) list.push(at);
+interface Use {
+  token: string;
+  kind: TokenKind;
+  at: number;
 }
 
-/** Finds the suspected false removals. `later` must be in branch order. */
-export function findSuspects(pieces: readonly RemovedPiece[], later: readonly LaterMessage[]): Suspect[] {
-  const tokenAt = new Map<string, number[]>();
+/** The first later use of a token by the agent, and whether a tool result had shown it again first. */
+function firstUse(mentions: readonly Mention[], piece: RemovedPiece): { at: number; seenFirst: boolean } | undefined {
+  let seenFirst = false;
+  for (const m of mentions) {
+    if (m.at <= piece.after) continue;
+    if (m.role === "toolResult") seenFirst = true;
+    // Naming the file again in the same call is a re-run, not a use of what the output said.
+    else if (m.role === "assistant" && !(m.call !== undefined && piece.calls.includes(m.call)))
+      return { at: m.at, seenFirst };
+  }
+  return undefined;
+}
+
+/** Strong enough evidence: one strong token, or two weak ones (numbers, relative imports). */
+function enough(uses: readonly Use[]): boolean {
+  const weak = uses.filter((u) => isWeak(u.token, u.kind)).length;
+  return uses.length - weak >= 1 || weak >= 2;
+}
+
+interface VisibleNames {
+  /** Visible paths by file name. */
+  paths: Map<string, string[]>;
+  /** Every folder or file name inside a visible path (`pi-ai` of `@scope/pi-ai/dist`). */
+  segments: Set<string>;
+}
+
+const visibleNames = new WeakMap<ReadonlySet<string>, VisibleNames>();
+
+function namesOf(visible: ReadonlySet<string>): VisibleNames {
+  let names = visibleNames.get(visible);
+  if (names) return names;
+  names = { paths: new Map(), segments: new Set() };
+  for (const t of visible) {
+    if (!t.includes("/")) continue;
+    const name = fileName(t);
+    const list = names.paths.get(name);
+    if (list) list.push(t);
+    else names.paths.set(name, [t]);
+    for (const part of t.split("/")) if (part.length >= 3) names.segments.add(part);
+  }
+  visibleNames.set(visible, names);
+  return names;
+}
+
+/** Whether the model still sees the token: as written, as another spelling of a path, or inside a path. */
+function isVisible(token: string, kind: TokenKind, visible: ReadonlySet<string>): boolean {
+  if (visible.has(token)) return true;
+  const names = namesOf(visible);
+  if (kind !== "path") return names.segments.has(token);
+  return (names.paths.get(fileName(token)) ?? []).some((t) => samePath(t, token));
+}
+
+function earliest(uses: Use[]): Use[] {
+  return uses.sort((a, b) => a.at - b.at);
+}
+
+/** Judges every removed piece against the later conversation; pieces without evidence are left out. */
+export function findSuspects(pieces: readonly RemovedPiece[], messages: readonly LaterMessage[]): Suspect[] {
+  const mentions = new Mentions();
   const callAt = new Map<string, number[]>();
-  for (const m of later) {
-    for (const t of distinctiveTokens(m.text).keys()) push(tokenAt, t, m.index);
-    for (const c of m.calls) push(callAt, c, m.index);
+  for (const m of messages) {
+    mentions.add(m.text, { at: m.index, role: m.role });
+    for (const call of m.calls) {
+      mentions.add(call.text, { at: m.index, role: m.role, call: call.signature });
+      if (m.role !== "assistant") continue;
+      const list = callAt.get(call.signature) ?? [];
+      list.push(m.index);
+      callAt.set(call.signature, list);
+    }
   }
   const out: Suspect[] = [];
   for (const piece of pieces) {
-    const matched: Array<{ token: string; kind: TokenKind; at: number }> = [];
-    for (const [token, kind] of distinctiveTokens(piece.text)) {
-      if (piece.visible.has(token)) continue;
-      const at = firstAfter(tokenAt.get(token), piece.after);
-      if (at !== undefined) matched.push({ token, kind, at });
+    const used: Use[] = [];
+    const seen: Use[] = [];
+    for (const [token, kind] of proxyTokens(piece.text)) {
+      if (isVisible(token, kind, piece.visible)) continue;
+      const list = mentions.of(token, kind);
+      // The user typed it: the agent had it from the user, not from the removed copy.
+      if (list.some((m) => m.role === "user")) continue;
+      const use = firstUse(list, piece);
+      if (use) (use.seenFirst ? seen : used).push({ token, kind, at: use.at });
     }
-    const numbers = matched.filter((m) => m.kind === "number").length;
-    const byTokens = matched.length - numbers >= 1 || numbers >= 2;
-    let callHit: number | undefined;
+    const base = { key: piece.key, kind: piece.kind, entryId: piece.entryId, pass: piece.pass };
+    if (enough(used)) {
+      const first = earliest(used);
+      out.push({ ...base, tier: "likely-needed", at: first[0]?.at ?? 0, tokens: shown(first) });
+      continue;
+    }
+    let again: number | undefined;
     for (const c of piece.calls) {
-      const at = firstAfter(callAt.get(c), piece.after);
-      if (at !== undefined && (callHit === undefined || at < callHit)) callHit = at;
+      const at = callAt.get(c)?.find((i) => i > piece.after);
+      if (at !== undefined && (again === undefined || at < again)) again = at;
     }
-    if (!byTokens && callHit === undefined) continue;
-    const reasons: Suspect["reasons"] = [];
-    if (byTokens) reasons.push("tokens");
-    if (callHit !== undefined) reasons.push("same-call");
-    matched.sort((a, b) => a.at - b.at);
-    const tokenHit = byTokens ? matched[0]?.at : undefined;
-    const at = Math.min(tokenHit ?? Number.POSITIVE_INFINITY, callHit ?? Number.POSITIVE_INFINITY);
-    out.push({
-      key: piece.key,
-      kind: piece.kind,
-      entryId: piece.entryId,
-      pass: piece.pass,
-      at,
-      reasons,
-      tokens: byTokens ? matched.slice(0, MAX_SHOWN).map((m) => m.token) : [],
-    });
+    if (again !== undefined) {
+      out.push({ ...base, tier: "re-ran", at: again, tokens: [] });
+      continue;
+    }
+    const evidence = [...used, ...seen];
+    if (enough(evidence)) {
+      const first = earliest(evidence);
+      out.push({ ...base, tier: "seen-again", at: first[0]?.at ?? 0, tokens: shown(first) });
+    }
   }
   return out;
 }
 
-export function proxyRate(removed: number, suspected: number): ProxyRate {
-  return { removed, suspected, rate: removed > 0 ? suspected / removed : 0 };
+function shown(uses: readonly Use[]): string[] {
+  return uses.slice(0, MAX_SHOWN).map((u) => u.token);
 }
 
-/** Every distinctive token of the texts: what the model still sees. */
+function likelyNeeded(
+  items: number,
+  removed: number,
+  quality: Pick<ProxyQuality, "precision" | "recall">,
+): LikelyNeeded {
+  return {
+    items,
+    rate: removed > 0 ? items / removed : 0,
+    precision: quality.precision,
+    recall: quality.recall,
+    expected: expectedNeeded(items, quality),
+  };
+}
+
+/** Items per tier, and what the likely-needed count means given the proxy's measured quality. */
+export function proxyRate(
+  removed: number,
+  suspects: readonly Pick<Suspect, "tier">[],
+  quality: Pick<ProxyQuality, "precision" | "recall"> = PROXY_QUALITY,
+): ProxyRate {
+  const count = (tier: Tier) => suspects.filter((s) => s.tier === tier).length;
+  return {
+    removed,
+    likelyNeeded: likelyNeeded(count("likely-needed"), removed, quality),
+    reran: count("re-ran"),
+    seenAgain: count("seen-again"),
+  };
+}
+
+/** The rates of several sessions as one. */
+export function combineProxy(rates: readonly ProxyRate[]): ProxyRate {
+  const sum = (of: (r: ProxyRate) => number) => rates.reduce((n, r) => n + of(r), 0);
+  const removed = sum((r) => r.removed);
+  const quality = rates[0]?.likelyNeeded ?? PROXY_QUALITY;
+  return {
+    removed,
+    likelyNeeded: likelyNeeded(
+      sum((r) => r.likelyNeeded.items),
+      removed,
+      quality,
+    ),
+    reran: sum((r) => r.reran),
+    seenAgain: sum((r) => r.seenAgain),
+  };
+}
+
+/** Every distinctive token of the texts, file names of paths included: what the model still sees. */
 export function visibleTokens(texts: Iterable<string>): Set<string> {
   const out = new Set<string>();
-  for (const text of texts) for (const t of distinctiveTokens(text, Number.POSITIVE_INFINITY).keys()) out.add(t);
+  for (const text of texts) for (const t of shownTokens(text, Number.POSITIVE_INFINITY).keys()) out.add(t);
   return out;
 }
 

@@ -6,7 +6,7 @@
 import { CHARS_PER_TOKEN, imageChars } from "../shared/size.ts";
 import { IMAGE_HEAD_CHARS } from "../shared/types.ts";
 import type { SessionMoney } from "./money.ts";
-import type { ProxyRate, RemovedKind, Suspect } from "./proxy.ts";
+import { type ProxyRate, proxyRate, type RemovedKind, type Suspect } from "./proxy.ts";
 
 /** One request to the main model: an assistant message, and the context it was sent with. */
 export interface RequestPoint {
@@ -68,7 +68,7 @@ export interface PassMetrics {
   settleMs: number;
   /** Longest main-thread block during the pass (event-loop delay), ms. */
   stallMs: number;
-  /** Pieces removed by this pass and how many of them the proxy suspects. */
+  /** Items removed by this pass and how many of them the proxy finds likely needed. */
   removed: number;
   suspected: number;
 }
@@ -76,7 +76,7 @@ export interface PassMetrics {
 export interface SuspectView extends Suspect {
   /** Line of the removed entry in the session file. */
   line?: number;
-  /** Line of the later message that points back at it. */
+  /** Line of the later message that is the evidence. */
   atLine?: number;
   /** Start of the removed text and of the later message (for the report). */
   excerpt: string;
@@ -116,8 +116,10 @@ export interface SessionTotals {
   settleP50: number;
   settleMax: number;
   stallMax: number;
+  /** The needed-later proxy per removed item: its tiers and the likely-needed rate. */
   proxy: ProxyRate;
   removedByKind: Record<string, number>;
+  /** Likely-needed items by kind. */
   suspectedByKind: Record<string, number>;
 }
 
@@ -326,7 +328,7 @@ export function sessionTotals(
   const removedByKind: Record<string, number> = {};
   const suspectedByKind: Record<string, number> = {};
   for (const r of removed) add(removedByKind, r.kind);
-  for (const s of suspects) add(suspectedByKind, s.kind);
+  for (const s of suspects) if (s.tier === "likely-needed") add(suspectedByKind, s.kind);
   return {
     requests: requests.length,
     billedOff,
@@ -350,11 +352,7 @@ export function sessionTotals(
     settleP50: percentile(settles, 0.5),
     settleMax: settles.length ? Math.max(...settles) : 0,
     stallMax,
-    proxy: {
-      removed: removed.length,
-      suspected: suspects.length,
-      rate: removed.length ? suspects.length / removed.length : 0,
-    },
+    proxy: proxyRate(removed.length, suspects),
     removedByKind,
     suspectedByKind,
   };

@@ -54,6 +54,17 @@ const COMMON_FILE_NAMES = new Set(
   ).split(" "),
 );
 
+/** A name with a known file extension (`theme.ts`, `dark.json`). */
+export function hasFileExtension(name: string): boolean {
+  const dot = name.lastIndexOf(".");
+  return dot > 0 && FILE_EXTENSIONS.has(name.slice(dot + 1).toLowerCase());
+}
+
+/** A file name too common to point at one file (index.ts, package.json). */
+export function isCommonFileName(name: string): boolean {
+  return COMMON_FILE_NAMES.has(name);
+}
+
 function trimPath(token: string): string {
   return token.replace(/[.,:;/-]+$/, "").replace(/^\/(?=\/)/, "");
 }
@@ -64,11 +75,12 @@ function basename(path: string): string {
 }
 
 /**
- * Distinctive tokens of a text, each with its kind: paths (and the file name of each path), quoted
- * strings that look like more than a plain word, code-like identifiers and long numbers (versions,
- * hex, four digits or more). The first kind found wins for a token that matches two patterns.
+ * Distinctive tokens of a text, each with its kind: paths (and the file name of each path, unless
+ * `fileNames` is false), quoted strings that look like more than a plain word, code-like identifiers
+ * and long numbers (versions, hex, four digits or more). The first kind found wins for a token that
+ * matches two patterns.
  */
-export function distinctiveTokens(text: string, max = MAX_TOKENS): Map<string, TokenKind> {
+export function distinctiveTokens(text: string, max = MAX_TOKENS, fileNames = true): Map<string, TokenKind> {
   const out = new Map<string, TokenKind>();
   const add = (token: string, kind: TokenKind) => {
     if (out.size < max && !out.has(token)) out.set(token, kind);
@@ -78,7 +90,8 @@ export function distinctiveTokens(text: string, max = MAX_TOKENS): Map<string, T
     if (!isPath(token) || COMMON_FILE_NAMES.has(token)) continue;
     add(token, "path");
     const base = basename(token);
-    if (base !== token && isPath(base) && base.length >= 5 && !COMMON_FILE_NAMES.has(base)) add(base, "path");
+    if (fileNames && base !== token && isPath(base) && base.length >= 5 && !COMMON_FILE_NAMES.has(base))
+      add(base, "path");
   }
   for (const m of text.matchAll(QUOTED_RE)) {
     const inner = (m[1] ?? m[2] ?? m[3] ?? "").trim();

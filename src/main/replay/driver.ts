@@ -15,7 +15,6 @@ import {
 import {
   callSignature,
   findSuspects,
-  type LaterMessage,
   type RemovedPiece,
   removedChunks,
   visibleTokens,
@@ -40,6 +39,7 @@ import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import { MoneyLog } from "./money-log.ts";
 import type { PriceBook } from "./prices.ts";
+import { laterMessages, messageText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
 
 export interface ReplayOptions {
@@ -137,15 +137,6 @@ export class ContextSize {
     }
     return this.#chars;
   }
-}
-
-/** Text of a message as the proxy reads it: text blocks, tool-call arguments, summaries. */
-function messageText(message: unknown): string {
-  const m = message as { role?: string; content?: unknown; summary?: unknown };
-  if (typeof m?.summary === "string") return m.summary;
-  const content = readContent(m?.content);
-  const calls = content.toolCalls.map((c) => `${c.name} ${JSON.stringify(c.args)}`);
-  return [content.text, ...calls].join("\n");
 }
 
 function rawText(entry: SessionEntry | undefined): string {
@@ -354,7 +345,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     return metrics;
   }
 
-  /** What this pass took out of the context, piece by piece, for the needed-later proxy. */
+  /** What this pass took out of the context, item by item, for the needed-later proxy. */
   function removedPieces(
     record: GuardRecord,
     edits: ContextEditDraft[],
@@ -364,7 +355,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   ): RemovedPiece[] {
     const changed = record.results.filter((r) => r.outcome !== "kept");
     if (changed.length === 0) return [];
-    const visible = visibleTokens(manager.buildSessionProjection().messages.map(messageText));
+    // The working folder is in the system prompt: naming it proves nothing.
+    const visible = visibleTokens([cwd, ...manager.buildSessionProjection().messages.map(messageText)]);
     const replacement = new Map(edits.map((e) => [e.targetId, e.replacement]));
     const signatureOf = (entry: SessionEntry | undefined): string[] => {
       const id = (messageOf(entry) as { toolCallId?: string } | undefined)?.toolCallId;
@@ -375,19 +367,18 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     for (const r of changed) {
       const entry = byId.get(r.entryId);
       const kind = r.kind ?? "large";
-      const base = { entryId: r.entryId, pass, after, visible };
+      const base = { key: `${pass}:${r.entryId}`, entryId: r.entryId, pass, after, visible };
       if (kind === "large") {
         const text = readContent(messageOf(entry)?.content).text;
         const shown = replacement.get(r.entryId);
         const shownText = shown ? shown.content.map((b) => b.text).join("\n") : "";
-        const calls = signatureOf(entry);
-        for (const chunk of removedChunks(text, shownText)) {
-          out.push({ ...base, key: `${r.entryId}#${chunk.n}`, kind: "chunk", text: chunk.text, calls });
-        }
+        const chunks = removedChunks(text, shownText);
+        const removedText = chunks.map((c) => c.text).join("\n");
+        if (chunks.length > 0) out.push({ ...base, kind: "chunk", text: removedText, calls: signatureOf(entry) });
       } else if (kind === "small") {
-        out.push({ ...base, key: r.entryId, kind: "small", text: rawText(entry), calls: signatureOf(entry) });
+        out.push({ ...base, kind: "small", text: rawText(entry), calls: signatureOf(entry) });
       } else if (kind === "image") {
-        out.push({ ...base, key: r.entryId, kind: "image", text: "", calls: signatureOf(entry) });
+        out.push({ ...base, kind: "image", text: "", calls: signatureOf(entry) });
       } else if (kind === "exchange") {
         const ids = [r.entryId, ...(r.omitted ?? [])];
         const texts: string[] = [];
@@ -397,20 +388,14 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
           texts.push(rawText(e));
           for (const call of toolCallsOf(messageOf(e))) sigs.push(callSignature(call.name, call.args));
         }
-        out.push({ ...base, key: r.entryId, kind: "exchange", text: texts.join("\n"), calls: sigs });
+        out.push({ ...base, kind: "exchange", text: texts.join("\n"), calls: sigs });
       }
     }
     return out;
   }
 
   // The needed-later proxy reads what the session did next: the recorded messages after each pass.
-  const later: LaterMessage[] = [];
-  branch.forEach((entry, index) => {
-    const m = messageOf(entry);
-    if (m?.role !== "user" && m?.role !== "assistant") return;
-    const calls = toolCallsOf(m).map((c) => callSignature(c.name, c.args));
-    later.push({ index, role: m.role, text: messageText(m), calls });
-  });
+  const later = laterMessages(branch);
   const suspects = findSuspects(pieces, later);
   const pieceByKey = new Map(pieces.map((p) => [p.key, p]));
   const suspectViews: SuspectView[] = suspects.map((s) => {
@@ -427,7 +412,9 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     };
   });
   const suspectedPerPass = new Map<number, number>();
-  for (const s of suspects) suspectedPerPass.set(s.pass, (suspectedPerPass.get(s.pass) ?? 0) + 1);
+  for (const s of suspects) {
+    if (s.tier === "likely-needed") suspectedPerPass.set(s.pass, (suspectedPerPass.get(s.pass) ?? 0) + 1);
+  }
   for (const p of passes) p.suspected = suspectedPerPass.get(p.n) ?? 0;
 
   const name = file.path.split("/").pop() ?? file.path;

@@ -3,6 +3,13 @@
 // table with every decision, the suspected false removals, and an appendix of the session lines they
 // point at, so every link works offline.
 import { pathToFileURL } from "node:url";
+import {
+  likelyNeededCount,
+  likelyNeededMeaning,
+  otherTiers,
+  TIER_MEANING,
+  TIER_WORDS,
+} from "../../core/replay/proxy-words.ts";
 import type { PassMetrics, ReplayReport, SessionMetrics, SuspectView } from "../../core/replay/replay-metrics.ts";
 import { tokensOf } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
@@ -118,7 +125,7 @@ ${card("Last request's context", `${tok(t.finalOff)} → ${tok(t.finalOn)}`, "to
 ${card("Items edited", `${Object.values(t.edits).reduce((a, b) => a + b, 0)}`, `${editsText(t.edits)} · in ${t.passesWithEdits} of ${t.passes} passes (${t.runEnds} run ends, ${t.checkpoints} checkpoints)`)}
 ${card("Classifier", `${t.classifierRequests} requests`, `p50 ${ms(t.latencyP50)} · max ${ms(t.latencyMax)} · ${usd(t.costUsd)}${t.cacheHits ? ` · ${t.cacheHits} cached` : ""}`)}
 ${card("Settle latency", `p50 ${ms(t.settleP50)}`, `max ${ms(t.settleMax)} · main-thread stall max ${ms(t.stallMax)}`)}
-${card("Suspected false removals", `${t.proxy.suspected} of ${t.proxy.removed}`, `${pct(t.proxy.rate)} of removed chunks and items (needed-later proxy)`)}
+${card("Likely needed later", `${t.proxy.likelyNeeded.items} of ${t.proxy.removed}`, `${pct(t.proxy.likelyNeeded.rate)} of removed items · ${otherTiers(t.proxy)} · about ${Math.round(t.proxy.likelyNeeded.expected)} to recall`)}
 </div>`;
 }
 
@@ -146,7 +153,7 @@ function passTable(session: number, s: SessionMetrics): string {
         : "";
     return `<tr><td class="num">${p.n}</td><td class="nowrap">${p.phase === "run-end" ? "run end" : "mid-run"}</td><td class="nowrap">${lineLink(session, p.line)}</td><td class="prompt" title="${esc(p.prompt)}">${esc(p.prompt)}</td><td>${status}</td><td class="num">${p.savedChars ? `−${tok(p.savedChars)}` : "0"}</td><td class="num">${p.classifierRequests}</td><td class="num">${p.latencies.length ? ms(Math.max(...p.latencies)) : "–"}</td><td class="num">${usd(p.costUsd)}</td><td class="num">${ms(p.settleMs)}</td><td class="num">${ms(p.stallMs)}</td><td class="num">${p.removed ? `${p.suspected}/${p.removed}` : "–"}</td></tr>${details}`;
   });
-  return `<table class="passes"><thead><tr><th>#</th><th>phase</th><th>at</th><th>run prompt</th><th>result</th><th>saved tokens</th><th>requests</th><th>slowest</th><th>cost</th><th>settle</th><th>stall</th><th>suspected</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  return `<table class="passes"><thead><tr><th>#</th><th>phase</th><th>at</th><th>run prompt</th><th>result</th><th>saved tokens</th><th>requests</th><th>slowest</th><th>cost</th><th>settle</th><th>stall</th><th>likely needed</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
 /** Most removed outputs listed in the suspects table; the JSON output has all of them. */
@@ -178,15 +185,16 @@ function groupSuspects(suspects: readonly SuspectView[]): SuspectGroup[] {
 
 function suspectTable(session: number, s: SessionMetrics): string {
   if (s.suspects.length === 0) {
-    return `<p class="muted">None: no removed chunk or item reappeared later.</p>`;
+    return `<p class="muted">None: nothing removed came back in the later conversation.</p>`;
   }
-  const groups = groupSuspects(s.suspects);
+  const order = (x: SuspectView) => ["likely-needed", "re-ran", "seen-again"].indexOf(x.tier);
+  const groups = groupSuspects([...s.suspects].sort((a, b) => order(a) - order(b)));
   const rows = groups.slice(0, MAX_SUSPECT_ROWS).map((g) => {
-    const reasons = new Set(g.items.flatMap((x) => x.reasons));
+    const tiers = new Set(g.items.map((x) => x.tier));
     const tokens = [...new Set(g.items.flatMap((x) => x.tokens))].slice(0, 8);
     const first = g.items.reduce((a, b) => (b.at < a.at ? b : a));
-    const what = g.kind === "chunk" ? `${g.items.length} chunk${g.items.length === 1 ? "" : "s"}` : g.kind;
-    const why = [...reasons].map((r) => (r === "same-call" ? "same call again" : "tokens reappear")).join(", ");
+    const what = g.kind === "chunk" ? "removed chunks" : g.kind;
+    const why = [...tiers].map((t) => `<span title="${esc(TIER_MEANING[t])}">${TIER_WORDS[t]}</span>`).join(", ");
     const pairs = g.items
       .slice(0, 6)
       .map(
@@ -198,9 +206,17 @@ function suspectTable(session: number, s: SessionMetrics): string {
   });
   const more =
     groups.length > MAX_SUSPECT_ROWS
-      ? `<p class="muted small">… and ${groups.length - MAX_SUSPECT_ROWS} more removed outputs with suspects (all of them are in the --json output).</p>`
+      ? `<p class="muted small">… and ${groups.length - MAX_SUSPECT_ROWS} more removed items (all of them are in the --json output).</p>`
       : "";
-  return `<table class="suspects"><thead><tr><th>pass</th><th>suspected</th><th>removed at</th><th>output or item</th><th>why</th><th>tokens</th><th>first seen again</th></tr></thead><tbody>${rows.join("")}</tbody></table>${more}`;
+  return `<table class="suspects"><thead><tr><th>pass</th><th>removed</th><th>removed at</th><th>output or item</th><th>tier</th><th>evidence</th><th>evidence at</th></tr></thead><tbody>${rows.join("")}</tbody></table>${more}`;
+}
+
+function proxyNote(s: SessionMetrics): string {
+  const p = s.totals.proxy;
+  const tiers = (["likely-needed", "re-ran", "seen-again"] as const)
+    .map((t) => `<li><b>${TIER_WORDS[t]}</b>: ${esc(TIER_MEANING[t])}.</li>`)
+    .join("");
+  return `<p><b>Likely needed: ${esc(likelyNeededCount(p))}.</b> ${esc(likelyNeededMeaning(p))}</p><ul class="muted small">${tiers}</ul><p class="muted small">Each removed item is judged by what the recorded session did next (it never had the guard): its distinctive tokens (paths, identifiers, dotted names, quoted strings, long numbers), leaving out what the model still saw and what the user typed.</p>`;
 }
 
 function appendix(session: number, s: SessionMetrics, lines: Map<number, string>): string {
@@ -232,8 +248,8 @@ ${headline(s)}
 ${contextChart(s)}
 <h3>Passes</h3>
 ${passTable(i, s)}
-<h3>Suspected false removals</h3>
-<p class="muted small">A removed chunk or omitted item is suspected when one of its distinctive tokens (path, identifier, quoted string, long number) that the model no longer saw anywhere reappears in later user or assistant text, or the same tool call is made again. It is a proxy: the recorded session never had the guard.</p>
+<h3>Needed later?</h3>
+${proxyNote(s)}
 ${suspectTable(i, s)}
 ${appendix(i, s, lines)}
 </section>`;

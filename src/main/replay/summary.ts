@@ -1,5 +1,7 @@
 // The replay's terminal output: a progress bar while long sessions replay (only on a terminal), and
 // the summary printed at the end.
+import { combineProxy, type ProxyRate } from "../../core/replay/proxy.ts";
+import { likelyNeededCount, likelyNeededMeaning, otherTiers } from "../../core/replay/proxy-words.ts";
 import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
 import { moneyLines, moneyTotalLine } from "./summary-money.ts";
@@ -28,7 +30,7 @@ export function sessionSummary(s: SessionMetrics): string[] {
     `  edits             ${edits(t.edits)}  (${t.passesWithEdits} of ${t.passes} passes edited; ${t.drafts} context_edit drafts${t.invalidDrafts ? `, ${t.invalidDrafts} invalid` : ""})`,
     `  classifier        ${t.classifierRequests} requests${t.cacheHits ? ` (${t.cacheHits} from cache)` : ""} · latency p50 ${ms(t.latencyP50)}, max ${ms(t.latencyMax)} · ${usd(t.costUsd)}`,
     `  settle            p50 ${ms(t.settleP50)}, max ${ms(t.settleMax)} · main-thread stall max ${ms(t.stallMax)}`,
-    `  needed later?     ${t.proxy.suspected} of ${t.proxy.removed} removed chunks/items suspected (${pct(t.proxy.rate)})`,
+    ...proxyLines(t.proxy),
   ];
   // A damaged file can have hundreds: the first few say what happened, the JSON and HTML list them all.
   for (const p of s.problems.slice(0, MAX_PROBLEMS)) lines.push(`  problem: ${p.message}`);
@@ -36,23 +38,39 @@ export function sessionSummary(s: SessionMetrics): string[] {
   return lines;
 }
 
+/** The needed-later proxy's count and tiers; what the count means is said once, under all sessions. */
+function proxyLines(p: ProxyRate): string[] {
+  return [`  needed later?     likely needed: ${likelyNeededCount(p)} · ${otherTiers(p)}`];
+}
+
+function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) out.push(line);
+  return out;
+}
+
 export function formatSummary(report: ReplayReport, out?: string): string {
   const lines = [`context-guard replay · classifier ${report.model}`, `  ${report.modelNote}`, ""];
   for (const s of report.sessions) lines.push(...sessionSummary(s), "");
   for (const f of report.failures) lines.push(`not replayed: ${f.file}: ${f.error}`);
+  const proxy = combineProxy(report.sessions.map((s) => s.totals.proxy));
+  if (report.sessions.length > 0) lines.push(...wrap(likelyNeededMeaning(proxy), 110), "");
   if (report.sessions.length > 1) {
     let off = 0;
     let on = 0;
-    let removed = 0;
-    let suspected = 0;
     for (const s of report.sessions) {
       off += s.totals.billedOff;
       on += s.totals.billedOn;
-      removed += s.totals.proxy.removed;
-      suspected += s.totals.proxy.suspected;
     }
     lines.push(
-      `all ${report.sessions.length} sessions: billed context ${tok(off)} → ${tok(on)} tokens (−${pct(off > 0 ? 1 - on / off : 0)}), ${suspected} of ${removed} removals suspected`,
+      `all ${report.sessions.length} sessions: billed context ${tok(off)} → ${tok(on)} tokens (−${pct(off > 0 ? 1 - on / off : 0)}), ${proxy.likelyNeeded.items} of ${proxy.removed} removed items likely needed (${pct(proxy.likelyNeeded.rate)})`,
     );
   }
   const money = moneyTotalLine(report);

@@ -1,19 +1,23 @@
-// The needed-later proxy and the evidence tokens it shares with the local classifier.
+// The needed-later proxy: its tiers, its evidence tokens, and the chunks a replacement left out.
 import { describe, expect, it } from "vitest";
 import { chunkOutput } from "../../../../src/core/distill/chunk.ts";
 import { decideResult } from "../../../../src/core/distill/decide.ts";
 import {
   callSignature,
+  combineProxy,
   findSuspects,
+  type LaterCall,
   type LaterMessage,
+  proxyRate,
   type RemovedPiece,
   removedChunks,
   visibleTokens,
 } from "../../../../src/core/replay/proxy.ts";
+import { proxyTokens, samePath } from "../../../../src/core/replay/proxy-tokens.ts";
 import { distinctiveTokens } from "../../../../src/core/shared/tokens.ts";
 
 const piece = (over: Partial<RemovedPiece>): RemovedPiece => ({
-  key: "r1#2",
+  key: "1:r1",
   kind: "chunk",
   entryId: "r1",
   pass: 1,
@@ -24,11 +28,17 @@ const piece = (over: Partial<RemovedPiece>): RemovedPiece => ({
   ...over,
 });
 
-const later = (index: number, text: string, calls: string[] = []): LaterMessage => ({
+const said = (index: number, text: string, calls: LaterCall[] = []): LaterMessage => ({
   index,
-  role: "user",
+  role: "assistant",
   text,
   calls,
+});
+const typed = (index: number, text: string): LaterMessage => ({ index, role: "user", text, calls: [] });
+const shown = (index: number, text: string): LaterMessage => ({ index, role: "toolResult", text, calls: [] });
+const call = (name: string, args: Record<string, unknown>): LaterCall => ({
+  signature: callSignature(name, args),
+  text: `${name} ${JSON.stringify(args)}`,
 });
 
 describe("distinctiveTokens", () => {
@@ -50,59 +60,108 @@ describe("distinctiveTokens", () => {
   });
 });
 
+describe("proxyTokens", () => {
+  it("keeps paths as written and finds dotted names in plain text", () => {
+    const tokens = proxyTokens('src/a/tasks.ts calls output.reconcile and the "package.json" e.g. here');
+    expect(tokens.get("src/a/tasks.ts")).toBe("path");
+    expect(tokens.has("tasks.ts")).toBe(false);
+    expect(tokens.get("output.reconcile")).toBe("identifier");
+    expect(tokens.has("package.json")).toBe(false);
+    expect(tokens.has("e.g")).toBe(false);
+  });
+
+  it("compares paths by their tail, with import spellings of a source file", () => {
+    expect(samePath("src/a/tasks.ts", "/home/u/p/src/a/tasks.ts")).toBe(true);
+    expect(samePath("./tasks.js", "src/a/tasks.ts")).toBe(true);
+    expect(samePath("src/a/tasks.ts", "src/b/tasks.ts")).toBe(false);
+  });
+});
+
 describe("findSuspects", () => {
-  it("flags a removed chunk whose identifier is quoted later", () => {
+  it("finds a removed item likely needed when the agent uses its identifier before seeing it again", () => {
     const removed = piece({ text: "lib/file3.ts:40: export const needle_value = computeShipping(order);" });
     const suspects = findSuspects(
       [removed],
-      [
-        later(3, "something earlier mentions `computeShipping` before the removal"),
-        later(9, "What does `computeShipping` return?"),
-      ],
+      [said(3, "earlier, `computeShipping` before the removal"), said(9, "So `computeShipping` returns the fee")],
     );
     expect(suspects).toHaveLength(1);
-    expect(suspects[0]).toMatchObject({ key: "r1#2", reasons: ["tokens"], at: 9 });
+    expect(suspects[0]).toMatchObject({ key: "1:r1", tier: "likely-needed", at: 9 });
     expect(suspects[0]?.tokens).toContain("computeShipping");
   });
 
-  it("does not flag a removed chunk whose tokens never reappear", () => {
-    const removed = piece({ text: "lib/file7.ts:80: const unrelatedHelper = makeWidget(42);" });
+  it("says seen again when a later tool result showed the token before the agent used it", () => {
+    const removed = piece({ text: "const computeShipping = (order) => order.fee;" });
     const suspects = findSuspects(
       [removed],
-      [later(8, "Thanks, the tests pass now. Please commit the change to computeShipping."), later(12, "done")],
+      [shown(7, "src/ship.ts: computeShipping(order)"), said(9, "`computeShipping` is the one")],
     );
+    expect(suspects).toMatchObject([{ tier: "seen-again", at: 9 }]);
+  });
+
+  it("skips tokens the user typed, anywhere in the session", () => {
+    const removed = piece({ text: "const computeShipping = (order) => order.fee;" });
+    const messages = [typed(2, "look at computeShipping"), said(9, "`computeShipping` it is")];
+    expect(findSuspects([removed], messages)).toEqual([]);
+  });
+
+  it("does not flag an item whose tokens never reappear", () => {
+    const removed = piece({ text: "lib/file7.ts:80: const unrelatedHelper = makeWidget(42);" });
+    const suspects = findSuspects([removed], [said(8, "Thanks, the tests pass now."), said(12, "done")]);
     expect(suspects).toEqual([]);
   });
 
-  it("ignores tokens the model could still see after the pass", () => {
+  it("ignores tokens the model could still see, also under another spelling of the path", () => {
     const removed = piece({
-      text: "src/cart/ship.ts:3: computeShipping(order)",
-      visible: new Set(["computeShipping", "src/cart/ship.ts", "ship.ts"]),
+      text: "src/cart/ship.ts:3: computeShipping(order), see @acme/pi-ai",
+      visible: visibleTokens(['computeShipping in /repo/src/cart/ship.ts from "@acme/pi-ai/dist"']),
     });
-    expect(findSuspects([removed], [later(9, "Look at `computeShipping` in src/cart/ship.ts")])).toEqual([]);
+    expect(findSuspects([removed], [said(9, "Look at `computeShipping` in src/cart/ship.ts, pi-ai")])).toEqual([]);
   });
 
-  it("needs two numbers when numbers are the only evidence", () => {
+  it("does not match a file name to a file of that name in another folder", () => {
+    const removed = piece({ text: "src/a/tasks.ts:1: ok" });
+    expect(findSuspects([removed], [said(9, "open src/b/tasks.ts")])).toEqual([]);
+    expect(findSuspects([removed], [said(9, "open tasks.ts")])).toMatchObject([{ tier: "likely-needed" }]);
+  });
+
+  it("needs two weak tokens when numbers or relative imports are the only evidence", () => {
     const one = piece({ key: "a", text: "took 15230 ms" });
     const two = piece({ key: "b", text: "took 15230 ms, 88123 bytes" });
-    const suspects = findSuspects([one, two], [later(9, "why 15230 ms and 88123 bytes?")]);
+    const imports = piece({ key: "c", text: 'import { x } from "../src/utils.js"' });
+    const suspects = findSuspects([one, two, imports], [said(9, "why 15230 ms and 88123 bytes? from ../src/utils.js")]);
     expect(suspects.map((s) => s.key)).toEqual(["b"]);
   });
 
-  it("flags an output whose tool call is made again later, not earlier", () => {
-    const sig = callSignature("bash", { command: "npm test  2>&1" });
-    expect(sig).toBe(callSignature("bash", { command: "npm test" }));
-    const removed = piece({ kind: "small", key: "r2", text: "ok", calls: [sig] });
-    expect(findSuspects([removed], [{ ...later(2, ""), role: "assistant", calls: [sig] }])).toEqual([]);
-    const again = findSuspects([removed], [{ ...later(11, ""), role: "assistant", calls: [sig] }]);
-    expect(again).toMatchObject([{ key: "r2", reasons: ["same-call"], at: 11 }]);
+  it("says re-ran when the same call is made again later, and a re-read is not a use of the output", () => {
+    const read = call("read", { path: "src/cart/ship.ts" });
+    expect(callSignature("bash", { command: "npm test  2>&1" })).toBe(callSignature("bash", { command: "npm test" }));
     expect(callSignature("read", { path: "a.ts", limit: 5 })).toBe(callSignature("read", { limit: 5, path: "a.ts" }));
+    const removed = piece({ kind: "small", key: "r2", text: "src/cart/ship.ts: 3 lines", calls: [read.signature] });
+    expect(findSuspects([removed], [said(2, "", [read])])).toEqual([]);
+    expect(findSuspects([removed], [said(11, "", [read])])).toMatchObject([{ key: "r2", tier: "re-ran", at: 11 }]);
   });
 
-  it("collects what stays visible", () => {
-    const seen = visibleTokens(["keep `parseHeader` and src/a/b.ts", "nothing"]);
+  it("collects what stays visible, file names of paths included", () => {
+    const seen = visibleTokens(["keep `parseHeader` and src/a/b/header.ts", "nothing"]);
     expect(seen.has("parseHeader")).toBe(true);
-    expect(seen.has("src/a/b.ts")).toBe(true);
+    expect(seen.has("src/a/b/header.ts")).toBe(true);
+    expect(seen.has("header.ts")).toBe(true);
+  });
+});
+
+describe("proxyRate", () => {
+  it("counts items per tier and says how many the agent would likely have recalled", () => {
+    const rate = proxyRate(20, [{ tier: "likely-needed" }, { tier: "likely-needed" }, { tier: "re-ran" }], {
+      precision: 0.8,
+      recall: 0.5,
+    });
+    expect(rate).toEqual({
+      removed: 20,
+      likelyNeeded: { items: 2, rate: 0.1, precision: 0.8, recall: 0.5, expected: 3.2 },
+      reran: 1,
+      seenAgain: 0,
+    });
+    expect(combineProxy([rate, rate])).toMatchObject({ removed: 40, likelyNeeded: { items: 4, rate: 0.1 }, reran: 2 });
   });
 });
 

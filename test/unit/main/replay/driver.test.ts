@@ -86,7 +86,11 @@ function sessionLines(): string[] {
       ),
     ),
     msg("e08", "e07", { role: "user", content: "Thanks. And what is `value27` for?" }),
-    msg("e09", "e08", assistant([{ type: "text", text: "It is a config entry." }], "stop")),
+    msg(
+      "e09",
+      "e08",
+      assistant([{ type: "text", text: 'It is a config entry, read by `readConfig("section3")`.' }], "stop"),
+    ),
   ];
 }
 
@@ -186,11 +190,12 @@ describe("replaySession on a hand-built session", () => {
     expect(metrics.totals.classifierRequests).toBe(2);
     expect(metrics.totals.invalidDrafts).toBe(0);
 
-    // value27 sat in a removed chunk and comes back in the next prompt; zebraFile names never do.
-    expect(metrics.suspects.map((s) => [s.kind, s.entryId, s.line, s.atLine, s.tokens])).toEqual([
-      ["chunk", "e04", 5, 9, ["value27"]],
+    // The answer names section3 and readConfig, which only removed chunks held; value27 counts for nothing, as the
+    // user typed it; zebraFile names never come back.
+    expect(metrics.suspects.map((s) => [s.kind, s.tier, s.entryId, s.line, s.atLine, s.tokens])).toEqual([
+      ["chunk", "likely-needed", "e04", 5, 10, ["section3", "readConfig"]],
     ]);
-    expect(metrics.totals.proxy.removed).toBe(30);
+    expect(metrics.totals.proxy).toMatchObject({ removed: 2, likelyNeeded: { items: 1, rate: 0.5 } });
   });
 
   it("runs the local classifier through the same pipeline and keeps the chunk the answer is about", async () => {

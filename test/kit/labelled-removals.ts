@@ -1,0 +1,99 @@
+// The hand-labelled removals (test/fixtures/labelled-removals.json) and how each one becomes the
+// proxy's input straight from its session file, without a replay: so the labels stay valid whatever
+// the classifier removes today. What stays visible is everything on the branch up to the run end
+// (the removed entry's kept chunks included) except the removed text: as if the guard had removed
+// only this.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { chunkOutput } from "../../src/core/distill/chunk.ts";
+import { callSignature, type RemovedPiece, visibleTokens } from "../../src/core/replay/proxy.ts";
+import { readContent } from "../../src/main/pass/snapshot.ts";
+import { messageText } from "../../src/main/replay/proxy-input.ts";
+import type { SessionFile } from "../../src/main/replay/reader.ts";
+
+export interface LabelledRemoval {
+  /** File name in test/fixtures/sessions. */
+  session: string;
+  /** Line (1-based) of the removed tool result in the session file (v1 files have no stable ids). */
+  line: number;
+  /** Its entry id, for files that have ids. */
+  entryId?: string;
+  /** The removed chunks (numbers of chunkOutput), or "all" for the whole output. */
+  removed: "all" | number[];
+  /** Line of the run end after which it is gone. */
+  afterLine: number;
+  /** What was removed, in a few words. */
+  what: string;
+  /** Whether the replay's proxy before issue 22 (per chunk, any later mention) suspected it. */
+  suspectToday: boolean;
+  /**
+   * Removed by the local/lexical replay with the default settings, or with settings that remove more
+   * (see labelled-removals.md), or a whole output chosen by hand.
+   */
+  source: "replay" | "replay-aggressive" | "hand-picked";
+  /** Labelled after the proxy's rules were settled: not used to tune them. */
+  heldOut: boolean;
+  label: "needed" | "not-needed";
+  reason: string;
+}
+
+export interface LabelledSet {
+  provenance: string;
+  removals: LabelledRemoval[];
+}
+
+export const FIXTURES = join(import.meta.dirname, "..", "fixtures");
+
+export function readLabelledSet(path = join(FIXTURES, "labelled-removals.json")): LabelledSet {
+  return JSON.parse(readFileSync(path, "utf8")) as LabelledSet;
+}
+
+function indexOfLine(file: SessionFile, line: number): number {
+  const i = file.branch.findIndex((e) => file.lineOf.get(e) === line);
+  if (i === -1) throw new Error(`${file.path}: no entry on line ${line} of the branch`);
+  return i;
+}
+
+function textOf(entry: SessionEntry): string {
+  if (entry.type === "custom_message") return readContent(entry.content).text;
+  return entry.type === "message" ? messageText(entry.message) : "";
+}
+
+/** The removed piece a labelled removal describes, rebuilt from its session file. */
+export function pieceFor(file: SessionFile, removal: LabelledRemoval): RemovedPiece {
+  const at = indexOfLine(file, removal.line);
+  const after = indexOfLine(file, removal.afterLine);
+  const entry = file.branch[at] as SessionEntry;
+  const message =
+    entry.type === "message" ? (entry.message as { role?: string; toolCallId?: string; content?: unknown }) : undefined;
+  if (message?.role !== "toolResult") throw new Error(`${file.path}:${removal.line} is not a tool result`);
+  if (after < at) throw new Error(`${file.path}:${removal.afterLine} comes before line ${removal.line}`);
+  const chunks = chunkOutput(readContent(message.content).text);
+  const gone = removal.removed === "all" ? new Set(chunks.map((c) => c.n)) : new Set(removal.removed);
+  const text = chunks
+    .filter((c) => gone.has(c.n))
+    .map((c) => c.text)
+    .join("\n");
+  const kept = chunks.filter((c) => !gone.has(c.n)).map((c) => c.text);
+  const shown: string[] = [file.header.cwd ?? "", ...kept];
+  const calls: string[] = [];
+  for (let i = 0; i <= after; i++) {
+    const e = file.branch[i] as SessionEntry;
+    if (i !== at) shown.push(textOf(e));
+    if (e.type !== "message") continue;
+    for (const call of readContent((e.message as { content?: unknown }).content).toolCalls) {
+      if (call.id === message.toolCallId) calls.push(callSignature(call.name, call.args));
+    }
+  }
+  return {
+    key: `${removal.session}:${removal.line}`,
+    kind: removal.removed === "all" ? "small" : "chunk",
+    entryId: entry.id,
+    pass: 0,
+    after,
+    text,
+    calls,
+    visible: visibleTokens(shown),
+  };
+}
