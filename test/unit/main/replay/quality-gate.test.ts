@@ -1,8 +1,8 @@
 // The quality gate: the real sessions in test/fixtures/sessions replayed with local/lexical and the
 // default settings, compared with test/fixtures/quality-baseline.json. It fails, with the numbers, when
 // the likely-needed rate rises by more than the recorded margin (the guard removes more of what the
-// agent still uses), or falls by more (an improvement to record). The money saving with the prompt
-// cache is checked here too once the replay reports it (the baseline's `money` block).
+// agent still uses), or falls by more (an improvement to record); and likewise when the money saving with
+// the prompt cache (main model and classifier, guard off → on, over the sessions) falls or rises.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +18,7 @@ interface Baseline {
   model: string;
   sessions: string[];
   likelyNeeded: { items: number; removed: number; rate: number; margin: number };
+  money: { off: number; on: number; classifier: number; saving: number; margin: number };
 }
 
 const BASELINE_FILE = join(FIXTURES, "quality-baseline.json");
@@ -55,6 +56,33 @@ function numbers(): string {
   ].join("\n");
 }
 
+/** Dollars over the sessions: main model off and on, the classifier, and the net saving's share of off. */
+function dollars() {
+  let off = 0;
+  let on = 0;
+  let classifier = 0;
+  for (const s of report.sessions) {
+    off += s.dollars?.off ?? 0;
+    on += s.dollars?.on ?? 0;
+    classifier += s.dollars?.classifier ?? 0;
+  }
+  return { off, on, classifier, saving: off > 0 ? (off - on - classifier) / off : 0 };
+}
+
+function moneyNumbers(): string {
+  const d = dollars();
+  const b = baseline.money;
+  const per = report.sessions.map(
+    (s) =>
+      `  ${s.name}: $${(s.dollars?.off ?? 0).toFixed(2)} → $${(s.dollars?.on ?? 0).toFixed(2)} + $${(s.dollars?.classifier ?? 0).toFixed(3)}`,
+  );
+  return [
+    `saving now ${pct(d.saving)} ($${d.off.toFixed(2)} → $${d.on.toFixed(2)} + $${d.classifier.toFixed(3)}); baseline ${pct(b.saving)}, margin ±${pct(b.margin)}`,
+    ...per,
+    `to record these figures, set money in ${BASELINE_FILE} to {"off": ${d.off.toFixed(2)}, "on": ${d.on.toFixed(2)}, "classifier": ${d.classifier.toFixed(3)}, "saving": ${d.saving.toFixed(4)}}`,
+  ].join("\n");
+}
+
 describe("the quality gate on the real sessions", () => {
   it("replays every recorded session", () => {
     expect(report.failures).toEqual([]);
@@ -67,5 +95,13 @@ describe("the quality gate on the real sessions", () => {
     expect(proxy.likelyNeeded.rate, `the likely-needed rate fell: record it\n${numbers()}`).toBeGreaterThanOrEqual(
       rate - margin,
     );
+  });
+
+  it("keeps the money saving within the margin of the baseline", () => {
+    const { saving, margin } = baseline.money;
+    const now = dollars();
+    expect(report.sessions.every((s) => s.dollars !== undefined)).toBe(true);
+    expect(now.saving, `the money saving fell\n${moneyNumbers()}`).toBeGreaterThanOrEqual(saving - margin);
+    expect(now.saving, `the money saving rose: record it\n${moneyNumbers()}`).toBeLessThanOrEqual(saving + margin);
   });
 });
