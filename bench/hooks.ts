@@ -108,7 +108,7 @@ for (const size of sizes) {
     }
     // The inline backend's session store lives on this thread: empty it (a sync naming no store does), so
     // the measurements after this one do not carry a copy of the session Pi's thread never holds.
-    if (backend === "inline") await runner.run("sync", { fresh: [] });
+    if (backend === "inline") await runner.run("pass", { kind: "sync", sync: { fresh: [] } });
     await runner.destroy();
     rows.push({ label: `turn_end checkpoint, ${size} entries, ${backend}`, values: [cell(cold), cell(warm)] });
   }
