@@ -129,10 +129,9 @@ export class HookSession {
   /**
    * Empties the inline backend's session store, which lives on this (the main) thread: a benchmark that
    * goes on measuring the pool must not carry a copy of the session Pi's thread never holds in real use.
-   * (A sync that names no store and no order clears the store.)
    */
   async releaseInlineStore(): Promise<void> {
-    if (this.runner.backend === "inline") await this.runner.inner.run("pass", { kind: "sync", sync: { fresh: [] } });
+    if (this.runner.backend === "inline") await this.guard.worker.release();
   }
   /** A session whose first pass starts from nothing: empty snapshot cache, nothing known to be sent. */
   resetCold(): void {

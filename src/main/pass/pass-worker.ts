@@ -3,6 +3,7 @@
 // into bounded ones (syncs sent ahead in slices, request windows, outcome slices, finish parts) so no
 // single clone blocks Pi's thread for long. A pass keeps state on the worker between its messages, so
 // every message goes to one thread: the runner's own when it has one, else a one-thread pool of its own.
+import { randomUUID } from "node:crypto";
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
 import type { FinishConfig, FinishOutput, PlanConfig } from "../../core/distill/pass.ts";
@@ -50,6 +51,8 @@ export interface PlanRequest {
 }
 
 export class PassWorker {
+  /** Names this session's store on the worker (a thread keeps the copies of several sessions). */
+  readonly client = randomUUID();
   readonly mirror: WorkerMirror;
   readonly #runner: TaskRunner;
   readonly #timeoutMs: number;
@@ -92,6 +95,12 @@ export class PassWorker {
     await this.#send({ kind: "ping" });
   }
 
+  /** The session ended: the worker drops its copy, and a later pass sends everything again. */
+  async release(): Promise<void> {
+    await this.#send({ kind: "release", client: this.client });
+    this.mirror.reset();
+  }
+
   /**
    * Sends the session ahead of any pass (when a session's first run starts), in the same paced slices
    * a first pass uses: the first pass of a resumed session then sends only what changed. Returns the
@@ -116,7 +125,7 @@ export class PassWorker {
         if (!(await this.#sendAhead(sync.fresh, "with-plan"))) continue;
         sync = await mirror.preparePaced(entries);
       }
-      const out = await this.#send({ kind: "plan", sync, ...request });
+      const out = await this.#send({ kind: "plan", client: this.client, sync, ...request });
       if ("plan" in out) {
         mirror.accept(out.storeId, sync);
         return out.plan;
@@ -138,7 +147,7 @@ export class PassWorker {
       // between messages, several slices would go out back to back in one block.
       await nextTurn();
       signal?.throwIfAborted();
-      const out = await this.#send({ kind: "sync", sync: part });
+      const out = await this.#send({ kind: "sync", client: this.client, sync: part });
       if ("missing" in out) {
         mirror.reset(out.storeId);
         return false;

@@ -187,8 +187,8 @@ export class WorkerMirror {
     }
   }
 
-  /** The store is new or was cleared: everything must be sent again. */
-  reset(storeId: string): void {
+  /** The store is new or was cleared (or is unknown: none named): everything must be sent again. */
+  reset(storeId?: string): void {
     this.#storeId = storeId;
     this.#stable.clear();
     this.#held.clear();

@@ -7,7 +7,7 @@ import type { ClassifierOutcome, SnapEntry } from "../../core/shared/types.ts";
 import { type WorkerFailure, workerFailure } from "./failures.ts";
 import { packValues } from "./packed-values.ts";
 import { type MessageOf, PASS_KINDS, type PassKind, type PassMessage, type PassReply } from "./protocol.ts";
-import { syncEntries } from "./session-store.ts";
+import { DEFAULT_CLIENT, dropStore, syncEntries } from "./session-store.ts";
 
 interface HeldPass {
   plan: RunPlan;
@@ -17,17 +17,17 @@ interface HeldPass {
   outcomes: ClassifierOutcome[];
 }
 
-// A pass is planned and finished within one hook; keep a few in case passes overlap.
+// A pass is planned and finished within one hook; keep a few in case passes (of several sessions) overlap.
 const held = new Map<string, HeldPass>();
 const heldParts = new Map<string, FinishOutput[]>();
-const MAX_HELD = 4;
+const MAX_HELD = 8;
 
 function keepFew<T>(map: Map<string, T>): void {
   while (map.size > MAX_HELD) map.delete(map.keys().next().value as string);
 }
 
 function plan(input: MessageOf<"plan">): PassReply<"plan"> {
-  const synced = syncEntries(input.sync);
+  const synced = syncEntries(input.sync, input.client ?? DEFAULT_CLIENT);
   if ("missing" in synced) return synced;
   const result =
     input.phase === "mid-run"
@@ -48,7 +48,7 @@ function plan(input: MessageOf<"plan">): PassReply<"plan"> {
 }
 
 function sync(input: MessageOf<"sync">): PassReply<"sync"> {
-  const out = syncEntries(input.sync);
+  const out = syncEntries(input.sync, input.client ?? DEFAULT_CLIENT);
   return "missing" in out ? out : { storeId: out.storeId };
 }
 
@@ -128,6 +128,7 @@ type Handlers = { [K in PassKind]: (message: MessageOf<K>) => PassReply<K> };
 
 const HANDLERS: Handlers = {
   ping: () => "pong",
+  release: (input) => dropStore(input.client),
   sync,
   plan,
   requests,

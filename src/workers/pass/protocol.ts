@@ -5,7 +5,8 @@
 // A pass is a conversation in this order: `sync` (zero or more, for a large first pass), `plan`,
 // `requests` (a window at a time, while the classifier queue runs), `outcomes` (zero or more, for a pass
 // with many requests), `finish`, `finishPart` (zero or more, for a large result). Every message after
-// `plan` names the pass by its id; the worker holds that pass's state in between.
+// `plan` names the pass by its id; the worker holds that pass's state in between. `sync` and `plan` name
+// the client (one per session), whose copy of the session the worker keeps across passes until `release`.
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
 import type { FinishConfig, FinishOutput, PlanConfig, RunPlan } from "../../core/distill/pass.ts";
@@ -22,12 +23,15 @@ export interface PingMessage {
 /** Entries the worker's store lacks, sent ahead of a plan (a large first pass sends them in slices). */
 export interface SyncMessage {
   kind: "sync";
+  /** Whose store (one per session); by default the thread's one unnamed store. */
+  client?: string;
   sync: SyncInput;
 }
 
 /** The last entries and the projection's order, then the plan over the store's copy of the session. */
 export interface PlanMessage {
   kind: "plan";
+  client?: string;
   sync: SyncInput;
   config: PlanConfig;
   /** Names the pass in every later message, so the worker finds its plan without receiving it again. */
@@ -70,8 +74,15 @@ export interface FinishPartMessage {
   passId: string;
 }
 
+/** The client's session ended: drop its store. */
+export interface ReleaseMessage {
+  kind: "release";
+  client: string;
+}
+
 export type PassMessage =
   | PingMessage
+  | ReleaseMessage
   | SyncMessage
   | PlanMessage
   | RequestsMessage
@@ -96,6 +107,8 @@ export type StoreReply = { storeId: string; missing: string[] };
 /** The reply to each message when it succeeds. */
 export interface PassReplies {
   ping: "pong";
+  /** Whether there was a store to drop. */
+  release: boolean;
   sync: StoreReply | { storeId: string };
   plan: StoreReply | { storeId: string; plan: PlanSummary };
   requests: PackedValues;
@@ -110,4 +123,13 @@ export interface PassReplies {
 export type PassReply<K extends PassKind> = PassReplies[K] | WorkerFailure;
 
 /** Every kind, for the worker's check of what it received. */
-export const PASS_KINDS: readonly PassKind[] = ["ping", "sync", "plan", "requests", "outcomes", "finish", "finishPart"];
+export const PASS_KINDS: readonly PassKind[] = [
+  "ping",
+  "release",
+  "sync",
+  "plan",
+  "requests",
+  "outcomes",
+  "finish",
+  "finishPart",
+];
