@@ -3,7 +3,6 @@
 // into bounded ones (syncs sent ahead in slices, request windows, outcome slices, finish parts) so no
 // single clone blocks Pi's thread for long. A pass keeps state on the worker between its messages, so
 // every message goes to one thread: the runner's own when it has one, else a one-thread pool of its own.
-import { randomUUID } from "node:crypto";
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
 import type { FinishConfig, FinishOutput, PlanConfig } from "../../core/distill/pass.ts";
@@ -51,8 +50,6 @@ export interface PlanRequest {
 }
 
 export class PassWorker {
-  /** Names this session's store on the worker (a thread keeps the copies of several sessions). */
-  readonly client = randomUUID();
   readonly mirror: WorkerMirror;
   readonly #runner: TaskRunner;
   readonly #timeoutMs: number;
@@ -97,7 +94,7 @@ export class PassWorker {
 
   /** The session ended: the worker drops its copy, and a later pass sends everything again. */
   async release(): Promise<void> {
-    await this.#send({ kind: "release", client: this.client });
+    await this.#send({ kind: "release", client: this.mirror.client });
     this.mirror.reset();
   }
 
@@ -125,7 +122,7 @@ export class PassWorker {
         if (!(await this.#sendAhead(sync.fresh, "with-plan"))) continue;
         sync = await mirror.preparePaced(entries);
       }
-      const out = await this.#send({ kind: "plan", client: this.client, sync, ...request });
+      const out = await this.#send({ kind: "plan", client: this.mirror.client, sync, ...request });
       if ("plan" in out) {
         mirror.accept(out.storeId, sync);
         return out.plan;
@@ -147,7 +144,7 @@ export class PassWorker {
       // between messages, several slices would go out back to back in one block.
       await nextTurn();
       signal?.throwIfAborted();
-      const out = await this.#send({ kind: "sync", client: this.client, sync: part });
+      const out = await this.#send({ kind: "sync", client: this.mirror.client, sync: part });
       if ("missing" in out) {
         mirror.reset(out.storeId);
         return false;
