@@ -143,6 +143,11 @@ class ThreadRunner implements TaskRunner {
   }
 }
 
+/**
+ * The worker pool a GuardSession (or runPass) runs its passes on: Piscina by default, one thread, which
+ * starts on the first task. A pool of more threads serves stateless tasks (recall) on all of them and
+ * lends each pass one thread (oneThread). Call `destroy()` when done with it.
+ */
 export async function createTaskRunner(options: PoolOptions = {}): Promise<TaskRunner> {
   const backend = options.backend ?? "piscina";
   if (backend === "inline") return new InlineRunner(options.taskModule);
