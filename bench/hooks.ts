@@ -105,10 +105,10 @@ for (const size of sizes) {
       cold.push(ownStall((await measureStall(checkpoint, "quiet")).stall));
       run.append(appendedRun(20, 500 + r, `turn${r}`, run.lastId));
       warm.push(ownStall((await measureStall(checkpoint, "quiet")).stall));
+      // Drop the session's copy: with the inline backend it lives on this thread, and the measurements
+      // after this one must not carry a copy Pi's thread never holds.
+      await guard.worker.release();
     }
-    // The inline backend's session store lives on this thread: empty it (a sync naming no store does), so
-    // the measurements after this one do not carry a copy of the session Pi's thread never holds.
-    if (backend === "inline") await runner.run("sync", { fresh: [] });
     await runner.destroy();
     rows.push({ label: `turn_end checkpoint, ${size} entries, ${backend}`, values: [cell(cold), cell(warm)] });
   }
@@ -144,11 +144,14 @@ for (const size of sizes) {
         const m = await measureStall(firstPass(guard), "quiet");
         warmedStall.push(ownStall(m.stall));
         warmedMs.push(m.ms);
+        await guard.worker.release();
       };
       const cold = async () => {
-        const m = await measureStall(firstPass(new GuardSession({ config, runner })), "quiet");
+        const guard = new GuardSession({ config, runner });
+        const m = await measureStall(firstPass(guard), "quiet");
         coldStall.push(ownStall(m.stall));
         coldMs.push(m.ms);
+        await guard.worker.release();
       };
       if (r % 2 === 0) {
         await warmed();

@@ -1,5 +1,6 @@
-// Library entry: a whole pass (runPass), the worker tasks, the pool that runs them, the classifier queue,
-// the HTTP thread for classifier requests (createThreadFetch) and the pure core.
+// Library entry: a session's passes (GuardSession, or one pass with runPass), the pool that runs them
+// (createTaskRunner), the worker tasks as plain functions, the classifier queue, the HTTP thread for
+// classifier requests (createThreadFetch) and the pure core. Thread plumbing stays internal.
 // The Pi extension itself is `pi-context-guard/extension` (src/main/index.ts).
 export * from "./core/classifier/answers.ts";
 export * from "./core/distill/chunk.ts";
@@ -23,26 +24,18 @@ export {
   type QueueResult,
 } from "./main/pass/classify-queue.ts";
 export {
-  distillRunEnd,
-  type PassOptions,
-  type RunEndDeps,
-  type RunEndResult,
-  runPass,
-  warmWorker,
-} from "./main/pass/run-end.ts";
+  cacheFamily,
+  GuardSession,
+  type GuardSessionParts,
+  type PassOutcome,
+  type PassRequest,
+} from "./main/pass/guard-session.ts";
+export { PassWorker, type PassWorkerOptions } from "./main/pass/pass-worker.ts";
+export { type PassOptions, type RunEndDeps, type RunEndResult, runPass } from "./main/pass/run-end.ts";
 export { type ProjectedLike, readContent, SnapshotBuilder } from "./main/pass/snapshot.ts";
 export { type Validation, validateEdits, validateEditsPaced } from "./main/pass/validate.ts";
-export { WorkerMirror } from "./main/pass/worker-mirror.ts";
-export {
-  createTaskRunner,
-  type PoolBackend,
-  type PoolOptions,
-  type TaskInput,
-  type TaskName,
-  type TaskOutput,
-  type TaskRunner,
-  taskModulePath,
-} from "./main/platform/pool.ts";
+export { createTaskRunner, type PoolBackend, type PoolOptions, type TaskRunner } from "./main/platform/pool.ts";
 export { createThreadFetch, type ThreadFetch } from "./main/platform/thread-fetch.ts";
-export { type PackedValues, packedCount, packValues, unpackValue } from "./workers/pass/packed-values.ts";
+export { PassWorkerError, type WorkerFailure, type WorkerFailureCode } from "./workers/pass/failures.ts";
+export type { PassMessage, PassReplies, PassReply, PlanSummary } from "./workers/pass/protocol.ts";
 export * as tasks from "./workers/tasks.ts";

@@ -12,6 +12,7 @@ import { SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
 import { validateEdits } from "../../src/main/pass/validate.ts";
 import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { createTaskRunner, type TaskRunner } from "../../src/main/platform/pool.ts";
+import type { PassMessage } from "../../src/workers/pass/protocol.ts";
 import type { SyncInput } from "../../src/workers/pass/session-store.ts";
 import { MODEL_REF } from "../../test/kit/hook.ts";
 import { settle, timeSync } from "../../test/kit/stall.ts";
@@ -105,24 +106,25 @@ function transportRunner(inner: TaskRunner, step: () => Step): TaskRunner {
     run: async (name, input, options) => {
       const s = step();
       const ser = timeSync(() => serialize(input));
-      if (name === "plan" || name === "sync") {
-        const sync = name === "sync" ? (input as SyncInput) : (input as { sync: SyncInput }).sync;
+      const kind = name === "pass" ? (input as PassMessage).kind : name;
+      if (kind === "plan" || kind === "sync") {
+        const sync: SyncInput = (input as { sync: SyncInput }).sync;
         s.syncSerializeMs += ser.ms;
         s.syncMaxSerializeMs = Math.max(s.syncMaxSerializeMs, ser.ms);
         s.syncBytes += ser.value.length;
         s.sentEntries += sync.fresh.length;
         s.sentChars += sentChars(sync.fresh) + (sync.pieces ?? []).reduce((n, p) => n + p.part.length, 0);
-      } else if (name === "finish") s.finishSerializeMs += ser.ms;
+      } else if (kind === "finish") s.finishSerializeMs += ser.ms;
       const t0 = performance.now();
       const out = await inner.run(name, input, options);
       const taskMs = performance.now() - t0;
       const bytes = serialize(out);
       const de = timeSync(() => deserialize(bytes));
-      if (name === "plan") {
+      if (kind === "plan") {
         s.planTaskMs += taskMs;
         s.planDeserializeMs += de.ms;
         s.planBytes += bytes.length;
-      } else if (name === "finish" || name === "finishPart") {
+      } else if (kind === "finish" || kind === "finishPart") {
         s.finishTaskMs += taskMs;
         s.finishDeserializeMs += de.ms;
         s.finishMaxDeserializeMs = Math.max(s.finishMaxDeserializeMs, de.ms);

@@ -137,15 +137,10 @@ async function passThroughLibrary(pkg: string): Promise<void> {
       toolResultEntry("t", "c", "bash", lines.join("\n")),
       assistantEntry("z", "needle is called in src/f5.ts"),
     ];
-    const deps = {
-      runner,
-      classify: keepNothing,
-      config: lib.DEFAULT_CONFIG,
-      modelRef: "x/y",
-      mirror: new lib.WorkerMirror(),
-    };
+    const worker = new lib.PassWorker(runner);
+    const deps = { runner, worker, classify: keepNothing, config: lib.DEFAULT_CONFIG, modelRef: "x/y" };
     // Warmed first, as the extension does when a session's first run starts: the pass then has nothing left to send.
-    expect(await lib.warmWorker(entries, deps)).toBe(entries.length);
+    expect(await worker.warm(entries)).toBe(entries.length);
     const pass = await lib.runPass(entries, deps, { phase: "run-end" });
     if (pass.status !== "done") throw new Error(`no pass: ${pass.reason}`);
     expect(pass.edits.map((e) => e.targetId)).toEqual(["t"]);

@@ -13,6 +13,7 @@ import type { ProjectedLike, SnapshotBuilder } from "../../src/main/pass/snapsho
 import type { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../src/main/platform/pool.ts";
 import { createThreadFetch, type ThreadFetch } from "../../src/main/platform/thread-fetch.ts";
+import type { PassMessage } from "../../src/workers/pass/protocol.ts";
 import type { SyncInput } from "../../src/workers/pass/session-store.ts";
 
 export const MODEL_REF = "openrouter/~typesafe/jev-latest";
@@ -90,13 +91,14 @@ class CountingRunner implements TaskRunner {
     return this.inner.backend;
   }
   run: TaskRunner["run"] = (name, input, options) => {
-    if (name === "sync" || name === "plan") {
+    const message = name === "pass" ? (input as PassMessage) : undefined;
+    if (message?.kind === "sync" || message?.kind === "plan") {
       // A large pass sends entries ahead of the plan in slices, and huge texts in pieces.
-      const sync = name === "sync" ? (input as SyncInput) : (input as { sync: SyncInput }).sync;
+      const sync: SyncInput = message.sync;
       for (const e of sync.fresh) this.traffic.fresh.push(e);
       for (const p of sync.pieces ?? []) this.traffic.pieceChars += p.part.length;
       this.traffic.messages.push(sync);
-      if (name === "plan") {
+      if (message.kind === "plan") {
         this.traffic.planCalls++;
         this.traffic.orderLength = sync.order?.tail.length ?? 0;
       }
@@ -122,15 +124,14 @@ export class HookSession {
     return this.guard.snapshots;
   }
   get mirror(): WorkerMirror {
-    return this.guard.mirror;
+    return this.guard.worker.mirror;
   }
   /**
    * Empties the inline backend's session store, which lives on this (the main) thread: a benchmark that
    * goes on measuring the pool must not carry a copy of the session Pi's thread never holds in real use.
-   * (A sync that names no store and no order clears the store.)
    */
   async releaseInlineStore(): Promise<void> {
-    if (this.runner.backend === "inline") await this.runner.inner.run("sync", { fresh: [] });
+    if (this.runner.backend === "inline") await this.guard.worker.release();
   }
   /** A session whose first pass starts from nothing: empty snapshot cache, nothing known to be sent. */
   resetCold(): void {

@@ -5,11 +5,13 @@ import type { FinishOutput } from "../../src/core/distill/pass.ts";
 import { DEFAULT_CONFIG } from "../../src/core/shared/config.ts";
 import type { SnapEntry } from "../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
-import { type RunEndResult, runPass, SYNC_SLICE_CHARS, warmWorker } from "../../src/main/pass/run-end.ts";
+import { SYNC_SLICE_CHARS } from "../../src/main/pass/pass-worker.ts";
+import { type RunEndResult, runPass, warmWorker } from "../../src/main/pass/run-end.ts";
 import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { createTaskRunner, type TaskRunner } from "../../src/main/platform/pool.ts";
+import { FINISH_PART_CHARS } from "../../src/workers/pass/pass-handler.ts";
+import type { PassMessage } from "../../src/workers/pass/protocol.ts";
 import type { SyncInput } from "../../src/workers/pass/session-store.ts";
-import { FINISH_PART_CHARS } from "../../src/workers/tasks.ts";
 import { chunkKeeper, keepNothing } from "../kit/answers.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../kit/snap.ts";
 
@@ -27,6 +29,9 @@ function session(n: number, size: number): SnapEntry[] {
   out.push(assistantEntry("z", "hot_symbol is used in src/f0_3.ts"));
   return out;
 }
+
+/** The message kind of a pass task, else the task's name. */
+const kindOf = (name: string, input: unknown): string => (name === "pass" ? (input as PassMessage).kind : name);
 
 /** Characters of entry text a sync message carries (entries and pieces). */
 function syncChars(sync: SyncInput): number {
@@ -48,11 +53,11 @@ function counting(inner: TaskRunner): TaskRunner & { calls: Record<string, numbe
     backend: inner.backend,
     destroy: () => inner.destroy(),
     run: async (name, input, options) => {
-      calls[name] = (calls[name] ?? 0) + 1;
-      if (name === "sync") note(name, syncChars(input as SyncInput));
-      if (name === "plan") note(name, syncChars((input as { sync: SyncInput }).sync));
+      const kind = kindOf(name, input);
+      calls[kind] = (calls[kind] ?? 0) + 1;
+      if (kind === "sync" || kind === "plan") note(kind, syncChars((input as { sync: SyncInput }).sync));
       const out = await inner.run(name, input, options);
-      if (name === "finish" || name === "finishPart") {
+      if (kind === "finish" || kind === "finishPart") {
         const { drafts } = out as FinishOutput;
         note(
           "answer",
@@ -106,7 +111,7 @@ describe("pass deadline", () => {
       backend: "inline",
       destroy: () => inline.destroy(),
       run: async (name, input, options) => {
-        if (name === "plan") await new Promise((r) => setTimeout(r, 400));
+        if (kindOf(name, input) === "plan") await new Promise((r) => setTimeout(r, 400));
         return inline.run(name, input, options);
       },
     };
@@ -162,7 +167,7 @@ describe("pass transport", () => {
       backend: "inline",
       destroy: () => inline.destroy(),
       run: (name, input, options) => {
-        if (name === "requests") log.push(`window ${(input as { from: number }).from}`);
+        if (kindOf(name, input) === "requests") log.push(`window ${(input as { from: number }).from}`);
         return inline.run(name, input, options);
       },
     };

@@ -10,6 +10,7 @@ import type { SnapEntry } from "../../src/core/shared/types.ts";
 import { type RunEndResult, runPass } from "../../src/main/pass/run-end.ts";
 import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { createTaskRunner, type PoolBackend, type TaskName, type TaskRunner } from "../../src/main/platform/pool.ts";
+import type { PassMessage } from "../../src/workers/pass/protocol.ts";
 import { dropAll } from "../kit/answers.ts";
 import { FAULT_TASKS } from "../kit/fault-tasks.ts";
 
@@ -47,13 +48,13 @@ function session(tag: string): SnapEntry[] {
   ];
 }
 
-/** Runs `fault` instead of the real task for the given step. */
+/** Runs `fault` instead of the real task for the given message of a pass. */
 function faulty(inner: TaskRunner, step: "plan" | "finish", fault: string): TaskRunner {
   return {
     backend: inner.backend,
     run: ((name: TaskName, input: unknown, options: unknown) =>
       (inner.run as (n: string, i: unknown, o: unknown) => Promise<unknown>)(
-        name === step ? fault : name,
+        name === "pass" && (input as PassMessage).kind === step ? fault : name,
         input,
         options,
       )) as TaskRunner["run"],

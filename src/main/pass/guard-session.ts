@@ -8,7 +8,8 @@ import { Breaker, type BreakerState } from "../../core/classifier/breaker.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import type { ClassifyFn } from "./classify-queue.ts";
-import { type PassOptions, type RunEndResult, runPassOnContext, warmWorker } from "./run-end.ts";
+import { PassWorker } from "./pass-worker.ts";
+import { type PassOptions, type RunEndResult, runPassOnContext } from "./run-end.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
 
@@ -21,7 +22,7 @@ export function cacheFamily(model: { api?: string; provider?: string } | undefin
 
 export interface GuardSessionParts {
   config: GuardConfig;
-  /** The pass worker pool (one thread: the worker keeps the session's copy). */
+  /** The pool the pass worker runs on (a larger one lends it a thread of its own: TaskRunner.oneThread). */
   runner: TaskRunner;
   /** The session's time: the wall clock in Pi, the entries' timestamps in a replay. */
   clock?: () => number;
@@ -52,14 +53,15 @@ export class GuardSession {
   config: GuardConfig;
   readonly runner: TaskRunner;
   readonly snapshots = new SnapshotBuilder();
-  readonly mirror: WorkerMirror;
+  /** The session's side of the pass worker (it knows what the worker holds). */
+  readonly worker: PassWorker;
   readonly breaker: Breaker;
   readonly clock: () => number;
 
   constructor(parts: GuardSessionParts) {
     this.config = parts.config;
     this.runner = parts.runner;
-    this.mirror = new WorkerMirror(this.snapshots);
+    this.worker = new PassWorker(parts.runner, { mirror: new WorkerMirror(this.snapshots) });
     this.breaker = parts.breaker ?? new Breaker();
     this.clock = parts.clock ?? Date.now;
   }
@@ -72,7 +74,7 @@ export class GuardSession {
   /** Sends the session to the pass worker ahead of the first pass (paced). Returns the entries sent. */
   async warm(context: readonly ProjectedLike[], signal?: AbortSignal): Promise<number> {
     const entries = await this.snapshots.entriesPaced(context);
-    return warmWorker(entries, { runner: this.runner, mirror: this.mirror, ...(signal ? { signal } : {}) });
+    return this.worker.warm(entries, signal);
   }
 
   /** One pass at a boundary. Rejects when a worker task fails (the caller changes nothing). */
@@ -87,7 +89,7 @@ export class GuardSession {
         family: request.family,
         config: this.config,
         modelRef: request.modelRef,
-        mirror: this.mirror,
+        worker: this.worker,
         ...(request.signal ? { signal: request.signal } : {}),
         ...(request.onJudging ? { onJudging: request.onJudging } : {}),
       },

@@ -1,40 +1,31 @@
-// One run-end pass: the plan and the rendering run in the worker pool, the classifier requests go
-// through the queue in between. Only data crosses threads, and after the first pass only new entries.
+// One pass, in order: plan in the pass worker, ask the classifier through the queue, finish in the
+// worker, validate the drafts, build the record. Every message to the worker goes through PassWorker.
 import { randomUUID } from "node:crypto";
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
 import { buildRecord, recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
-import type {
-  ClassifierRequest,
-  ContextEditDraft,
-  CustomDraft,
-  GuardRecord,
-  SnapEntry,
-} from "../../core/shared/types.ts";
-import { unwrapFailure, type WorkerFailure } from "../../workers/pass/failures.ts";
-import { type PackedValues, packedCount, unpackValue } from "../../workers/pass/packed-values.ts";
-import type { SyncEntry, SyncInput, TextPiece } from "../../workers/pass/session-store.ts";
-import type { PlanSummary } from "../../workers/tasks.ts";
-import { callback } from "../platform/callbacks.ts";
-import { InFlight } from "../platform/in-flight.ts";
-import { nextTurn } from "../platform/pace.ts";
+import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../../core/shared/types.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import { knownSecrets } from "../platform/secrets.ts";
-import { type ClassifyFn, classifyAll, type QueueResult, type RequestSource } from "./classify-queue.ts";
+import { type ClassifyFn, classifyAll, type QueueResult } from "./classify-queue.ts";
+import { PassWorker } from "./pass-worker.ts";
 import type { ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type Validation, validateEditsPaced } from "./validate.ts";
-import { WorkerMirror } from "./worker-mirror.ts";
+import type { WorkerMirror } from "./worker-mirror.ts";
 
 export interface RunEndDeps {
+  /** The pool a pass worker is made on when `worker` is not given. */
   runner: TaskRunner;
+  /** The session's pass worker (it knows what the worker holds); by default a new one on `runner`. */
+  worker?: PassWorker;
   /** Absent when the classifier is unavailable: then only what needs no classifier (old images) is done. */
   classify?: ClassifyFn;
   /** How the main model's prompt cache reacts to edits (for the break-even gates). */
   family?: CacheModel["family"];
   config: GuardConfig;
   modelRef: string;
-  /** What the pass worker already holds; without one every entry is sent. */
+  /** Without `worker`: what the pass worker already holds; without one every entry is sent. */
   mirror?: WorkerMirror;
   /** Checks the edits against the context they will be applied to; rejected ones become "kept". */
   validate?: (edits: ContextEditDraft[]) => Validation | Promise<Validation>;
@@ -42,35 +33,8 @@ export interface RunEndDeps {
   onJudging?: () => void;
   /** Stops the classifier requests early (the agent's signal, mid-run). */
   signal?: AbortSignal;
-  /** Most time one worker task (plan, finish) may take before its worker is stopped. Default 30 s. */
+  /** Without `worker`: most time one worker task may take before its thread is stopped. Default 30 s. */
   workerTimeoutMs?: number;
-}
-
-/** A stuck worker task (a pathological input, a bug) must not hold the hook forever. */
-export const WORKER_TASK_TIMEOUT_MS = 30_000;
-
-/**
- * Runs one worker task under the pass's worker time limit (the pool terminates the worker on abort); a
- * coded failure of the task becomes a PassWorkerError with its code.
- */
-async function inWorker<T>(
-  deps: Pick<RunEndDeps, "workerTimeoutMs">,
-  task: (signal: AbortSignal) => Promise<T | WorkerFailure>,
-): Promise<T> {
-  const ms = deps.workerTimeoutMs ?? WORKER_TASK_TIMEOUT_MS;
-  const controller = new AbortController();
-  const timer = setTimeout(
-    callback("worker-timer", () => controller.abort()),
-    ms,
-  );
-  try {
-    return unwrapFailure(await task(controller.signal));
-  } catch (error) {
-    if (controller.signal.aborted) throw new Error(`a worker task took longer than ${ms} ms and was stopped`);
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 export interface PassOptions {
@@ -90,118 +54,23 @@ export type RunEndResult =
       classifier: Pick<QueueResult, "sent" | "answered" | "aborted" | "lastError">;
     };
 
-/**
- * Size of one message to the worker when a large sync is sent ahead of the plan: about a millisecond of
- * cloning. Counted in characters, plus ENTRY_WEIGHT per entry for the fields every entry carries.
- */
-export const SYNC_SLICE_CHARS = 500_000;
-const ENTRY_WEIGHT = 1000;
-
-const headChars = (heads: SnapEntry["imageHeads"]) => heads?.reduce((n, h) => n + h.head.length, 0) ?? 0;
-const sentChars = (e: SnapEntry) =>
-  ENTRY_WEIGHT + e.text.length + (e.rawText?.length ?? 0) + headChars(e.imageHeads) + headChars(e.rawImageHeads);
-
-/**
- * Sends what the worker does not hold yet in slices of about SYNC_SLICE_CHARS, yielding between them,
- * so a pass over a large session or a huge output never blocks the main thread on one big message. A
- * text larger than a slice travels as pieces ahead of its entry. Returns false if the store turned out
- * to be another than the mirror thought (it has been reset; the caller starts over).
- */
-async function sendAhead(
-  fresh: SyncEntry[],
-  deps: Pick<RunEndDeps, "runner" | "workerTimeoutMs">,
-  mirror: WorkerMirror,
-  rest: "with-plan" | "now" = "with-plan",
-  signal?: AbortSignal,
-): Promise<boolean> {
-  const send = async (part: SyncInput): Promise<boolean> => {
-    // The worker answers within the same event-loop turn when it is quick: without a turn of our own
-    // between messages, several slices would go out back to back in one block.
-    await nextTurn();
-    signal?.throwIfAborted();
-    const out = await inWorker(deps, (taskSignal) => deps.runner.run("sync", part, { signal: taskSignal }));
-    if (out.missing) {
-      mirror.reset(out.storeId);
-      return false;
-    }
-    mirror.accept(out.storeId, part);
-    return true;
-  };
-  let slice: SyncEntry[] = [];
-  let chars = 0;
-  for (const e of fresh) {
-    let entry: SyncEntry = e;
-    for (const field of ["text", "rawText"] as const) {
-      const text = entry[field];
-      if (text === undefined || text.length <= SYNC_SLICE_CHARS) continue;
-      for (let at = 0; at < text.length; at += SYNC_SLICE_CHARS) {
-        const piece: TextPiece = { id: e.id, field, offset: at, part: text.slice(at, at + SYNC_SLICE_CHARS) };
-        const ok = await send({ storeId: mirror.storeId, base: mirror.orderVersion, fresh: [], pieces: [piece] });
-        if (!ok) return false;
-      }
-      entry =
-        field === "text" ? { ...entry, text: "", textInPieces: true } : { ...entry, rawText: "", rawInPieces: true };
-    }
-    if (entry !== e) mirror.sentAs(entry, mirror.fullOf(e));
-    slice.push(entry);
-    chars += sentChars(entry);
-    if (chars < SYNC_SLICE_CHARS && entry === e) continue;
-    if (!(await send({ storeId: mirror.storeId, base: mirror.orderVersion, fresh: slice }))) return false;
-    slice = [];
-    chars = 0;
-  }
-  // The rest, under a slice's worth, goes with the plan's own sync, unless there is no plan to carry it.
-  if (rest === "now" && slice.length > 0) {
-    return send({ storeId: mirror.storeId, base: mirror.orderVersion, fresh: slice });
-  }
-  return true;
+/** The pass worker of `deps`: the one given, or a new one on the runner (with the mirror, if any). */
+function passWorkerOf(deps: Pick<RunEndDeps, "runner" | "worker" | "mirror" | "workerTimeoutMs">): PassWorker {
+  return (
+    deps.worker ??
+    new PassWorker(deps.runner, {
+      ...(deps.mirror ? { mirror: deps.mirror } : {}),
+      ...(deps.workerTimeoutMs !== undefined ? { timeoutMs: deps.workerTimeoutMs } : {}),
+    })
+  );
 }
 
-/**
- * Sends the session to the pass worker before any pass needs it (when a session's first run starts),
- * in the same paced slices a first pass would use. The first pass of a resumed session then finds the
- * worker warm and sends only what changed since. Returns the number of entries sent.
- */
-export async function warmWorker(
+/** Sends the session to the pass worker ahead of its first pass (PassWorker.warm). Returns the entries sent. */
+export function warmWorker(
   entries: SnapEntry[],
-  deps: Pick<RunEndDeps, "runner" | "workerTimeoutMs"> & { mirror: WorkerMirror; signal?: AbortSignal },
+  deps: Pick<RunEndDeps, "runner" | "worker" | "mirror" | "workerTimeoutMs"> & { signal?: AbortSignal },
 ): Promise<number> {
-  const sync = await deps.mirror.preparePaced(entries);
-  if (sync.fresh.length === 0) return 0;
-  const sent = await sendAhead(sync.fresh, deps, deps.mirror, "now", deps.signal);
-  return sent ? sync.fresh.length : 0;
-}
-
-async function planInWorker(
-  entries: SnapEntry[],
-  deps: RunEndDeps,
-  passId: string,
-  options: PassOptions,
-): Promise<PlanSummary> {
-  const mirror = deps.mirror ?? new WorkerMirror();
-  for (let attempt = 0; attempt < 2; attempt++) {
-    let sync = await mirror.preparePaced(entries);
-    let chars = 0;
-    for (const e of sync.fresh) chars += sentChars(e);
-    if (chars >= SYNC_SLICE_CHARS) {
-      // Too much for the plan's own message: send it ahead, then the plan's sync carries the rest.
-      if (!(await sendAhead(sync.fresh, deps, mirror))) continue;
-      sync = await mirror.preparePaced(entries);
-    }
-    const out = await inWorker(deps, (signal) =>
-      deps.runner.run(
-        "plan",
-        { sync, config: deps.config, passId, phase: options.phase, cache: options.cache },
-        { signal },
-      ),
-    );
-    if ("plan" in out) {
-      mirror.accept(out.storeId, sync);
-      return out.plan;
-    }
-    mirror.reset(out.storeId);
-  }
-  throw new Error("the pass worker could not take the session snapshot");
+  return passWorkerOf(deps).warm(entries, deps.signal);
 }
 
 /**
@@ -209,46 +78,6 @@ async function planInWorker(
  * (bench/RESULTS.md, step by step): finishing costs about a fifth of planning, transport included.
  */
 const FINISH_SHARE_OF_PLAN = 0.3;
-
-/** Classifier outcomes per message to the worker (each carries the answers to up to 40 questions). */
-const OUTCOME_SLICE = 100;
-
-/**
- * The pass's requests, fetched from the worker a window at a time as the queue starts them. The next
- * window is asked for as soon as one is first used, so a freed slot does not wait for a worker round
- * trip; a window is let go once each of its requests has been taken (a retry fetches it again), so a
- * long pass does not keep every request body it sent alive on the main thread.
- */
-function requestsFromWorker(deps: RunEndDeps, passId: string, count: number, window: number): RequestSource {
-  const windows = new InFlight<{ list: Promise<PackedValues>; taken: Set<number> }>();
-  let furthest = -1;
-  const fetch = (from: number) => {
-    furthest = Math.max(furthest, from);
-    let held = windows.get(from);
-    if (!held) {
-      const to = Math.min(count, from + window);
-      const list = inWorker(deps, (signal) => deps.runner.run("requests", { passId, from, to }, { signal }));
-      const made = { list, taken: new Set<number>() };
-      windows.set(from, made);
-      // A failed fetch is tried again by the request's retry.
-      list.catch(() => windows.release(from, made));
-      held = made;
-    }
-    return held;
-  };
-  return {
-    count,
-    async get(index) {
-      const from = index - (index % window);
-      const held = fetch(from);
-      if (from + window < count && from + window > furthest) fetch(from + window);
-      const list = await held.list;
-      held.taken.add(index);
-      if (held.taken.size === packedCount(list)) windows.release(from, held);
-      return unpackValue<ClassifierRequest>(list, index - from);
-    },
-  };
-}
 
 /**
  * A pass over Pi's projection as the hooks run it: the snapshot is built paced (with the builder's
@@ -277,11 +106,12 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
   // The budget counts from the start of the pass, so planning a cold session does not add to it.
   const started = performance.now();
   const passId = randomUUID();
-  const plan = await planInWorker(entries, deps, passId, options);
+  const worker = passWorkerOf(deps);
+  const plan = await worker.plan(entries, { passId, config, phase: options.phase, cache: options.cache });
   if (plan.status === "skip") return { status: "skipped", reason: plan.reason };
   if (!deps.classify && plan.images === 0) return { status: "skipped", reason: "no classifier" };
   if (deps.classify && plan.requestCount > 0) deps.onJudging?.();
-  const requests = requestsFromWorker(deps, passId, plan.requestCount, config.concurrency);
+  const requests = worker.requests(passId, plan.requestCount, config.concurrency);
   // What follows the classifier (outcomes to the worker, finish, results back, validation) also has to
   // fit before the deadline: it grows with the pass much like the plan did, so a share of the plan's time
   // is kept back for it.
@@ -305,28 +135,9 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
         ms: 0,
         timedOut: false,
       };
-  // Many outcomes go ahead of finish in slices, each a message of bounded size.
-  const inline = queued.outcomes.length <= OUTCOME_SLICE;
-  for (let from = 0; !inline && from < queued.outcomes.length; from += OUTCOME_SLICE) {
-    const list = queued.outcomes.slice(from, from + OUTCOME_SLICE);
-    await nextTurn();
-    await inWorker(deps, (signal) => deps.runner.run("outcomes", { passId, from, list }, { signal }));
-  }
-  const finished = await inWorker(deps, (signal) =>
-    deps.runner.run(
-      "finish",
-      { passId, outcomes: inline ? queued.outcomes : undefined, config, family: deps.family },
-      { signal },
-    ),
-  );
+  const finished = await worker.finish(passId, queued.outcomes, config, deps.family);
   let edits = finished.drafts;
   let results = finished.results;
-  // A large output comes back in parts, each a message of bounded size.
-  for (let part = 0; part < finished.parts; part++) {
-    const more = await inWorker(deps, (signal) => deps.runner.run("finishPart", { passId }, { signal }));
-    edits = edits.concat(more.drafts);
-    results = results.concat(more.results);
-  }
   if (deps.validate) {
     const { valid, dropped } = await deps.validate(edits);
     if (dropped.length > 0) {

@@ -1,4 +1,5 @@
 // Main-thread bookkeeping of which entries the pass worker already holds (see workers/pass/session-store.ts).
+import { randomUUID } from "node:crypto";
 import type { SnapEntry } from "../../core/shared/types.ts";
 import type { OrderDelta, SyncEntry, SyncInput } from "../../workers/pass/session-store.ts";
 import { drain, PACE_STRIDE, paced, type Steps } from "../platform/pace.ts";
@@ -39,6 +40,8 @@ export interface ChangeSource {
 }
 
 export class WorkerMirror {
+  /** Names the worker's store this mirror keeps track of (a thread keeps the stores of several sessions). */
+  readonly client = randomUUID();
   readonly #builder: ChangeSource | undefined;
   #storeId: string | undefined;
   /** The text of each unedited entry the store holds, by id. */
@@ -187,8 +190,8 @@ export class WorkerMirror {
     }
   }
 
-  /** The store is new or was cleared: everything must be sent again. */
-  reset(storeId: string): void {
+  /** The store is new or was cleared (or is unknown: none named): everything must be sent again. */
+  reset(storeId?: string): void {
     this.#storeId = storeId;
     this.#stable.clear();
     this.#held.clear();

@@ -6,7 +6,8 @@ import type { ResourceLimits } from "node:worker_threads";
 import type * as Tasks from "../../workers/tasks.ts";
 import { callback } from "./callbacks.ts";
 
-export type TaskName = "plan" | "finish" | "finishPart" | "outcomes" | "recall" | "ping" | "requests" | "sync";
+/** The pool's tasks: every message of a pass goes through "pass" (workers/pass/protocol.ts). */
+export type TaskName = "pass" | "recall" | "ping";
 type TaskFn<K extends TaskName> = (typeof Tasks)[K];
 export type TaskInput<K extends TaskName> = Parameters<TaskFn<K>>[0];
 export type TaskOutput<K extends TaskName> = ReturnType<TaskFn<K>>;
@@ -20,6 +21,12 @@ export interface RunOptions {
 export interface TaskRunner {
   readonly backend: PoolBackend;
   run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>>;
+  /**
+   * A runner whose tasks all reach the same thread, for work that keeps state between tasks (a pass).
+   * This runner itself when it has one thread (or none: inline); otherwise a one-thread pool of its own,
+   * started on first use and shut down with this one. A runner without it is used as it is.
+   */
+  oneThread?(): TaskRunner;
   destroy(): Promise<void>;
 }
 
@@ -59,6 +66,9 @@ class InlineRunner implements TaskRunner {
     const fn = tasks[name] as (input: TaskInput<K>) => TaskOutput<K>;
     return fn(input);
   }
+  oneThread(): TaskRunner {
+    return this;
+  }
   async destroy() {}
 }
 
@@ -68,15 +78,20 @@ interface PoolLike {
   on(event: "error", listener: (error: Error) => void): unknown;
 }
 
+type MakePool = (threads: { minThreads: number; maxThreads: number }) => PoolLike;
+
 class ThreadRunner implements TaskRunner {
   readonly backend: PoolBackend;
-  #make: () => PoolLike;
+  #make: MakePool;
+  #threads: { minThreads: number; maxThreads: number };
   #pool: PoolLike | undefined;
   #failed = new WeakMap<PoolLike, Error>();
   #destroyed = false;
-  constructor(backend: PoolBackend, make: () => PoolLike) {
+  #single: ThreadRunner | undefined;
+  constructor(backend: PoolBackend, make: MakePool, threads: { minThreads: number; maxThreads: number }) {
     this.backend = backend;
     this.#make = make;
+    this.#threads = threads;
     this.#pool = this.#start();
   }
   /**
@@ -85,7 +100,7 @@ class ThreadRunner implements TaskRunner {
    * pool is dropped (its tasks reject) and the next task starts a new one.
    */
   #start(): PoolLike {
-    const pool = this.#make();
+    const pool = this.#make(this.#threads);
     pool.on(
       "error",
       callback("pool-error", (error: Error) => {
@@ -112,32 +127,44 @@ class ThreadRunner implements TaskRunner {
       throw error;
     }
   }
+  oneThread(): TaskRunner {
+    if (this.#threads.maxThreads <= 1) return this;
+    if (this.#destroyed) throw new Error("the worker pool is shut down");
+    this.#single ??= new ThreadRunner(this.backend, this.#make, {
+      minThreads: Math.min(1, this.#threads.minThreads),
+      maxThreads: 1,
+    });
+    return this.#single;
+  }
   async destroy() {
     if (this.#destroyed) return;
     this.#destroyed = true;
-    await this.#pool?.destroy();
+    await Promise.all([this.#pool?.destroy(), this.#single?.destroy()]);
   }
 }
 
+/**
+ * The worker pool a GuardSession (or runPass) runs its passes on: Piscina by default, one thread, which
+ * starts on the first task. A pool of more threads serves stateless tasks (recall) on all of them and
+ * lends each pass one thread (oneThread). Call `destroy()` when done with it.
+ */
 export async function createTaskRunner(options: PoolOptions = {}): Promise<TaskRunner> {
   const backend = options.backend ?? "piscina";
   if (backend === "inline") return new InlineRunner(options.taskModule);
   const filename = options.taskModule ?? taskModulePath();
   const resourceLimits = options.resourceLimits ? { resourceLimits: options.resourceLimits } : {};
-  // One thread unless asked: a pass keeps its state (the session's copy, the plan, the requests) on the
-  // thread that planned it, and its later tasks must reach that thread. A larger pool serves stateless
-  // tasks (recall) only; a pass on one fails with PassWorkerError "pass-lost".
+  // One thread unless asked: a pass keeps its state (the session's copy, the plan, the requests) on one
+  // thread, so a pass on a larger pool runs on a one-thread pool of its own (oneThread).
   const maxThreads = options.maxThreads ?? 1;
-  const minThreads = Math.min(options.minThreads ?? 0, maxThreads);
+  const threads = { minThreads: Math.min(options.minThreads ?? 0, maxThreads), maxThreads };
   const idleTimeout = options.idleTimeoutMs ?? 30_000;
+  const common = { filename, idleTimeout, execArgv: WORKER_EXEC_ARGV, ...resourceLimits };
   if (backend === "tinypool") {
     const { Tinypool } = await import("tinypool");
-    const make = () =>
-      new Tinypool({ filename, minThreads, maxThreads, idleTimeout, execArgv: WORKER_EXEC_ARGV, ...resourceLimits });
-    return new ThreadRunner("tinypool", make as unknown as () => PoolLike);
+    const make: MakePool = (t) => new Tinypool({ ...common, ...t }) as unknown as PoolLike;
+    return new ThreadRunner("tinypool", make, threads);
   }
   const { Piscina } = await import("piscina");
-  const make = () =>
-    new Piscina({ filename, minThreads, maxThreads, idleTimeout, execArgv: WORKER_EXEC_ARGV, ...resourceLimits });
-  return new ThreadRunner("piscina", make as unknown as () => PoolLike);
+  const make: MakePool = (t) => new Piscina({ ...common, ...t }) as unknown as PoolLike;
+  return new ThreadRunner("piscina", make, threads);
 }

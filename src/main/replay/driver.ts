@@ -394,6 +394,10 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     return out;
   }
 
+  // The replay of this file is over: its copy on the pass worker goes (the runner replays more files).
+  // Best effort: a worker that fails here has lost the copy anyway.
+  await guard.worker.release().catch(() => {});
+
   // The needed-later proxy reads what the session did next: the recorded messages after each pass.
   const later = laterMessages(branch);
   const suspects = findSuspects(pieces, later);

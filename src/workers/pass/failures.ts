@@ -1,38 +1,54 @@
-// Failures that cross from the pass worker to Pi's thread as data with a code, so the main side can tell
-// them apart without matching message text (an Error thrown in a worker arrives as a plain Error: its
-// class and extra fields do not survive the trip).
+// Failures of the pass worker as codes. A failure the worker reports travels as data with its code (an
+// Error thrown in a worker arrives as a plain Error: its class and extra fields do not survive the
+// trip); a failure of the thread itself (a crash, a task stopped at the time limit) gets its code on
+// Pi's side, in PassWorker, from what it knows rather than from the error's text.
 
 export type WorkerFailureCode =
   /** The worker holds no state for this pass: it was replaced (crash, restart), or the task reached another thread. */
-  "pass-lost";
+  | "pass-lost"
+  /** The worker received a message the protocol does not declare. */
+  | "bad-message"
+  /** A task took longer than the pass's worker time limit; the pool stopped its thread. */
+  | "timeout"
+  /** The task threw, or its thread died (exit, out of memory, a pool that failed to start). */
+  | "worker-failed";
+
+/** The codes a worker reports as data; the others arise on Pi's thread. */
+export type ReportedCode = Extract<WorkerFailureCode, "pass-lost" | "bad-message">;
 
 export interface WorkerFailure {
-  failure: WorkerFailureCode;
+  failure: ReportedCode;
   message: string;
 }
 
-const MESSAGES: Record<WorkerFailureCode, string> = {
+const MESSAGES: Record<ReportedCode, string> = {
   "pass-lost": "the pass worker was replaced during the pass; nothing is changed",
+  "bad-message": "the pass worker received a message it does not know; nothing is changed",
 };
 
-export const workerFailure = (code: WorkerFailureCode): WorkerFailure => ({ failure: code, message: MESSAGES[code] });
+export const workerFailure = (code: ReportedCode): WorkerFailure => ({ failure: code, message: MESSAGES[code] });
 
 export function isWorkerFailure(value: unknown): value is WorkerFailure {
-  return typeof value === "object" && value !== null && typeof (value as WorkerFailure).failure === "string";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as WorkerFailure).failure === "string" &&
+    Object.hasOwn(MESSAGES, (value as WorkerFailure).failure)
+  );
 }
 
-/** A worker failure on Pi's thread, with its code. */
+/** A failure of the pass worker on Pi's thread, with its code. */
 export class PassWorkerError extends Error {
   override name = "PassWorkerError";
   readonly code: WorkerFailureCode;
-  constructor(failure: WorkerFailure) {
-    super(failure.message);
-    this.code = failure.failure;
+  constructor(code: WorkerFailureCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
   }
 }
 
-/** The task's value, or a PassWorkerError for a coded failure. */
+/** The task's value, or a PassWorkerError for a failure the worker reported. */
 export function unwrapFailure<T>(value: T | WorkerFailure): T {
-  if (isWorkerFailure(value)) throw new PassWorkerError(value);
+  if (isWorkerFailure(value)) throw new PassWorkerError(value.failure, value.message);
   return value;
 }

@@ -1,18 +1,43 @@
-// The worker's copy of the session. Entries are immutable by id (an edited entry is resent, but without
-// its raw text when this store already holds it), so the main thread sends each entry once, and the
-// order of the projection as "keep the first k ids of the last order, then these": the cost of a pass
-// on the main thread grows with what is new, not with the size of the session.
+// The worker's copies of sessions, one store per client (a PassWorker on Pi's thread: one per session).
+// Entries are immutable by id (an edited entry is resent, but without its raw text when the store already
+// holds it), so the main thread sends each entry once, and the order of the projection as "keep the first
+// k ids of the last order, then these": the cost of a pass on the main thread grows with what is new,
+// not with the size of the session.
 import { randomUUID } from "node:crypto";
 import type { SnapEntry } from "../../core/shared/types.ts";
 
-/** Identifies this worker's store; a replaced worker starts empty under a new id. */
-export const STORE_ID = randomUUID();
+class Store {
+  /** Identifies this store; a replaced worker or a dropped store starts empty under a new id. */
+  readonly id = randomUUID();
+  readonly entries = new Map<string, SnapEntry>();
+  /** Parts of texts too large for one message, by `${field}:${id}`, until their entry arrives. */
+  readonly parts = new Map<string, { list: string[]; length: number }>();
+  order: string[] = [];
+  orderVersion: number | undefined;
+  clear(): void {
+    this.entries.clear();
+    this.parts.clear();
+    this.order = [];
+    this.orderVersion = undefined;
+  }
+}
 
-const entries = new Map<string, SnapEntry>();
-/** Parts of texts too large for one message, by `${field}:${id}`, until their entry arrives. */
-const parts = new Map<string, { list: string[]; length: number }>();
-let order: string[] = [];
-let orderVersion: number | undefined;
+/** The client of callers that name none (tests, the inline backend's single user). */
+export const DEFAULT_CLIENT = "default";
+
+/** Sessions whose copies one thread keeps; the least recently used beyond this is dropped (it resends). */
+export const MAX_STORES = 8;
+
+const stores = new Map<string, Store>();
+
+function storeOf(client: string): Store {
+  let store = stores.get(client);
+  if (store) stores.delete(client);
+  else store = new Store();
+  stores.set(client, store);
+  while (stores.size > MAX_STORES) stores.delete(stores.keys().next().value as string);
+  return store;
+}
 
 /**
  * An entry as sent. `rawFromStore`: an edited entry sent without `rawText`, which is the text this store
@@ -54,34 +79,38 @@ export interface SyncInput {
 
 export type SyncResult = { storeId: string; entries: SnapEntry[] } | { storeId: string; missing: string[] };
 
-/** Empties the store, as a new worker starts. */
-export function clearStore(): void {
-  entries.clear();
-  parts.clear();
-  order = [];
-  orderVersion = undefined;
+/** Empties a client's store, as a new worker starts. */
+export function clearStore(client = DEFAULT_CLIENT): void {
+  stores.get(client)?.clear();
+}
+
+/** Drops a client's store (its session ended). */
+export function dropStore(client: string): boolean {
+  return stores.delete(client);
 }
 
 /** Forget everything: the caller resends it all. */
-function startOver(missing: string[]): SyncResult {
-  clearStore();
-  return { storeId: STORE_ID, missing };
+function startOver(store: Store, missing: string[]): SyncResult {
+  store.clear();
+  return { storeId: store.id, missing };
 }
 
-function joined(key: string): string | undefined {
-  const held = parts.get(key);
-  parts.delete(key);
+function joined(store: Store, key: string): string | undefined {
+  const held = store.parts.get(key);
+  store.parts.delete(key);
   return held?.list.join("");
 }
 
-export function syncEntries(input: SyncInput): SyncResult {
+export function syncEntries(input: SyncInput, client = DEFAULT_CLIENT): SyncResult {
+  const store = storeOf(client);
+  const { entries, parts } = store;
   // The caller counted on entries or an order this store does not have (a replaced worker, a sync the
   // caller never saw answered): start over so it resends everything.
   // A caller that knows no store yet sends everything: whatever this store held is dropped, not asked for.
   if (input.storeId === undefined) {
-    if (input.base === undefined && orderVersion !== undefined) clearStore();
-  } else if (input.storeId !== STORE_ID) return startOver([]);
-  if (input.base !== orderVersion) return startOver([]);
+    if (input.base === undefined && store.orderVersion !== undefined) store.clear();
+  } else if (input.storeId !== store.id) return startOver(store, []);
+  if (input.base !== store.orderVersion) return startOver(store, []);
   for (const p of input.pieces ?? []) {
     const key = `${p.field}:${p.id}`;
     const held = parts.get(key);
@@ -90,18 +119,18 @@ export function syncEntries(input: SyncInput): SyncResult {
     else if (held && held.length === p.offset) {
       held.list.push(p.part);
       held.length += p.part.length;
-    } else return startOver([p.id]);
+    } else return startOver(store, [p.id]);
   }
   const missing: string[] = [];
   for (const sent of input.fresh) {
     const { rawFromStore, textInPieces, rawInPieces, ...e } = sent;
     if (textInPieces) {
-      const text = joined(`text:${e.id}`);
+      const text = joined(store, `text:${e.id}`);
       if (text === undefined) missing.push(e.id);
       else e.text = text;
     }
     if (rawInPieces) {
-      const rawText = joined(`rawText:${e.id}`);
+      const rawText = joined(store, `rawText:${e.id}`);
       if (rawText === undefined) missing.push(e.id);
       else e.rawText = rawText;
     }
@@ -113,23 +142,24 @@ export function syncEntries(input: SyncInput): SyncResult {
     }
     entries.set(e.id, e);
   }
-  if (missing.length > 0) return startOver(missing);
-  if (!input.order) return { storeId: STORE_ID, entries: [] };
+  if (missing.length > 0) return startOver(store, missing);
+  if (!input.order) return { storeId: store.id, entries: [] };
   const { keep, tail, version } = input.order;
-  if (keep > order.length) return startOver([]);
-  const ids = keep === 0 ? tail : order.slice(0, keep).concat(tail);
+  if (keep > store.order.length) return startOver(store, []);
+  const ids = keep === 0 ? tail : store.order.slice(0, keep).concat(tail);
   const out: SnapEntry[] = new Array(ids.length);
   for (let i = 0; i < ids.length; i++) {
     const e = entries.get(ids[i] as string);
     if (e) out[i] = e;
     else missing.push(ids[i] as string);
   }
-  if (missing.length > 0) return startOver(missing);
-  order = ids;
-  orderVersion = version;
-  return { storeId: STORE_ID, entries: out };
+  if (missing.length > 0) return startOver(store, missing);
+  store.order = ids;
+  store.orderVersion = version;
+  return { storeId: store.id, entries: out };
 }
 
-export function storeSize(): number {
-  return entries.size;
+/** Entries in a client's store (tests). */
+export function storeSize(client = DEFAULT_CLIENT): number {
+  return stores.get(client)?.entries.size ?? 0;
 }

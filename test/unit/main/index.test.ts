@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { TaskRunner } from "../../../src/main/platform/pool.ts";
-import type { SyncInput } from "../../../src/workers/pass/session-store.ts";
+import type { PassMessage } from "../../../src/workers/pass/protocol.ts";
 import { generateSession, toProjection } from "../../kit/generate.ts";
 
 /** Entries the pass worker was sent, per task, in order (the extension's own pool, run inline here). */
@@ -20,8 +20,9 @@ vi.mock("../../../src/main/platform/pool.ts", async (importOriginal) => {
         backend: inner.backend,
         destroy: () => inner.destroy(),
         run: (name, input, runOptions) => {
-          if (name === "sync") traffic.push({ task: "sync", fresh: (input as SyncInput).fresh.length });
-          if (name === "plan") traffic.push({ task: "plan", fresh: (input as { sync: SyncInput }).sync.fresh.length });
+          const message = name === "pass" ? (input as PassMessage) : undefined;
+          if (message?.kind === "sync" || message?.kind === "plan")
+            traffic.push({ task: message.kind, fresh: message.sync.fresh.length });
           return inner.run(name, input, runOptions);
         },
       };

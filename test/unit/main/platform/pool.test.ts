@@ -5,6 +5,7 @@ import { runPass } from "../../../../src/main/pass/run-end.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { PassWorkerError, unwrapFailure } from "../../../../src/workers/pass/failures.ts";
 import { packedCount, unpackValue } from "../../../../src/workers/pass/packed-values.ts";
+import type { MessageOf, PassKind, PassReply } from "../../../../src/workers/pass/protocol.ts";
 import { dropAll } from "../../../kit/answers.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
 
@@ -26,41 +27,50 @@ function session(): SnapEntry[] {
   ];
 }
 
+/** One message of a pass through the runner's "pass" task, typed by the protocol. */
+const send = <K extends PassKind>(runner: TaskRunner, message: MessageOf<K>) =>
+  runner.run("pass", message) as Promise<PassReply<K>>;
+
 describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)", (backend) => {
   it("runs the plan task and returns the same plan as inline", async () => {
     const runner = await createTaskRunner({ backend, maxThreads: 1 });
     runners.push(runner);
     const entries = session();
     const ids = entries.map((e) => e.id);
-    const out = await runner.run("plan", {
+    const out = await send(runner, {
+      kind: "plan",
       sync: { fresh: entries, order: { keep: 0, tail: ids, version: 1 } },
       config: DEFAULT_CONFIG,
       passId: "p1",
     });
     if (!("plan" in out) || out.plan.status !== "run") throw new Error(`unexpected ${JSON.stringify(out)}`);
     expect(out.plan.requestCount).toBeGreaterThan(0);
-    const firstTwo = unwrapFailure(await runner.run("requests", { passId: "p1", from: 0, to: 2 }));
+    const firstTwo = unwrapFailure(await send(runner, { kind: "requests", passId: "p1", from: 0, to: 2 }));
     expect(packedCount(firstTwo)).toBe(Math.min(2, out.plan.requestCount));
     expect(Object.keys(unpackValue<ClassifierRequest>(firstTwo, 0).questions)).toContain("keep_whole");
     // The worker kept the entries: ids alone are enough for the next pass.
-    const again = await runner.run("plan", {
+    const again = await send(runner, {
+      kind: "plan",
       sync: { storeId: out.storeId, base: 1, fresh: [], order: { keep: ids.length, tail: [], version: 2 } },
       config: DEFAULT_CONFIG,
       passId: "p2",
     });
     expect("plan" in again && again.plan.status).toBe("run");
     // A store that does not know the ids asks for them.
-    const unknown = await runner.run("plan", {
+    const unknown = await send(runner, {
+      kind: "plan",
       sync: { storeId: out.storeId, base: 2, fresh: [], order: { keep: 0, tail: ["zz1"], version: 3 } },
       config: DEFAULT_CONFIG,
       passId: "p3",
     });
     expect(unknown).toMatchObject({ missing: ["zz1"] });
     // finish renders from what the worker held for the pass.
-    const fin = unwrapFailure(await runner.run("finish", { passId: "p2", outcomes: [], config: DEFAULT_CONFIG }));
+    const fin = unwrapFailure(
+      await send(runner, { kind: "finish", passId: "p2", outcomes: [], config: DEFAULT_CONFIG }),
+    );
     expect(fin.results[0]).toMatchObject({ entryId: "t1", outcome: "kept", reason: "timeout" });
     // A pass the worker no longer holds comes back as a coded failure, not as a message to match.
-    const lost = await runner.run("finish", { passId: "p2", outcomes: [], config: DEFAULT_CONFIG });
+    const lost = await send(runner, { kind: "finish", passId: "p2", outcomes: [], config: DEFAULT_CONFIG });
     expect(lost).toMatchObject({ failure: "pass-lost" });
     expect(() => unwrapFailure(lost)).toThrow(PassWorkerError);
     expect(await runner.run("ping", undefined as never)).toBe("pong");
@@ -101,17 +111,27 @@ describe("a pass and the pool's size", () => {
     expect(out.status).toBe("done");
   });
 
-  it.each([2, 4])("a pool of %i threads either runs the pass or fails it with the typed pass-lost code", async (n) => {
+  it.each([2, 4])("a pool of %i threads runs whole passes, several at once", async (n) => {
     const runner = await createTaskRunner({ backend: "piscina", minThreads: n, maxThreads: n });
     runners.push(runner);
-    // Several passes at once spread their tasks over the threads.
-    const outs = await Promise.allSettled([pass(runner), pass(runner), pass(runner)]);
+    // Without a thread of the pass's own, these would spread their tasks over the threads.
+    const outs = await Promise.all([pass(runner), pass(runner), pass(runner)]);
     for (const out of outs) {
-      if (out.status === "fulfilled") expect(out.value.status).toBe("done");
-      else {
-        expect(out.reason).toBeInstanceOf(PassWorkerError);
-        expect((out.reason as PassWorkerError).code).toBe("pass-lost");
-      }
+      expect(out.status).toBe("done");
+      expect(out.status === "done" && out.edits).toHaveLength(1);
     }
+  });
+
+  it("a pool of several threads lends a pass one thread of its own, and only one", async () => {
+    const runner = await createTaskRunner({ backend: "piscina", maxThreads: 3 });
+    runners.push(runner);
+    const single = runner.oneThread?.();
+    expect(single).toBeDefined();
+    expect(single).not.toBe(runner);
+    expect(runner.oneThread?.()).toBe(single);
+    expect(single?.oneThread?.()).toBe(single);
+    const one = await createTaskRunner({ backend: "piscina", maxThreads: 1 });
+    runners.push(one);
+    expect(one.oneThread?.()).toBe(one);
   });
 });
