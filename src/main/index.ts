@@ -27,10 +27,10 @@ export default function contextGuard(pi: ExtensionAPI): void {
     return session?.pass("run-end", event, ctx);
   });
 
-  // Mid-run checkpoints: at the end of a turn that called tools (the final turn is left to run end).
+  // Mid-run checkpoints: started at the end of a turn that called tools, landing at a later turn_end.
   pi.on("turn_end", async (event, ctx) => {
-    if (event.outcome !== "completed" || event.toolResults.length === 0) return;
-    return session?.pass("mid-run", event, ctx);
+    if (event.outcome !== "completed") return;
+    return session?.turnEnd(event, ctx);
   });
 
   pi.on("input", (event) => session?.routing.input(event.text));

@@ -16,7 +16,9 @@ export function styledStatus(state: GuardState, theme: Pick<Theme, "fg">): strin
       (_m, head: string, rest: string) => theme.fg("success", head) + theme.fg("dim", rest),
     );
   }
-  return state.kind === "ready" || state.kind === "busy" ? theme.fg("dim", text) : theme.fg("warning", text);
+  return state.kind === "ready" || state.kind === "busy" || state.kind === "checkpoint"
+    ? theme.fg("dim", text)
+    : theme.fg("warning", text);
 }
 
 export class Footer {

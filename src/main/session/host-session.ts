@@ -10,8 +10,10 @@ import type {
   SessionBoundaryDraft,
 } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
+import { recordDraft } from "../../core/records/record.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
+import { BackgroundCheckpoint, type Judged, type RunningJob } from "../pass/background-checkpoint.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { cacheFamily, GuardSession } from "../pass/guard-session.ts";
@@ -82,6 +84,8 @@ export class HostSession {
   readonly cachePins = new CachePins();
   /** A pass is asking the classifier (the footer says so). */
   busy = false;
+  /** A mid-run checkpoint is asking the classifier in the background (the footer says so). */
+  checkpointing = false;
   /** Shut down, or the process is exiting: nothing more is written. */
   closed = false;
   readonly #parts: HostSessionParts;
@@ -90,6 +94,8 @@ export class HostSession {
   /** Aborted at shutdown: a pass in flight stops at once instead of at its deadline. */
   readonly #stop = new AbortController();
   readonly #footer = new Footer();
+  /** The mid-run checkpoint running while the agent goes on, until its drafts land. */
+  readonly #checkpoint = new BackgroundCheckpoint();
   /**
    * Background work that a pass must not interleave with: the snapshot built paced after start, and the
    * session sent to the pass worker once the first run starts. A pass waits for it. Never rejects.
@@ -203,9 +209,55 @@ export class HostSession {
   }
 
   /**
-   * One pass at a boundary: the run-end pass, or a mid-run checkpoint when `midRun` is on. Returns the
-   * draft list to hand back to Pi (ours appended to the other extensions'), or undefined to leave it as it
-   * is. A failure warns and changes nothing.
+   * turn_end (completed). A background checkpoint that has finished lands here, re-validated against
+   * this boundary's context. Otherwise, at the end of a turn that called tools, a checkpoint starts in the
+   * background and the handler returns at once; no other starts until its drafts have landed, so the next
+   * one plans on a branch that holds its record. At the run's last turn a checkpoint still running is
+   * waited for: the run-end pass then sees its edits and records, and asks nothing twice. With
+   * `midRunWait` the checkpoint is awaited at its own turn_end instead.
+   */
+  async turnEnd(
+    event: Boundary & { toolResults: readonly unknown[] },
+    ctx: ExtensionContext,
+  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    if (this.closed || !this.config.enabled) return;
+    const last = event.toolResults.length === 0;
+    // One that is still planning is waited for (moments, no classifier): if it skips, this boundary
+    // starts the next instead of leaving the slot taken for a turn.
+    const landed = await this.#land(event, ctx, last || this.#checkpoint.planning);
+    if (landed || last || !this.config.midRun) return landed;
+    if (this.config.midRunWait) return this.pass("mid-run", event, ctx);
+    this.#checkpoint.start(event.context.contextEntries as ProjectedLike[], (job) =>
+      this.#judge("mid-run", () => job.begin(), ctx, job),
+    );
+    return;
+  }
+
+  /** The pending background checkpoint's drafts, if it has finished (or once it has, with `wait`). */
+  async #land(
+    event: Boundary,
+    ctx: ExtensionContext,
+    wait: boolean,
+  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    if (!this.#checkpoint.pending) return;
+    try {
+      const landed = await this.#checkpoint.land(event.context.contextEntries as ProjectedLike[], {
+        wait,
+        positionOf: (id) => this.guard.snapshots.positionOf(id),
+      });
+      if (!landed || this.closed) return;
+      recordPass(this.telemetry, landed.record);
+      return { entries: [...event.entries, ...landed.edits, landed.recordDraft] };
+    } catch (error) {
+      this.#failed(ctx, error);
+      return;
+    }
+  }
+
+  /**
+   * One pass at a boundary, awaited: the run-end pass, or a mid-run checkpoint with `midRunWait`. Returns
+   * the draft list to hand back to Pi (ours appended to the other extensions'), or undefined to leave it
+   * as it is. A failure warns and changes nothing.
    */
   async pass(
     phase: PassOptions["phase"],
@@ -213,9 +265,32 @@ export class HostSession {
     ctx: ExtensionContext,
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (this.closed || !this.config.enabled || (phase === "mid-run" && !this.config.midRun)) return;
-    const trustedIds = phase === "mid-run" ? this.cachePins.trustedIds(ctx) : undefined;
+    // A checkpoint lands at the run's last turn_end; one still pending here (that turn did not complete)
+    // lands now, and the run-end pass is left to the next run end rather than ask its items again.
+    const landed = await this.#land(event, ctx, true);
+    if (landed) return landed;
+    const judged = await this.#judge(phase, () => event.context.contextEntries as ProjectedLike[], ctx);
+    if (!judged) return;
+    return { entries: [...event.entries, ...judged.edits, recordDraft(judged.record)] };
+  }
+
+  /**
+   * Runs one pass on a boundary's context (read once the worker is ready): its edits and record, or
+   * undefined when it skipped or failed (a failure warns once). In the background the footer says so
+   * instead of Pi's working message.
+   */
+  async #judge(
+    phase: PassOptions["phase"],
+    contextNow: () => readonly ProjectedLike[],
+    ctx: ExtensionContext,
+    /** The background checkpoint this pass is, if it is one. */
+    job?: RunningJob,
+  ): Promise<Judged | undefined> {
+    const inBackground = job !== undefined;
     await this.#warming;
     if (this.closed) return;
+    const context = contextNow();
+    const trustedIds = phase === "mid-run" ? this.cachePins.trustedIds(ctx) : undefined;
     this.#workerWarm = true;
     // Without a usable classifier a pass still removes old images, which need no judgment; nor while the
     // breaker holds a failing classifier off (GuardSession decides).
@@ -230,16 +305,19 @@ export class HostSession {
     try {
       const { result, opened } = await this.guard.pass({
         phase,
-        context: event.context.contextEntries as ProjectedLike[],
+        context,
         ...(classify ? { classify } : {}),
         modelRef: found.ref,
         family: cacheFamily(ctx.model),
         ...(trustedIds ? { trustedIds } : {}),
         signal: AbortSignal.any([this.#stop.signal, userStop.signal, ...(ctx.signal ? [ctx.signal] : [])]),
         onJudging: () => {
-          this.busy = true;
+          if (job) {
+            job.asking();
+            this.checkpointing = true;
+          } else this.busy = true;
           this.draw(ctx);
-          if (ctx.hasUI) {
+          if (ctx.hasUI && !inBackground) {
             ctx.ui.setWorkingMessage(
               phase === "mid-run" ? "context-guard: checkpoint…" : "context-guard: judging the run's outputs…",
             );
@@ -257,13 +335,11 @@ export class HostSession {
             `${why ? ` (${why.slice(0, 160)})` : ""}; everything is kept, and it is asked again in ${wait} s`,
         );
       }
-      recordPass(this.telemetry, result.record);
-      return { entries: [...event.entries, ...result.edits, result.recordDraft] };
+      // A background checkpoint's record is counted when it lands (re-validation may change it).
+      if (!inBackground) recordPass(this.telemetry, result.record);
+      return { edits: result.edits, record: result.record };
     } catch (error) {
-      const message = `the pass failed, nothing was changed (${(error as Error).message})`;
-      // A fault that persists (a worker that cannot start) would say the same at every turn.
-      if (!this.closed && message !== this.#lastFailure) warn(ctx, message);
-      this.#lastFailure = message;
+      this.#failed(ctx, error);
       return;
     } finally {
       unwatch();
@@ -272,8 +348,18 @@ export class HostSession {
         this.busy = false;
         if (ctx.hasUI) ctx.ui.setWorkingMessage();
       }
-      if (!this.closed && this.guard.breakerState().kind === "open") this.draw(ctx);
+      if (inBackground && this.checkpointing) {
+        this.checkpointing = false;
+        this.draw(ctx);
+      } else if (!this.closed && this.guard.breakerState().kind === "open") this.draw(ctx);
     }
+  }
+
+  /** A pass that failed: warned once (a fault that persists would say the same at every turn). */
+  #failed(ctx: ExtensionContext, error: unknown): void {
+    const message = `the pass failed, nothing was changed (${(error as Error).message})`;
+    if (!this.closed && message !== this.#lastFailure) warn(ctx, message);
+    this.#lastFailure = message;
   }
 
   /** before_agent_start: skill routing and tool surfacing, on the same settings and classifier. */
@@ -325,6 +411,7 @@ export class HostSession {
     const found = this.lookup(ctx);
     if (!found.ok) return { kind: "unavailable", lookup: found };
     if (this.busy) return { kind: "busy" };
+    if (this.checkpointing) return { kind: "checkpoint" };
     const breaker = this.guard.breakerState();
     if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
     return {
@@ -362,6 +449,7 @@ export class HostSession {
   async shutdown(): Promise<void> {
     this.closed = true;
     this.#stop.abort();
+    this.#checkpoint.drop();
     this.routing.shutdown();
     this.#unwatchSignals();
     await Promise.allSettled([this.guard.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);

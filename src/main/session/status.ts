@@ -6,6 +6,8 @@ export type GuardState =
   | { kind: "off" }
   | { kind: "unavailable"; lookup: Extract<ClassifierLookup, { ok: false }> }
   | { kind: "busy" }
+  /** A mid-run checkpoint asks the classifier while the agent goes on. */
+  | { kind: "checkpoint" }
   /** The classifier failed pass after pass: nothing is asked until `until` (epoch ms). */
   | { kind: "paused"; until: number; error?: string }
   | { kind: "ready"; savings: Savings; lifetime?: Lifetime };
@@ -30,6 +32,8 @@ export function statusText(state: GuardState): string {
       return "🛡 guard off";
     case "busy":
       return "🛡 distilling…";
+    case "checkpoint":
+      return "🛡 checkpoint…";
     case "paused":
       return "🛡 classifier failing · paused";
     case "unavailable":
