@@ -33,14 +33,12 @@ export default function contextGuard(pi: ExtensionAPI): void {
     return session?.turnEnd(event, ctx);
   });
 
-  pi.on("input", (event) => session?.routing.input(event.text));
+  pi.on("input", (event, ctx) => session?.input(event, ctx));
   pi.on("before_agent_start", (event, ctx) => session?.route(event, ctx));
   pi.on("before_provider_request", (event, ctx) => session?.providerRequest(event, ctx));
   pi.on("message_end", (event, ctx) => session?.messageEnd(event.message, ctx));
 
-  pi.on("turn_start", (_event, ctx) => {
-    if (session && !session.busy) session.draw(ctx);
-  });
+  pi.on("turn_start", (_event, ctx) => session?.turnStarted(ctx));
   pi.on("agent_settled", (_event, ctx) => session?.draw(ctx));
   pi.on("session_compact", (_event, ctx) => session?.draw(ctx));
   pi.on("session_tree", (_event, ctx) => session?.treeChanged(ctx));

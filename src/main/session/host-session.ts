@@ -25,39 +25,20 @@ import { nextTurn } from "../platform/pace.ts";
 import { createTaskRunner, type TaskRunner } from "../platform/pool.ts";
 import { watchRetryAfter } from "../platform/retry-after.ts";
 import { classifierSecretValues } from "../platform/secrets.ts";
-import { type LoadedSettings, loadSettings } from "../platform/settings.ts";
+import { loadSettings } from "../platform/settings.ts";
 import { recordPass, Telemetry } from "../platform/telemetry.ts";
-import { createThreadFetch, type ThreadFetch } from "../platform/thread-fetch.ts";
+import { createThreadFetch } from "../platform/thread-fetch.ts";
 import { warn } from "../platform/warn.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
+import { HandOver } from "./hand-over.ts";
+import type { Boundary, HostSessionParts } from "./host-parts.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
 
-type Found = Extract<ClassifierLookup, { ok: true }>;
-
-/** A boundary as Pi hands it over (agent_before_settle, turn_end). */
-export interface Boundary {
-  entries: SessionBoundaryDraft[];
-  context: { contextEntries: unknown[] };
-}
-
-export interface HostSessionParts {
-  settings: LoadedSettings;
-  /** The pass worker pool (one thread: the worker keeps the session's copy). */
-  passRunner: TaskRunner;
-  recallRunner?: TaskRunner;
-  /** Carries the classifier's HTTP requests on a thread of their own, off Pi's event loop. */
-  http: Pick<ThreadFetch, "fetch" | "start" | "close">;
-  pi: RoutingPi;
-  /** The classify function for a classifier found in Pi's registry (default: Pi's client or the local scorer). */
-  classify?: (ctx: ExtensionContext, found: Found, fetch: typeof globalThis.fetch) => ClassifyFn;
-  clock?: () => number;
-  /** Watches the process's exit signals; returns the removal. */
-  watchExit?: (onExit: () => void) => () => void;
-}
+export type { Boundary, HostSessionParts } from "./host-parts.ts";
 
 /** Opens a session's resources as Pi runs it: the settings file, both pools and the (idle) HTTP bridge. */
 export async function openHostSession(pi: RoutingPi): Promise<HostSession> {
@@ -96,6 +77,9 @@ export class HostSession {
   readonly #footer = new Footer();
   /** The mid-run checkpoint running while the agent goes on, until its drafts land. */
   readonly #checkpoint = new BackgroundCheckpoint();
+  /** Stops the pending checkpoint's classifier requests (when a prompt would otherwise wait for them). */
+  #checkpointStop: AbortController | undefined;
+  readonly #handOver = new HandOver();
   /**
    * Background work that a pass must not interleave with: the snapshot built paced after start, and the
    * session sent to the pass worker once the first run starts. A pass waits for it. Never rejects.
@@ -224,12 +208,16 @@ export class HostSession {
     const last = event.toolResults.length === 0;
     // One that is still planning is waited for (moments, no classifier): if it skips, this boundary
     // starts the next instead of leaving the slot taken for a turn.
-    const landed = await this.#land(event, ctx, last || this.#checkpoint.planning);
+    const landed = await this.#held(this.#checkpointStop, ctx, () =>
+      this.#land(event, ctx, last || this.#checkpoint.planning),
+    );
     if (landed || last || !this.config.midRun) return landed;
     if (this.config.midRunWait) return this.pass("mid-run", event, ctx);
-    this.#checkpoint.start(event.context.contextEntries as ProjectedLike[], (job) =>
-      this.#judge("mid-run", () => job.begin(), ctx, job),
+    const stop = new AbortController();
+    const started = this.#checkpoint.start(event.context.contextEntries as ProjectedLike[], (job) =>
+      this.#judge("mid-run", () => job.begin(), ctx, { job, signal: stop.signal }),
     );
+    if (started) this.#checkpointStop = stop;
     return;
   }
 
@@ -267,9 +255,12 @@ export class HostSession {
     if (this.closed || !this.config.enabled || (phase === "mid-run" && !this.config.midRun)) return;
     // A checkpoint lands at the run's last turn_end; one still pending here (that turn did not complete)
     // lands now, and the run-end pass is left to the next run end rather than ask its items again.
-    const landed = await this.#land(event, ctx, true);
+    const landed = await this.#held(this.#checkpointStop, ctx, () => this.#land(event, ctx, true));
     if (landed) return landed;
-    const judged = await this.#judge(phase, () => event.context.contextEntries as ProjectedLike[], ctx);
+    const stop = new AbortController();
+    const judged = await this.#held(stop, ctx, () =>
+      this.#judge(phase, () => event.context.contextEntries as ProjectedLike[], ctx, { signal: stop.signal }),
+    );
     if (!judged) return;
     return { entries: [...event.entries, ...judged.edits, recordDraft(judged.record)] };
   }
@@ -283,8 +274,8 @@ export class HostSession {
     phase: PassOptions["phase"],
     contextNow: () => readonly ProjectedLike[],
     ctx: ExtensionContext,
-    /** The background checkpoint this pass is, if it is one. */
-    job?: RunningJob,
+    /** The background checkpoint this pass is, if it is one, and a stop of the caller's. */
+    { job, signal }: { job?: RunningJob; signal?: AbortSignal } = {},
   ): Promise<Judged | undefined> {
     const inBackground = job !== undefined;
     await this.#warming;
@@ -310,7 +301,12 @@ export class HostSession {
         modelRef: found.ref,
         family: cacheFamily(ctx.model),
         ...(trustedIds ? { trustedIds } : {}),
-        signal: AbortSignal.any([this.#stop.signal, userStop.signal, ...(ctx.signal ? [ctx.signal] : [])]),
+        signal: AbortSignal.any([
+          this.#stop.signal,
+          userStop.signal,
+          ...(signal ? [signal] : []),
+          ...(ctx.signal ? [ctx.signal] : []),
+        ]),
         onJudging: () => {
           if (job) {
             job.asking();
@@ -355,11 +351,32 @@ export class HostSession {
     }
   }
 
+  /**
+   * input: a prompt sent while a boundary waits for the classifier (Pi queues it as a steer or follow-up)
+   * hands the boundary over: the classifier is no longer waited for, what was answered lands now, and the
+   * rest is recorded `aborted`, to be asked again at the next pass.
+   */
+  input(event: { text: string; streamingBehavior?: "steer" | "followUp" }, ctx: ExtensionContext): void {
+    this.routing.input(event.text);
+    if (this.#handOver.input(event.streamingBehavior)) this.draw(ctx);
+  }
+
+  /** Runs `work` while it holds the boundary: a prompt sent meanwhile stops `stop`. */
+  #held<T>(stop: AbortController | undefined, ctx: ExtensionContext, work: () => Promise<T>): Promise<T> {
+    return this.#handOver.hold(stop, work, () => this.draw(ctx));
+  }
+
   /** A pass that failed: warned once (a fault that persists would say the same at every turn). */
   #failed(ctx: ExtensionContext, error: unknown): void {
     const message = `the pass failed, nothing was changed (${(error as Error).message})`;
     if (!this.closed && message !== this.#lastFailure) warn(ctx, message);
     this.#lastFailure = message;
+  }
+
+  /** turn_start: a queued prompt has been taken up; the footer is redrawn. */
+  turnStarted(ctx: ExtensionContext): void {
+    this.#handOver.turnStarted();
+    if (!this.busy) this.draw(ctx);
   }
 
   /** before_agent_start: skill routing and tool surfacing, on the same settings and classifier. */
@@ -410,6 +427,7 @@ export class HostSession {
     if (!this.config.enabled) return { kind: "off" };
     const found = this.lookup(ctx);
     if (!found.ok) return { kind: "unavailable", lookup: found };
+    if (this.#handOver.waiting) return { kind: "handing-over" };
     if (this.busy) return { kind: "busy" };
     if (this.checkpointing) return { kind: "checkpoint" };
     const breaker = this.guard.breakerState();
