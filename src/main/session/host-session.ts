@@ -193,12 +193,9 @@ export class HostSession {
   }
 
   /**
-   * turn_end (completed). A background checkpoint that has finished lands here, re-validated against
-   * this boundary's context. Otherwise, at the end of a turn that called tools, a checkpoint starts in the
-   * background and the handler returns at once; no other starts until its drafts have landed, so the next
-   * one plans on a branch that holds its record. At the run's last turn a checkpoint still running is
-   * waited for: the run-end pass then sees its edits and records, and asks nothing twice. With
-   * `midRunWait` the checkpoint is awaited at its own turn_end instead.
+   * turn_end (completed): lands a finished background checkpoint (re-validated), or starts one after a
+   * turn that called tools and returns at once (docs/DESIGN.md, mid-run checkpoints). The run's last turn
+   * waits for one still running, so the run-end pass sees its record and asks nothing twice.
    */
   async turnEnd(
     event: Boundary & { toolResults: readonly unknown[] },
@@ -206,11 +203,9 @@ export class HostSession {
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (this.closed || !this.config.enabled) return;
     const last = event.toolResults.length === 0;
-    // One that is still planning is waited for (moments, no classifier): if it skips, this boundary
-    // starts the next instead of leaving the slot taken for a turn.
-    const landed = await this.#held(this.#checkpointStop, ctx, () =>
-      this.#land(event, ctx, last || this.#checkpoint.planning),
-    );
+    // One still planning is waited for (moments, no classifier): if it skips, this boundary starts the next.
+    const landing = () => this.#land(event, ctx, last || this.#checkpoint.planning);
+    const landed = await (last ? this.#held(this.#checkpointStop, ctx, landing) : landing());
     if (landed || last || !this.config.midRun) return landed;
     if (this.config.midRunWait) return this.pass("mid-run", event, ctx);
     const stop = new AbortController();
