@@ -27,20 +27,18 @@ export default function contextGuard(pi: ExtensionAPI): void {
     return session?.pass("run-end", event, ctx);
   });
 
-  // Mid-run checkpoints: at the end of a turn that called tools (the final turn is left to run end).
+  // Mid-run checkpoints: started at the end of a turn that called tools, landing at a later turn_end.
   pi.on("turn_end", async (event, ctx) => {
-    if (event.outcome !== "completed" || event.toolResults.length === 0) return;
-    return session?.pass("mid-run", event, ctx);
+    if (event.outcome !== "completed") return;
+    return session?.turnEnd(event, ctx);
   });
 
-  pi.on("input", (event) => session?.routing.input(event.text));
+  pi.on("input", (event, ctx) => session?.input(event, ctx));
   pi.on("before_agent_start", (event, ctx) => session?.route(event, ctx));
   pi.on("before_provider_request", (event, ctx) => session?.providerRequest(event, ctx));
   pi.on("message_end", (event, ctx) => session?.messageEnd(event.message, ctx));
 
-  pi.on("turn_start", (_event, ctx) => {
-    if (session && !session.busy) session.draw(ctx);
-  });
+  pi.on("turn_start", (_event, ctx) => session?.turnStarted(ctx));
   pi.on("agent_settled", (_event, ctx) => session?.draw(ctx));
   pi.on("session_compact", (_event, ctx) => session?.draw(ctx));
   pi.on("session_tree", (_event, ctx) => session?.treeChanged(ctx));

@@ -26,6 +26,7 @@ const DRIVEN: Partial<Record<CallbackSite, Scenario>> = {
   "status-redraw": "answer",
   "snapshot-warm": "answer",
   "worker-warm": "answer",
+  checkpoint: "answer",
   "rpc-input": "abort",
   "http-abort": "late",
   "queue-deadline": "late",

@@ -119,6 +119,16 @@ const FAULTS: Fault[] = [
 const call = (command: string): FauxResponse => ({
   toolCalls: [{ name: "bash", arguments: { command } as JsonObject }],
 });
+/**
+ * A tool call the main model takes a while to write: a checkpoint runs in the background while the
+ * model works, as in a real run, instead of all of it falling on the run's last turn_end.
+ */
+const slowCall =
+  (command: string, ms = 800): FauxResponse =>
+  async () => {
+    await sleep(ms);
+    return { toolCalls: [{ name: "bash", arguments: { command } as JsonObject }] };
+  };
 
 interface Kind {
   name: string;
@@ -167,7 +177,7 @@ const KINDS: Kind[] = [
       "l3.txt": logText(8, "l3"),
     },
     setup: [],
-    faulty: { prompt: "Check the logs", responses: [call("cat l0.txt"), call("cat l1.txt"), "All steps ok."] },
+    faulty: { prompt: "Check the logs", responses: [slowCall("cat l0.txt"), slowCall("cat l1.txt"), "All steps ok."] },
     expectPhases: ["mid-run", "run-end"],
     expectKinds: ["large"],
     next: {

@@ -11,6 +11,7 @@ import { createTestSession, type FauxResponse, type TestSession } from "../kit/s
 
 const EXTENSION = resolve(import.meta.dirname, "../../src/main/index.ts");
 const TURNS = 14;
+const TURN_MS = 250;
 
 /** A 6 KB test log: passing lines, and for log 3 only failures (a log the work still needs whole). */
 function testLog(n: number): string {
@@ -43,7 +44,11 @@ beforeAll(async () => {
   for (let i = 0; i < TURNS; i++) {
     // Every third turn re-runs the whole suite (a superseded command); the others read one log.
     const command = i % 3 === 2 ? "cat all.log" : `cat log${i}.txt`;
-    responses.push({ toolCalls: [{ name: "bash", arguments: { command } as JsonObject }] });
+    // A checkpoint runs while the model works: a turn that takes a while lets it land within the run.
+    responses.push(async () => {
+      await new Promise((r) => setTimeout(r, TURN_MS));
+      return { toolCalls: [{ name: "bash", arguments: { command } as JsonObject }] };
+    });
   }
   responses.push("Fixed: the failing cases were in src/case3_*.");
   s = await createTestSession({

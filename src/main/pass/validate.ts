@@ -10,6 +10,8 @@ export interface Validation {
   dropped: Array<{ draft: ContextEditDraft; why: string }>;
 }
 
+type RawMessage = { role: string; content?: unknown };
+
 function rawOf(entry: ProjectedLike["sourceEntry"]): { role?: string; content?: unknown } | undefined {
   if (entry.type === "message") return entry.message as { role?: string; content?: unknown };
   if (entry.type === "custom_message") return { role: "custom", content: entry.content };
@@ -57,9 +59,13 @@ export function validateEditsPaced(
   drafts: readonly ContextEditDraft[],
   context: readonly ProjectedLike[],
   positionOf?: (id: string) => number | undefined,
+  reject?: Reject,
 ): Promise<Validation> {
-  return paced(validationSteps(drafts, context, positionOf));
+  return paced(validationSteps(drafts, context, positionOf, reject));
 }
+
+/** A caller's own reason to drop a draft whose target is on the context (checked before the rules). */
+export type Reject = (draft: ContextEditDraft, target: ProjectedLike) => string | undefined;
 
 /**
  * `positionOf` is a hint for where an id sits (the snapshot builder's index); a wrong or missing hint
@@ -69,12 +75,28 @@ function* validationSteps(
   drafts: readonly ContextEditDraft[],
   context: readonly ProjectedLike[],
   positionOf?: (id: string) => number | undefined,
+  reject?: Reject,
 ): Steps<Validation> {
   const locate = locator(context, positionOf);
   const omitted = new Set(drafts.filter((d) => d.replacement === null).map((d) => d.targetId));
   const valid: ContextEditDraft[] = [];
   const dropped: Validation["dropped"] = [];
   const seen = new Set<string>();
+  const breach = (draft: ContextEditDraft, raw: RawMessage, at: number): string | undefined => {
+    if (seen.has(draft.targetId)) return "second edit of the same target";
+    if (draft.replacement === null) return undefined;
+    // Replacing assistant content would drop its thinking, signatures and tool calls.
+    if (raw.role !== "user" && raw.role !== "toolResult" && raw.role !== "custom") {
+      return `the guard never replaces ${raw.role} content`;
+    }
+    let before = sizeOf(raw.content);
+    if (raw.role === "user") {
+      for (const i of exchangeOmissions(context, at, omitted)) {
+        before += sizeOf(rawOf((context[i] as ProjectedLike).sourceEntry)?.content);
+      }
+    }
+    return replacementSize(draft) >= before ? "replacement is not shorter than the original" : undefined;
+  };
   let step = 0;
   for (const draft of drafts) {
     if ((++step & (PACE_STRIDE - 1)) === 0) yield;
@@ -84,19 +106,7 @@ function* validationSteps(
     let why: string | undefined;
     if (!target || at === undefined) why = "target is not in the context";
     else if (!raw?.role) why = "target is not a message";
-    else if (seen.has(draft.targetId)) why = "second edit of the same target";
-    else if (draft.replacement !== null && raw.role !== "user" && raw.role !== "toolResult" && raw.role !== "custom") {
-      // Replacing assistant content would drop its thinking, signatures and tool calls.
-      why = `the guard never replaces ${raw.role} content`;
-    } else if (draft.replacement !== null) {
-      let before = sizeOf(raw.content);
-      if (raw.role === "user") {
-        for (const i of exchangeOmissions(context, at, omitted)) {
-          before += sizeOf(rawOf((context[i] as ProjectedLike).sourceEntry)?.content);
-        }
-      }
-      if (replacementSize(draft) >= before) why = "replacement is not shorter than the original";
-    }
+    else why = reject?.(draft, target) ?? breach(draft, raw as RawMessage, at);
     if (why) dropped.push({ draft, why });
     else {
       valid.push(draft);

@@ -28,6 +28,8 @@ export const CALLBACK_SITES = [
   "snapshot-warm",
   /** host-session: the session sent to the pass worker in the background when a run starts. */
   "worker-warm",
+  /** background-checkpoint: a mid-run checkpoint that runs while the agent goes on. */
+  "checkpoint",
   /** routing-deadline: the end of a boundary's wait for its batch. */
   "routing-deadline",
   /** routing-deadline: a batch that answered after the deadline, kept for the next boundary. */

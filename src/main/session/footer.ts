@@ -7,6 +7,9 @@ const STATUS_KEY = "context-guard";
 
 type Theme = ExtensionContext["ui"]["theme"];
 
+/** States that are the guard at work, not a problem. */
+const CALM: ReadonlySet<GuardState["kind"]> = new Set(["ready", "busy", "checkpoint", "handing-over"]);
+
 /** The footer text for a state, coloured: savings stand out, a problem is a warning. */
 export function styledStatus(state: GuardState, theme: Pick<Theme, "fg">): string {
   const text = statusText(state);
@@ -16,7 +19,7 @@ export function styledStatus(state: GuardState, theme: Pick<Theme, "fg">): strin
       (_m, head: string, rest: string) => theme.fg("success", head) + theme.fg("dim", rest),
     );
   }
-  return state.kind === "ready" || state.kind === "busy" ? theme.fg("dim", text) : theme.fg("warning", text);
+  return CALM.has(state.kind) ? theme.fg("dim", text) : theme.fg("warning", text);
 }
 
 export class Footer {

@@ -10,8 +10,10 @@ import type {
   SessionBoundaryDraft,
 } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
+import { recordDraft } from "../../core/records/record.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
+import { BackgroundCheckpoint, type Judged, type RunningJob } from "../pass/background-checkpoint.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { cacheFamily, GuardSession } from "../pass/guard-session.ts";
@@ -23,39 +25,20 @@ import { nextTurn } from "../platform/pace.ts";
 import { createTaskRunner, type TaskRunner } from "../platform/pool.ts";
 import { watchRetryAfter } from "../platform/retry-after.ts";
 import { classifierSecretValues } from "../platform/secrets.ts";
-import { type LoadedSettings, loadSettings } from "../platform/settings.ts";
+import { loadSettings } from "../platform/settings.ts";
 import { recordPass, Telemetry } from "../platform/telemetry.ts";
-import { createThreadFetch, type ThreadFetch } from "../platform/thread-fetch.ts";
+import { createThreadFetch } from "../platform/thread-fetch.ts";
 import { warn } from "../platform/warn.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
+import { HandOver } from "./hand-over.ts";
+import type { Boundary, HostSessionParts } from "./host-parts.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
 
-type Found = Extract<ClassifierLookup, { ok: true }>;
-
-/** A boundary as Pi hands it over (agent_before_settle, turn_end). */
-export interface Boundary {
-  entries: SessionBoundaryDraft[];
-  context: { contextEntries: unknown[] };
-}
-
-export interface HostSessionParts {
-  settings: LoadedSettings;
-  /** The pass worker pool (one thread: the worker keeps the session's copy). */
-  passRunner: TaskRunner;
-  recallRunner?: TaskRunner;
-  /** Carries the classifier's HTTP requests on a thread of their own, off Pi's event loop. */
-  http: Pick<ThreadFetch, "fetch" | "start" | "close">;
-  pi: RoutingPi;
-  /** The classify function for a classifier found in Pi's registry (default: Pi's client or the local scorer). */
-  classify?: (ctx: ExtensionContext, found: Found, fetch: typeof globalThis.fetch) => ClassifyFn;
-  clock?: () => number;
-  /** Watches the process's exit signals; returns the removal. */
-  watchExit?: (onExit: () => void) => () => void;
-}
+export type { Boundary, HostSessionParts } from "./host-parts.ts";
 
 /** Opens a session's resources as Pi runs it: the settings file, both pools and the (idle) HTTP bridge. */
 export async function openHostSession(pi: RoutingPi): Promise<HostSession> {
@@ -82,6 +65,8 @@ export class HostSession {
   readonly cachePins = new CachePins();
   /** A pass is asking the classifier (the footer says so). */
   busy = false;
+  /** A mid-run checkpoint is asking the classifier in the background (the footer says so). */
+  checkpointing = false;
   /** Shut down, or the process is exiting: nothing more is written. */
   closed = false;
   readonly #parts: HostSessionParts;
@@ -90,6 +75,11 @@ export class HostSession {
   /** Aborted at shutdown: a pass in flight stops at once instead of at its deadline. */
   readonly #stop = new AbortController();
   readonly #footer = new Footer();
+  /** The mid-run checkpoint running while the agent goes on, until its drafts land. */
+  readonly #checkpoint = new BackgroundCheckpoint();
+  /** Stops the pending checkpoint's classifier requests (when a prompt would otherwise wait for them). */
+  #checkpointStop: AbortController | undefined;
+  readonly #handOver = new HandOver();
   /**
    * Background work that a pass must not interleave with: the snapshot built paced after start, and the
    * session sent to the pass worker once the first run starts. A pass waits for it. Never rejects.
@@ -203,9 +193,54 @@ export class HostSession {
   }
 
   /**
-   * One pass at a boundary: the run-end pass, or a mid-run checkpoint when `midRun` is on. Returns the
-   * draft list to hand back to Pi (ours appended to the other extensions'), or undefined to leave it as it
-   * is. A failure warns and changes nothing.
+   * turn_end (completed): lands a finished background checkpoint (re-validated), or starts one after a
+   * turn that called tools and returns at once (docs/DESIGN.md, mid-run checkpoints). The run's last turn
+   * waits for one still running, so the run-end pass sees its record and asks nothing twice.
+   */
+  async turnEnd(
+    event: Boundary & { toolResults: readonly unknown[] },
+    ctx: ExtensionContext,
+  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    if (this.closed || !this.config.enabled) return;
+    const last = event.toolResults.length === 0;
+    // One still planning is waited for (moments, no classifier): if it skips, this boundary starts the next.
+    const landing = () => this.#land(event, ctx, last || this.#checkpoint.planning);
+    const landed = await (last ? this.#held(this.#checkpointStop, ctx, landing) : landing());
+    if (landed || last || !this.config.midRun) return landed;
+    if (this.config.midRunWait) return this.pass("mid-run", event, ctx);
+    const stop = new AbortController();
+    const started = this.#checkpoint.start(event.context.contextEntries as ProjectedLike[], (job) =>
+      this.#judge("mid-run", () => job.begin(), ctx, { job, signal: stop.signal }),
+    );
+    if (started) this.#checkpointStop = stop;
+    return;
+  }
+
+  /** The pending background checkpoint's drafts, if it has finished (or once it has, with `wait`). */
+  async #land(
+    event: Boundary,
+    ctx: ExtensionContext,
+    wait: boolean,
+  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    if (!this.#checkpoint.pending) return;
+    try {
+      const landed = await this.#checkpoint.land(event.context.contextEntries as ProjectedLike[], {
+        wait,
+        positionOf: (id) => this.guard.snapshots.positionOf(id),
+      });
+      if (!landed || this.closed) return;
+      recordPass(this.telemetry, landed.record);
+      return { entries: [...event.entries, ...landed.edits, landed.recordDraft] };
+    } catch (error) {
+      this.#failed(ctx, error);
+      return;
+    }
+  }
+
+  /**
+   * One pass at a boundary, awaited: the run-end pass, or a mid-run checkpoint with `midRunWait`. Returns
+   * the draft list to hand back to Pi (ours appended to the other extensions'), or undefined to leave it
+   * as it is. A failure warns and changes nothing.
    */
   async pass(
     phase: PassOptions["phase"],
@@ -213,9 +248,35 @@ export class HostSession {
     ctx: ExtensionContext,
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (this.closed || !this.config.enabled || (phase === "mid-run" && !this.config.midRun)) return;
-    const trustedIds = phase === "mid-run" ? this.cachePins.trustedIds(ctx) : undefined;
+    // A checkpoint lands at the run's last turn_end; one still pending here (that turn did not complete)
+    // lands now, and the run-end pass is left to the next run end rather than ask its items again.
+    const landed = await this.#held(this.#checkpointStop, ctx, () => this.#land(event, ctx, true));
+    if (landed) return landed;
+    const stop = new AbortController();
+    const judged = await this.#held(stop, ctx, () =>
+      this.#judge(phase, () => event.context.contextEntries as ProjectedLike[], ctx, { signal: stop.signal }),
+    );
+    if (!judged) return;
+    return { entries: [...event.entries, ...judged.edits, recordDraft(judged.record)] };
+  }
+
+  /**
+   * Runs one pass on a boundary's context (read once the worker is ready): its edits and record, or
+   * undefined when it skipped or failed (a failure warns once). In the background the footer says so
+   * instead of Pi's working message.
+   */
+  async #judge(
+    phase: PassOptions["phase"],
+    contextNow: () => readonly ProjectedLike[],
+    ctx: ExtensionContext,
+    /** The background checkpoint this pass is, if it is one, and a stop of the caller's. */
+    { job, signal }: { job?: RunningJob; signal?: AbortSignal } = {},
+  ): Promise<Judged | undefined> {
+    const inBackground = job !== undefined;
     await this.#warming;
     if (this.closed) return;
+    const context = contextNow();
+    const trustedIds = phase === "mid-run" ? this.cachePins.trustedIds(ctx) : undefined;
     this.#workerWarm = true;
     // Without a usable classifier a pass still removes old images, which need no judgment; nor while the
     // breaker holds a failing classifier off (GuardSession decides).
@@ -230,16 +291,24 @@ export class HostSession {
     try {
       const { result, opened } = await this.guard.pass({
         phase,
-        context: event.context.contextEntries as ProjectedLike[],
+        context,
         ...(classify ? { classify } : {}),
         modelRef: found.ref,
         family: cacheFamily(ctx.model),
         ...(trustedIds ? { trustedIds } : {}),
-        signal: AbortSignal.any([this.#stop.signal, userStop.signal, ...(ctx.signal ? [ctx.signal] : [])]),
+        signal: AbortSignal.any([
+          this.#stop.signal,
+          userStop.signal,
+          ...(signal ? [signal] : []),
+          ...(ctx.signal ? [ctx.signal] : []),
+        ]),
         onJudging: () => {
-          this.busy = true;
+          if (job) {
+            job.asking();
+            this.checkpointing = true;
+          } else this.busy = true;
           this.draw(ctx);
-          if (ctx.hasUI) {
+          if (ctx.hasUI && !inBackground) {
             ctx.ui.setWorkingMessage(
               phase === "mid-run" ? "context-guard: checkpoint…" : "context-guard: judging the run's outputs…",
             );
@@ -257,13 +326,11 @@ export class HostSession {
             `${why ? ` (${why.slice(0, 160)})` : ""}; everything is kept, and it is asked again in ${wait} s`,
         );
       }
-      recordPass(this.telemetry, result.record);
-      return { entries: [...event.entries, ...result.edits, result.recordDraft] };
+      // A background checkpoint's record is counted when it lands (re-validation may change it).
+      if (!inBackground) recordPass(this.telemetry, result.record);
+      return { edits: result.edits, record: result.record };
     } catch (error) {
-      const message = `the pass failed, nothing was changed (${(error as Error).message})`;
-      // A fault that persists (a worker that cannot start) would say the same at every turn.
-      if (!this.closed && message !== this.#lastFailure) warn(ctx, message);
-      this.#lastFailure = message;
+      this.#failed(ctx, error);
       return;
     } finally {
       unwatch();
@@ -272,8 +339,39 @@ export class HostSession {
         this.busy = false;
         if (ctx.hasUI) ctx.ui.setWorkingMessage();
       }
-      if (!this.closed && this.guard.breakerState().kind === "open") this.draw(ctx);
+      if (inBackground && this.checkpointing) {
+        this.checkpointing = false;
+        this.draw(ctx);
+      } else if (!this.closed && this.guard.breakerState().kind === "open") this.draw(ctx);
     }
+  }
+
+  /**
+   * input: a prompt sent while a boundary waits for the classifier (Pi queues it as a steer or follow-up)
+   * hands the boundary over: the classifier is no longer waited for, what was answered lands now, and the
+   * rest is recorded `aborted`, to be asked again at the next pass.
+   */
+  input(event: { text: string; streamingBehavior?: "steer" | "followUp" }, ctx: ExtensionContext): void {
+    this.routing.input(event.text);
+    if (this.#handOver.input(event.streamingBehavior)) this.draw(ctx);
+  }
+
+  /** Runs `work` while it holds the boundary: a prompt sent meanwhile stops `stop`. */
+  #held<T>(stop: AbortController | undefined, ctx: ExtensionContext, work: () => Promise<T>): Promise<T> {
+    return this.#handOver.hold(stop, work, () => this.draw(ctx));
+  }
+
+  /** A pass that failed: warned once (a fault that persists would say the same at every turn). */
+  #failed(ctx: ExtensionContext, error: unknown): void {
+    const message = `the pass failed, nothing was changed (${(error as Error).message})`;
+    if (!this.closed && message !== this.#lastFailure) warn(ctx, message);
+    this.#lastFailure = message;
+  }
+
+  /** turn_start: a queued prompt has been taken up; the footer is redrawn. */
+  turnStarted(ctx: ExtensionContext): void {
+    this.#handOver.turnStarted();
+    if (!this.busy) this.draw(ctx);
   }
 
   /** before_agent_start: skill routing and tool surfacing, on the same settings and classifier. */
@@ -324,7 +422,9 @@ export class HostSession {
     if (!this.config.enabled) return { kind: "off" };
     const found = this.lookup(ctx);
     if (!found.ok) return { kind: "unavailable", lookup: found };
+    if (this.#handOver.waiting) return { kind: "handing-over" };
     if (this.busy) return { kind: "busy" };
+    if (this.checkpointing) return { kind: "checkpoint" };
     const breaker = this.guard.breakerState();
     if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
     return {
@@ -362,6 +462,7 @@ export class HostSession {
   async shutdown(): Promise<void> {
     this.closed = true;
     this.#stop.abort();
+    this.#checkpoint.drop();
     this.routing.shutdown();
     this.#unwatchSignals();
     await Promise.allSettled([this.guard.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);

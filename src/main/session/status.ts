@@ -6,6 +6,10 @@ export type GuardState =
   | { kind: "off" }
   | { kind: "unavailable"; lookup: Extract<ClassifierLookup, { ok: false }> }
   | { kind: "busy" }
+  /** A mid-run checkpoint asks the classifier while the agent goes on. */
+  | { kind: "checkpoint" }
+  /** A prompt was sent during a pass: what was answered lands, then the prompt starts. */
+  | { kind: "handing-over" }
   /** The classifier failed pass after pass: nothing is asked until `until` (epoch ms). */
   | { kind: "paused"; until: number; error?: string }
   | { kind: "ready"; savings: Savings; lifetime?: Lifetime };
@@ -30,6 +34,10 @@ export function statusText(state: GuardState): string {
       return "🛡 guard off";
     case "busy":
       return "🛡 distilling…";
+    case "checkpoint":
+      return "🛡 checkpoint…";
+    case "handing-over":
+      return "🛡 prompt waiting · handing over…";
     case "paused":
       return "🛡 classifier failing · paused";
     case "unavailable":

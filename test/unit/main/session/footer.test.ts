@@ -9,6 +9,8 @@ describe("the footer", () => {
     const ready = { kind: "ready", savings: { chars: 8000, items: 3 } } as const;
     expect(styledStatus(ready, theme)).toMatch(/^<success>🛡 −\S+<\/success><dim> · 3<\/dim>$/u);
     expect(styledStatus({ kind: "busy" }, theme)).toBe("<dim>🛡 distilling…</dim>");
+    expect(styledStatus({ kind: "checkpoint" }, theme)).toBe("<dim>🛡 checkpoint…</dim>");
+    expect(styledStatus({ kind: "handing-over" }, theme)).toBe("<dim>🛡 prompt waiting · handing over…</dim>");
     expect(styledStatus({ kind: "off" }, theme)).toBe("<warning>🛡 guard off</warning>");
   });
 

@@ -1,0 +1,136 @@
+import { describe, expect, it } from "vitest";
+import type { ContextEditDraft, GuardRecord, RecordResult } from "../../../../src/core/shared/types.ts";
+import { BackgroundCheckpoint, type Judged, revalidate } from "../../../../src/main/pass/background-checkpoint.ts";
+import type { ProjectedLike } from "../../../../src/main/pass/snapshot.ts";
+
+function output(id: string, text: string): ProjectedLike {
+  const message = { role: "toolResult", toolCallId: `c-${id}`, content: [{ type: "text", text }] };
+  return { sourceEntry: { id, type: "message", message }, messages: [message] };
+}
+
+/** The same entry shown with another edit's content. */
+function editedAs(entry: ProjectedLike, text: string): ProjectedLike {
+  const raw = entry.sourceEntry.message as Record<string, unknown>;
+  return { sourceEntry: entry.sourceEntry, messages: [{ ...raw, content: [{ type: "text", text }] }] };
+}
+
+const stub = (targetId: string): ContextEditDraft => ({
+  type: "context_edit",
+  targetId,
+  replacement: { content: [{ type: "text", text: "[context-guard] short" }] },
+});
+
+function result(entryId: string, before: number): RecordResult {
+  return {
+    kind: "large",
+    entryId,
+    label: entryId,
+    outcome: "distilled",
+    reason: "chunks",
+    beforeChars: before,
+    afterChars: 21,
+    jev: [],
+  };
+}
+
+function judged(ids: string[], size: number): Judged {
+  const results = ids.map((id) => result(id, size));
+  const record: GuardRecord = {
+    v: 1,
+    phase: "mid-run",
+    model: "m",
+    savedChars: results.reduce((n, r) => n + r.beforeChars - r.afterChars, 0),
+    requests: 1,
+    inputTokens: 0,
+    costUsd: 0,
+    ms: 1,
+    timedOut: false,
+    results,
+  };
+  return { edits: ids.map(stub), record };
+}
+
+const long = "x".repeat(500);
+
+describe("revalidate", () => {
+  it("keeps drafts whose targets show what was judged, on a context that grew meanwhile", async () => {
+    const then = [output("a", long), output("b", long)];
+    const now = [...then, output("c", long)];
+    const landed = await revalidate(judged(["a", "b"], 500), then, now);
+    expect(landed.edits.map((e) => e.targetId)).toEqual(["a", "b"]);
+    expect(landed.dropped).toEqual([]);
+    expect(landed.record.savedChars).toBe(2 * (500 - 21));
+  });
+
+  it("drops a target edited meanwhile and marks its result kept, the rest lands", async () => {
+    const then = [output("a", long), output("b", long)];
+    const now = [editedAs(then[0] as ProjectedLike, "someone else's"), then[1] as ProjectedLike];
+    const landed = await revalidate(judged(["a", "b"], 500), then, now);
+    expect(landed.edits.map((e) => e.targetId)).toEqual(["b"]);
+    expect(landed.dropped).toEqual([{ targetId: "a", why: "changed since it was judged" }]);
+    const a = landed.record.results.find((r) => r.entryId === "a");
+    expect(a).toMatchObject({ outcome: "kept", reason: "rejected: changed since it was judged", afterChars: 500 });
+    expect(landed.record.savedChars).toBe(500 - 21);
+    expect(landed.recordDraft.data).toEqual(landed.record);
+  });
+
+  it("drops a target that left the context (a compaction, another branch)", async () => {
+    const then = [output("a", long), output("b", long)];
+    const landed = await revalidate(judged(["a", "b"], 500), then, [then[1] as ProjectedLike]);
+    expect(landed.edits.map((e) => e.targetId)).toEqual(["b"]);
+    expect(landed.dropped[0]?.why).toBe("target is not in the context");
+  });
+});
+
+describe("BackgroundCheckpoint", () => {
+  it("runs one at a time and lands only once finished, or when waited for", async () => {
+    const checkpoint = new BackgroundCheckpoint();
+    const context = [output("a", long)];
+    let finish: (j: Judged) => void = () => undefined;
+    const started = checkpoint.start(context, (job) => {
+      job.begin();
+      job.asking();
+      return new Promise<Judged>((resolve) => {
+        finish = resolve;
+      });
+    });
+    expect(started).toBe(true);
+    expect(checkpoint.start(context, async () => undefined)).toBe(false);
+    await Promise.resolve();
+    expect(await checkpoint.land(context, { wait: false })).toBeUndefined();
+    expect(checkpoint.pending).toBe(true);
+    const waited = checkpoint.land(context, { wait: true });
+    finish(judged(["a"], 500));
+    expect((await waited)?.edits.map((e) => e.targetId)).toEqual(["a"]);
+    expect(checkpoint.pending).toBe(false);
+  });
+
+  it("judges the newest boundary when it had not begun yet", async () => {
+    const checkpoint = new BackgroundCheckpoint();
+    let go: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => {
+      go = resolve;
+    });
+    let seen: readonly ProjectedLike[] = [];
+    checkpoint.start([output("a", long)], async (job) => {
+      await ready;
+      seen = job.begin();
+      return undefined;
+    });
+    const newer = [output("a", long), output("b", long)];
+    checkpoint.start(newer, async () => undefined);
+    go();
+    expect(await checkpoint.land(newer, { wait: true })).toBeUndefined();
+    expect(seen).toBe(newer);
+    expect(checkpoint.pending).toBe(false);
+  });
+
+  it("lands nothing from a run that failed, and frees the slot", async () => {
+    const checkpoint = new BackgroundCheckpoint();
+    checkpoint.start([output("a", long)], async () => {
+      throw new Error("worker gone");
+    });
+    expect(await checkpoint.land([output("a", long)], { wait: true })).toBeUndefined();
+    expect(checkpoint.start([output("a", long)], async () => undefined)).toBe(true);
+  });
+});
