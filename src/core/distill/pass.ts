@@ -3,7 +3,14 @@
 // finishPass (classifier outcomes → decisions → edits and record results).
 // Between them the caller sends all requests through one limiter under one deadline.
 
-import { type CacheModel, exchangeGate, REWRITE_FACTOR, rewriteChars, sessionRequests } from "../cache/break-even.ts";
+import {
+  type CacheModel,
+  exchangeGate,
+  REWRITE_FACTOR,
+  rewriteChars,
+  rewriteFactor,
+  sessionRequests,
+} from "../cache/break-even.ts";
 import {
   type CheckpointBatch,
   type CheckpointCacheView,
@@ -13,6 +20,7 @@ import {
   laterCalls,
   runTurns,
 } from "../cache/checkpoint.ts";
+import { coldCache } from "../cache/cold-cache.ts";
 import {
   buildExchangeRequests,
   collectExchanges,
@@ -112,6 +120,8 @@ export interface RunPlan {
   /** Every classifier request of the pass, all kinds, in one list for one limiter. */
   requests: ClassifierRequest[];
   kinds: ItemKind[];
+  /** Run end: the break-even factor for the main model, and why the cache is cold when it is. */
+  breakEven?: { factor: number; cold?: string };
 }
 
 export type PassPlan = { status: "skip"; reason: string } | RunPlan;
@@ -262,13 +272,14 @@ function planEarlierOutputs(
  * pre-request gate for earlier runs' outputs assumes the most favourable one (finishPass applies the real
  * gate once the answers are in).
  */
-export function planRunEnd(
-  entries: SnapEntry[],
-  config: PlanConfig,
-  view?: { family?: CacheModel["family"] },
-): PassPlan {
+export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Partial<CheckpointCacheView>): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
+  const cold = coldCache(entries, { ...view, family: view?.family ?? "other" });
+  const breakEven = {
+    factor: rewriteFactor(view?.family ?? "other", view?.prices, config.breakEvenMargin),
+    ...(cold.cold ? { cold: cold.reason } : {}),
+  };
   const requests: ClassifierRequest[] = [];
   const kinds: ItemKind[] = [];
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
@@ -294,7 +305,9 @@ export function planRunEnd(
 
   const images = removableImages(entries, config.imageKeepTurns, span.startIndex);
 
-  const earlier = planEarlierOutputs(entries, span, config, judged, view?.family, requests, kinds, [
+  // With a cold cache the retries' edits cost no rewrite: they are asked whatever they could save.
+  const earlierConfig = cold.cold ? { ...config, exchangeBreakEven: false } : config;
+  const earlier = planEarlierOutputs(entries, span, earlierConfig, judged, view?.family, requests, kinds, [
     ...large.candidates.map((c) => c.entryId),
     ...small.map((i) => i.entryId),
     ...exchanges.flatMap((x) => [x.promptId, ...x.entryIds]),
@@ -320,6 +333,7 @@ export function planRunEnd(
     images,
     requests,
     kinds,
+    breakEven,
   };
 }
 
@@ -575,12 +589,13 @@ function imagesPay(
   items: ImageItem[],
   otherEditIds: string[],
   family: CacheModel["family"],
+  factor: number,
 ): boolean {
   const withThem = rewriteChars(entries, [...otherEditIds, ...items.map((i) => i.entryId)], family);
   const marginal = Math.max(0, withThem - rewriteChars(entries, otherEditIds, family));
   if (marginal === 0) return true;
   const saving = items.reduce((n, i) => n + Math.max(0, i.beforeChars - i.afterChars), 0);
-  return saving * sessionRequests(entries) >= REWRITE_FACTOR[family] * marginal;
+  return saving * sessionRequests(entries) >= factor * marginal;
 }
 
 /** Adds the earlier runs' outputs that pay (or all, with the gate off); returns the ids it edits. */
@@ -592,13 +607,14 @@ function finishEarlierOutputs(
   results: RecordResult[],
 ): string[] {
   const editing = outcomes.filter((x) => x.draft !== undefined);
-  const gated = input.plan.phase === "run-end" && input.config.exchangeBreakEven && editing.length > 0;
+  const gated = gatesOn(input) && editing.length > 0;
   const pay = gated
     ? retryEditsThatPay(
         input.entries,
         editing.map((x) => ({ entryId: x.result.entryId, savingChars: x.result.beforeChars - x.result.afterChars })),
         otherEditIds,
         input.family ?? "other",
+        factorOf(input),
       )
     : new Set(editing.map((x) => x.result.entryId));
   for (const { draft, result } of outcomes) {
@@ -612,6 +628,15 @@ function finishEarlierOutputs(
     }
   }
   return [...pay];
+}
+
+/** Run end with the break-even gate on and a warm cache: a cold one makes every edit free. */
+function gatesOn(input: FinishInput): boolean {
+  return input.plan.phase === "run-end" && input.config.exchangeBreakEven && input.plan.breakEven?.cold === undefined;
+}
+
+function factorOf(input: FinishInput): number {
+  return input.plan.breakEven?.factor ?? REWRITE_FACTOR[input.family ?? "other"];
 }
 
 /** Decisions, edits and record results for a planned pass (run end or checkpoint). */
@@ -632,7 +657,7 @@ export function finishPass(input: FinishInput): FinishOutput {
   const inRunImages = input.plan.images.filter((i) => !i.beforePrompt);
   const otherEditIds = [...drafts.map((d) => d.targetId), ...inRunImages.map((i) => i.entryId)];
   const gate =
-    input.plan.phase === "run-end" && input.config.exchangeBreakEven && unrelated.length > 0
+    gatesOn(input) && unrelated.length > 0
       ? exchangeGate({
           entries: input.entries,
           omitted: unrelated,
@@ -640,6 +665,7 @@ export function finishPass(input: FinishInput): FinishOutput {
           sessionRequests: sessionRequests(input.entries),
           minSavingChars: input.config.exchangeMinSavingChars,
           family,
+          factor: factorOf(input),
         })
       : { pass: true };
   const omittedIds = new Set<string>();
@@ -670,9 +696,8 @@ export function finishPass(input: FinishInput): FinishOutput {
   const earlier = input.plan.images.filter((i) => i.beforePrompt && !omittedIds.has(i.entryId));
   const earlierPay =
     earlier.length === 0 ||
-    input.plan.phase === "mid-run" ||
-    !input.config.exchangeBreakEven ||
-    imagesPay(input.entries, earlier, [...otherEditIds, ...omittedIds, ...retryEditIds], family);
+    !gatesOn(input) ||
+    imagesPay(input.entries, earlier, [...otherEditIds, ...omittedIds, ...retryEditIds], family, factorOf(input));
   for (const item of [...(earlierPay ? earlier : []), ...inRunImages]) {
     if (omittedIds.has(item.entryId)) continue;
     drafts.push(imageDraft(item));

@@ -191,6 +191,22 @@ describe("a run end asks earlier runs' unanswered outputs again", () => {
     expect(codex.drafts.map((d) => d.targetId).sort()).toEqual(["t-now-0", "t-one-0", "t-one-1"]);
   });
 
+  it("applies the edits the gate deferred once the cache has gone cold (a gap just over the TTL)", () => {
+    const entries = [...run("one", [LARGE, SMALL]), failed("one"), ...run("now", [SMALL])];
+    const finish = (sinceRequestMs: number) => {
+      const plan = planRunEnd(entries, DEFAULT_CONFIG, { family: "anthropic", sinceRequestMs }) as RunPlan;
+      const texts = plan.candidates.map((c) => entries.find((e) => e.id === c.entryId)?.text ?? "");
+      const outcomes = plan.requests.map(dropAll);
+      return finishPass({ plan, entries, texts, outcomes, config: DEFAULT_CONFIG, family: "anthropic" });
+    };
+    // Warm: the earlier outputs could not pay for their rewrite, so they are not even asked.
+    const warm = finish(5 * 60_000 - 1);
+    expect(warm.results.map((r) => r.entryId)).toEqual(["t-now-0"]);
+    expect(warm.drafts.map((d) => d.targetId)).toEqual(["t-now-0"]);
+    const cold = finish(5 * 60_000 + 1);
+    expect(cold.drafts.map((d) => d.targetId).sort()).toEqual(["t-now-0", "t-one-0", "t-one-1"]);
+  });
+
   it("leaves an output inside an exchange omitted in the same pass to the exchange", () => {
     const entries = [
       ...run("one", [LARGE, SMALL]),
