@@ -174,7 +174,7 @@ function firstIndex(entries: readonly SnapEntry[], ids: Set<string>): number {
 export function decideCheckpoint(
   entries: readonly SnapEntry[],
   batch: CheckpointBatch,
-  turnsSoFar: number,
+  requestsSoFar: number,
   lastUserIndex: number,
   config: BreakEvenConfig,
   view: CheckpointCacheView,
@@ -213,8 +213,8 @@ export function decideCheckpoint(
     const first = firstIndex(entries, ids);
     if (first < 0) continue;
     const rewrite = rewriteAfterEdit(entries, first, view, config.pinAnthropicCache);
-    last = `${pending} chars × ${turnsSoFar} turns vs ${Math.round(factor * 10) / 10} × ${rewrite} rewrite`;
-    if (pending * turnsSoFar >= factor * rewrite) return { run: true, tier, reason: `${last}: pays off`, batch: b };
+    last = `${pending} chars × ${requestsSoFar} requests vs ${Math.round(factor * 10) / 10} × ${rewrite} rewrite`;
+    if (pending * requestsSoFar >= factor * rewrite) return { run: true, tier, reason: `${last}: pays off`, batch: b };
   }
   return none(`${last || "nothing to edit"}: does not pay off`);
 }

@@ -21,6 +21,7 @@ import {
   runTurns,
 } from "../cache/checkpoint.ts";
 import { coldCache } from "../cache/cold-cache.ts";
+import { deferEditsThatDoNotPay, type PlanBreakEven } from "../cache/edit-gate.ts";
 import {
   buildExchangeRequests,
   collectExchanges,
@@ -120,8 +121,8 @@ export interface RunPlan {
   /** Every classifier request of the pass, all kinds, in one list for one limiter. */
   requests: ClassifierRequest[];
   kinds: ItemKind[];
-  /** Run end: the break-even factor for the main model, and why the cache is cold when it is. */
-  breakEven?: { factor: number; cold?: string };
+  /** The break-even gates applied after judging. */
+  breakEven?: PlanBreakEven;
 }
 
 export type PassPlan = { status: "skip"; reason: string } | RunPlan;
@@ -275,11 +276,7 @@ function planEarlierOutputs(
 export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Partial<CheckpointCacheView>): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
-  const cold = coldCache(entries, { ...view, family: view?.family ?? "other" });
-  const breakEven = {
-    factor: rewriteFactor(view?.family ?? "other", view?.prices, config.breakEvenMargin),
-    ...(cold.cold ? { cold: cold.reason } : {}),
-  };
+  const breakEven = planBreakEven(entries, config, view, config.exchangeBreakEven, sessionRequests(entries));
   const requests: ClassifierRequest[] = [];
   const kinds: ItemKind[] = [];
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
@@ -306,7 +303,7 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
   const images = removableImages(entries, config.imageKeepTurns, span.startIndex);
 
   // With a cold cache the retries' edits cost no rewrite: they are asked whatever they could save.
-  const earlierConfig = cold.cold ? { ...config, exchangeBreakEven: false } : config;
+  const earlierConfig = breakEven.cold ? { ...config, exchangeBreakEven: false } : config;
   const earlier = planEarlierOutputs(entries, span, earlierConfig, judged, view?.family, requests, kinds, [
     ...large.candidates.map((c) => c.entryId),
     ...small.map((i) => i.entryId),
@@ -334,6 +331,26 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
     requests,
     kinds,
     breakEven,
+  };
+}
+
+/** The gates' inputs, fixed at plan time (the finish half runs without the view). */
+function planBreakEven(
+  entries: SnapEntry[],
+  config: PlanConfig,
+  view: Partial<CheckpointCacheView> | undefined,
+  on: boolean,
+  requests: number,
+): PlanBreakEven {
+  const family = view?.family ?? "other";
+  const cold = coldCache(entries, { ...view, family });
+  return {
+    on: on && !cold.cold,
+    factor: rewriteFactor(family, view?.prices, config.breakEvenMargin),
+    requests,
+    ...(cold.cold ? { cold: cold.reason } : {}),
+    pinAnthropicCache: config.pinAnthropicCache,
+    ...(view?.trustedIds ? { trustedIds: view.trustedIds } : {}),
   };
 }
 
@@ -379,7 +396,10 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
   };
   let lastUser = -1;
   for (let i = entries.length - 1; i >= 0 && lastUser < 0; i--) if (isUserMessage(entries[i])) lastUser = i;
-  const decision = decideCheckpoint(entries, batch, turns.current, lastUser, config, view);
+  // The rewrite is paid back by every request still to come in the session, not only in this run: the
+  // session's requests so far stand in for them, as at run end.
+  const requestsSoFar = sessionRequests(entries);
+  const decision = decideCheckpoint(entries, batch, requestsSoFar, lastUser, config, view);
   if (!decision.run) return { status: "skip", reason: decision.reason };
 
   const requests: ClassifierRequest[] = [];
@@ -426,6 +446,7 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
     images: decision.batch.images,
     requests,
     kinds,
+    breakEven: planBreakEven(entries, config, view, config.midRunBreakEven, requestsSoFar),
   };
 }
 
@@ -632,7 +653,9 @@ function finishEarlierOutputs(
 
 /** Run end with the break-even gate on and a warm cache: a cold one makes every edit free. */
 function gatesOn(input: FinishInput): boolean {
-  return input.plan.phase === "run-end" && input.config.exchangeBreakEven && input.plan.breakEven?.cold === undefined;
+  const planned = input.plan.breakEven;
+  if (planned) return input.plan.phase === "run-end" && planned.on;
+  return input.plan.phase === "run-end" && input.config.exchangeBreakEven;
 }
 
 function factorOf(input: FinishInput): number {
@@ -647,6 +670,12 @@ export function finishPass(input: FinishInput): FinishOutput {
   const earlierOutputs: EarlierOutcome[] = [];
   finishLarge(input, drafts, results, earlierOutputs);
   finishSmall(input, drafts, results, earlierOutputs);
+  // The run's own edits, at run end and at checkpoints, with what they really save.
+  const planned = input.plan.breakEven;
+  if (planned?.on) {
+    const inRun = input.plan.images.filter((i) => !i.beforePrompt).map((i) => i.entryId);
+    deferEditsThatDoNotPay({ entries: input.entries, drafts, results, otherEditIds: inRun, family, gate: planned });
+  }
 
   // Exchanges: judged unrelated ones are omitted only when the cache rewrite they add pays off.
   const exById = new Map(input.plan.exchanges.map((x) => [x.promptId, x]));
