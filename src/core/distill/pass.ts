@@ -670,9 +670,10 @@ export function finishPass(input: FinishInput): FinishOutput {
   const earlierOutputs: EarlierOutcome[] = [];
   finishLarge(input, drafts, results, earlierOutputs);
   finishSmall(input, drafts, results, earlierOutputs);
-  // The run's own edits, at run end and at checkpoints, with what they really save.
+  // The run's own edits, at run end and at checkpoints, with what they really save; only where the provider
+  // is known to cache (an unknown one may not, and then the edit costs nothing).
   const planned = input.plan.breakEven;
-  if (planned?.on) {
+  if (planned?.on && family !== "other") {
     const inRun = input.plan.images.filter((i) => !i.beforePrompt).map((i) => i.entryId);
     deferEditsThatDoNotPay({ entries: input.entries, drafts, results, otherEditIds: inRun, family, gate: planned });
   }
