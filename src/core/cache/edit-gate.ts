@@ -3,9 +3,11 @@
 // (for Anthropic, often the question); with few requests to come, that costs more than the smaller context
 // saves. Edits that do not pay are deferred, not lost: the record says "deferred" and a later pass asks again.
 
+import type { GuardConfig } from "../shared/config.ts";
 import type { ContextEditDraft, RecordResult, SnapEntry } from "../shared/types.ts";
-import type { CacheModel } from "./break-even.ts";
-import { rewriteAfterEdit } from "./checkpoint.ts";
+import { type CacheModel, rewriteFactor } from "./break-even.ts";
+import { type CheckpointCacheView, rewriteAfterEdit } from "./checkpoint.ts";
+import { coldCache } from "./cold-cache.ts";
 
 /** What the plan knew of the cache when it was made, for the gates after judging. */
 export interface PlanBreakEven {
@@ -76,4 +78,24 @@ export function deferEditsThatDoNotPay(input: EditGateInput): void {
       input.results[i] = { ...r, outcome: "kept", reason: "deferred", afterChars: r.beforeChars };
     }
   });
+}
+
+/** The gates' inputs, fixed at plan time (the finish half runs without the view). */
+export function planBreakEven(
+  entries: readonly SnapEntry[],
+  config: Pick<GuardConfig, "breakEvenMargin" | "pinAnthropicCache">,
+  view: Partial<CheckpointCacheView> | undefined,
+  on: boolean,
+  requests: number,
+): PlanBreakEven {
+  const family = view?.family ?? "other";
+  const cold = coldCache(entries, { ...view, family });
+  return {
+    on: on && !cold.cold,
+    factor: rewriteFactor(family, view?.prices, config.breakEvenMargin),
+    requests,
+    ...(cold.cold ? { cold: cold.reason } : {}),
+    pinAnthropicCache: config.pinAnthropicCache,
+    ...(view?.trustedIds ? { trustedIds: view.trustedIds } : {}),
+  };
 }

@@ -3,14 +3,7 @@
 // finishPass (classifier outcomes → decisions → edits and record results).
 // Between them the caller sends all requests through one limiter under one deadline.
 
-import {
-  type CacheModel,
-  exchangeGate,
-  REWRITE_FACTOR,
-  rewriteChars,
-  rewriteFactor,
-  sessionRequests,
-} from "../cache/break-even.ts";
+import { type CacheModel, exchangeGate, REWRITE_FACTOR, rewriteChars, sessionRequests } from "../cache/break-even.ts";
 import {
   type CheckpointBatch,
   type CheckpointCacheView,
@@ -20,8 +13,7 @@ import {
   laterCalls,
   runTurns,
 } from "../cache/checkpoint.ts";
-import { coldCache } from "../cache/cold-cache.ts";
-import { deferEditsThatDoNotPay, type PlanBreakEven } from "../cache/edit-gate.ts";
+import { deferEditsThatDoNotPay, type PlanBreakEven, planBreakEven } from "../cache/edit-gate.ts";
 import {
   buildExchangeRequests,
   collectExchanges,
@@ -331,26 +323,6 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
     requests,
     kinds,
     breakEven,
-  };
-}
-
-/** The gates' inputs, fixed at plan time (the finish half runs without the view). */
-function planBreakEven(
-  entries: SnapEntry[],
-  config: PlanConfig,
-  view: Partial<CheckpointCacheView> | undefined,
-  on: boolean,
-  requests: number,
-): PlanBreakEven {
-  const family = view?.family ?? "other";
-  const cold = coldCache(entries, { ...view, family });
-  return {
-    on: on && !cold.cold,
-    factor: rewriteFactor(family, view?.prices, config.breakEvenMargin),
-    requests,
-    ...(cold.cold ? { cold: cold.reason } : {}),
-    pinAnthropicCache: config.pinAnthropicCache,
-    ...(view?.trustedIds ? { trustedIds: view.trustedIds } : {}),
   };
 }
 
