@@ -71,7 +71,8 @@ describe("context-guard replay", () => {
     expect(s?.totals.runEnds).toBe(6);
     expect(s?.totals.invalidDrafts).toBe(0);
     expect(s?.totals.billedOn).toBeLessThan(s?.totals.billedOff ?? 0);
-    for (const kind of ["large", "small", "image", "exchange"]) expect(s?.totals.edits[kind] ?? 0).toBeGreaterThan(0);
+    // The sample's one old exchange does not pay for its rewrite under the tuned break-even defaults.
+    for (const kind of ["large", "small", "image"]) expect(s?.totals.edits[kind] ?? 0).toBeGreaterThan(0);
     expect(s?.passes.some((p) => p.phase === "mid-run" && p.drafts > 0)).toBe(true);
     html = await readFile(join(dir, "context-guard-report.html"), "utf8");
     expect(html).toContain("<svg");
@@ -152,16 +153,18 @@ describe("context-guard replay", () => {
       const asked = lb.requests.length;
       expect(asked).toBeGreaterThan(10);
       const metrics = JSON.parse(await readFile(join(dir, "hosted.json"), "utf8")) as ReplayReport;
-      expect(metrics.sessions[0]?.totals.classifierRequests).toBe(asked);
+      // A deferred output is asked again at a later pass with the same request: answered from the cache.
+      const judged = metrics.sessions[0]?.totals.classifierRequests ?? 0;
+      expect(judged).toBe(asked + (metrics.sessions[0]?.totals.cacheHits ?? 0));
       expect(metrics.sessions[0]?.totals.costUsd).toBeGreaterThan(0);
       const again = await cli(args);
       expect(again.code).toBe(0);
       expect(lb.requests.length).toBe(asked);
       const cached = JSON.parse(await readFile(join(dir, "hosted.json"), "utf8")) as ReplayReport;
-      expect(cached.sessions[0]?.totals.cacheHits).toBe(asked);
+      expect(cached.sessions[0]?.totals.cacheHits).toBe(judged);
       expect(cached.sessions[0]?.totals.costUsd).toBe(0);
       expect(cached.sessions[0]?.totals.billedOn).toBe(metrics.sessions[0]?.totals.billedOn);
-      expect(again.stdout).toContain(`(${asked} from cache)`);
+      expect(again.stdout).toContain(`(${judged} from cache)`);
     } finally {
       await lb.close();
     }

@@ -24,6 +24,38 @@ export const REWRITE_FACTOR: Readonly<Record<CacheModel["family"], number>> = Ob
   other: 16,
 });
 
+/**
+ * The margin behind REWRITE_FACTOR: each fixed factor is about this margin times the price ratio below at
+ * list prices (docs/edits-that-pay.md). It covers "requests so far" being only a guess at those to come.
+ */
+export const DEFAULT_BREAK_EVEN_MARGIN = 1.4;
+
+/** A main model's prices in dollars per million tokens, as Pi's model registry lists them. */
+export interface TokenPrices {
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/**
+ * Requests of saving one rewritten character must be multiplied by: margin × (what a rewritten token costs
+ * over a cached read) / (what a removed token saves per request, a cached read). Anthropic writes at its
+ * cache-write price; OpenAI and others have no write premium, a rewritten token costs the input price.
+ * Without usable prices (none listed, or no cache discount), the fixed factor scaled by the margin.
+ */
+export function rewriteFactor(
+  family: CacheModel["family"],
+  prices?: TokenPrices,
+  margin = DEFAULT_BREAK_EVEN_MARGIN,
+): number {
+  const fixed = (REWRITE_FACTOR[family] * margin) / DEFAULT_BREAK_EVEN_MARGIN;
+  if (!prices || !(prices.input > 0) || !(prices.cacheRead > 0) || prices.cacheRead >= prices.input) return fixed;
+  const write = family === "anthropic" && prices.cacheWrite > 0 ? prices.cacheWrite : prices.input;
+  return (margin * Math.max(0, write - prices.cacheRead)) / prices.cacheRead;
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
 function isSummary(e: SnapEntry): boolean {
   return e.role === "compactionSummary" || e.role === "branchSummary";
 }
@@ -80,6 +112,8 @@ export interface ExchangeGateInput {
   sessionRequests: number;
   minSavingChars: number;
   family: CacheModel["family"];
+  /** Requests-to-rewrite factor (rewriteFactor); the family's fixed one when absent. */
+  factor?: number;
 }
 
 export interface ExchangeGate {
@@ -121,10 +155,10 @@ export function exchangeGate(input: ExchangeGateInput): ExchangeGate {
     const reason = `${saves}, below ${formatCount(input.minSavingChars)}; ${costs}`;
     return { pass: false, reason, marginalChars, savingChars };
   }
-  const factor = REWRITE_FACTOR[family];
+  const factor = input.factor ?? REWRITE_FACTOR[family];
   const requests = Math.max(0, input.sessionRequests);
   const pass = savingChars * requests >= factor * marginalChars;
   const verdict = pass ? "pays off" : "does not pay off";
-  const reason = `${saves} × ${requests} requests ${pass ? "≥" : "<"} ${factor} × ${formatCount(marginalChars)} rewrite: ${verdict}`;
+  const reason = `${saves} × ${requests} requests ${pass ? "≥" : "<"} ${round1(factor)} × ${formatCount(marginalChars)} rewrite: ${verdict}`;
   return { pass, reason, marginalChars, savingChars };
 }

@@ -6,7 +6,8 @@ import type { ImageItem } from "../items/images.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import type { Exchange } from "../shared/types.ts";
 import { type GuardRecord, RECORD_TYPE, type RunSpan, type SnapEntry } from "../shared/types.ts";
-import { type CacheModel, entryChars, REWRITE_FACTOR } from "./break-even.ts";
+import { type CacheModel, entryChars, rewriteFactor, type TokenPrices } from "./break-even.ts";
+import { coldCache } from "./cold-cache.ts";
 
 /** Turn numbers inside the run: the assistant message index (1-based) that made each call. */
 export interface RunTurns {
@@ -89,13 +90,20 @@ export interface CheckpointBatch {
 
 export type BreakEvenConfig = Pick<
   GuardConfig,
-  "midRunBatchChars" | "midRunBatchCharsOpenAI" | "midRunBreakEven" | "pinAnthropicCache"
+  "midRunBatchChars" | "midRunBatchCharsOpenAI" | "midRunBreakEven" | "pinAnthropicCache" | "breakEvenMargin"
 >;
 
+/** What the caller knows of the main model's prompt cache at the boundary. */
 export interface CheckpointCacheView {
   family: CacheModel["family"];
   /** Entry ids of cache entries this process can still read (Anthropic), newest last. */
   trustedIds?: readonly string[];
+  /** Milliseconds since the last main-model request was sent: past the TTL, the cache is cold. */
+  sinceRequestMs?: number;
+  /** The session uses the provider's long cache retention. */
+  longRetention?: boolean;
+  /** The main model's prices (Pi's registry), for the break-even factor. */
+  prices?: TokenPrices;
 }
 
 /** Index of the last user message with text: where the Anthropic question pin sits. */
@@ -166,7 +174,7 @@ function firstIndex(entries: readonly SnapEntry[], ids: Set<string>): number {
 export function decideCheckpoint(
   entries: readonly SnapEntry[],
   batch: CheckpointBatch,
-  turnsSoFar: number,
+  requestsSoFar: number,
   lastUserIndex: number,
   config: BreakEvenConfig,
   view: CheckpointCacheView,
@@ -175,6 +183,9 @@ export function decideCheckpoint(
   const threshold = view.family === "openai-codex" ? config.midRunBatchCharsOpenAI : config.midRunBatchChars;
   const none = (reason: string): TierDecision => ({ run: false, tier: "none", reason, batch });
   if (total === 0) return none("nothing eligible");
+  // A cold cache is rewritten by the next request anyway: the batch and break-even rules have no cost to weigh.
+  const cold = coldCache(entries, view);
+  if (cold.cold) return { run: true, tier: "all", reason: `cold cache (${cold.reason})`, batch };
   if (total < threshold) return none(`eligible ${total} chars < batch ${threshold}`);
   const positions = new Map(entries.map((e, i) => [e.id, i]));
   const lateImages = batch.images.filter((i) => (positions.get(i.entryId) ?? -1) > lastUserIndex);
@@ -193,7 +204,7 @@ export function decideCheckpoint(
     ],
   ];
   if (!config.midRunBreakEven) return { run: true, tier: "all", reason: "break-even off", batch };
-  const factor = REWRITE_FACTOR[view.family];
+  const factor = rewriteFactor(view.family, view.prices, config.breakEvenMargin);
   let last = "";
   for (const [tier, b] of tiers) {
     const pending = b.outputChars + b.exchangeChars + b.imageChars;
@@ -202,8 +213,8 @@ export function decideCheckpoint(
     const first = firstIndex(entries, ids);
     if (first < 0) continue;
     const rewrite = rewriteAfterEdit(entries, first, view, config.pinAnthropicCache);
-    last = `${pending} chars × ${turnsSoFar} turns vs ${factor} × ${rewrite} rewrite`;
-    if (pending * turnsSoFar >= factor * rewrite) return { run: true, tier, reason: `${last}: pays off`, batch: b };
+    last = `${pending} chars × ${requestsSoFar} requests vs ${Math.round(factor * 10) / 10} × ${rewrite} rewrite`;
+    if (pending * requestsSoFar >= factor * rewrite) return { run: true, tier, reason: `${last}: pays off`, batch: b };
   }
   return none(`${last || "nothing to edit"}: does not pay off`);
 }

@@ -13,6 +13,7 @@ import {
   laterCalls,
   runTurns,
 } from "../cache/checkpoint.ts";
+import { deferEditsThatDoNotPay, type PlanBreakEven, planBreakEven } from "../cache/edit-gate.ts";
 import {
   buildExchangeRequests,
   collectExchanges,
@@ -112,6 +113,8 @@ export interface RunPlan {
   /** Every classifier request of the pass, all kinds, in one list for one limiter. */
   requests: ClassifierRequest[];
   kinds: ItemKind[];
+  /** The break-even gates applied after judging. */
+  breakEven?: PlanBreakEven;
 }
 
 export type PassPlan = { status: "skip"; reason: string } | RunPlan;
@@ -262,13 +265,10 @@ function planEarlierOutputs(
  * pre-request gate for earlier runs' outputs assumes the most favourable one (finishPass applies the real
  * gate once the answers are in).
  */
-export function planRunEnd(
-  entries: SnapEntry[],
-  config: PlanConfig,
-  view?: { family?: CacheModel["family"] },
-): PassPlan {
+export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Partial<CheckpointCacheView>): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
+  const breakEven = planBreakEven(entries, config, view, config.exchangeBreakEven, sessionRequests(entries));
   const requests: ClassifierRequest[] = [];
   const kinds: ItemKind[] = [];
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
@@ -294,7 +294,9 @@ export function planRunEnd(
 
   const images = removableImages(entries, config.imageKeepTurns, span.startIndex);
 
-  const earlier = planEarlierOutputs(entries, span, config, judged, view?.family, requests, kinds, [
+  // With a cold cache the retries' edits cost no rewrite: they are asked whatever they could save.
+  const earlierConfig = breakEven.cold ? { ...config, exchangeBreakEven: false } : config;
+  const earlier = planEarlierOutputs(entries, span, earlierConfig, judged, view?.family, requests, kinds, [
     ...large.candidates.map((c) => c.entryId),
     ...small.map((i) => i.entryId),
     ...exchanges.flatMap((x) => [x.promptId, ...x.entryIds]),
@@ -320,6 +322,7 @@ export function planRunEnd(
     images,
     requests,
     kinds,
+    breakEven,
   };
 }
 
@@ -365,7 +368,10 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
   };
   let lastUser = -1;
   for (let i = entries.length - 1; i >= 0 && lastUser < 0; i--) if (isUserMessage(entries[i])) lastUser = i;
-  const decision = decideCheckpoint(entries, batch, turns.current, lastUser, config, view);
+  // The rewrite is paid back by every request still to come in the session, not only in this run: the
+  // session's requests so far stand in for them, as at run end.
+  const requestsSoFar = sessionRequests(entries);
+  const decision = decideCheckpoint(entries, batch, requestsSoFar, lastUser, config, view);
   if (!decision.run) return { status: "skip", reason: decision.reason };
 
   const requests: ClassifierRequest[] = [];
@@ -412,6 +418,7 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
     images: decision.batch.images,
     requests,
     kinds,
+    breakEven: planBreakEven(entries, config, view, config.midRunBreakEven, requestsSoFar),
   };
 }
 
@@ -575,12 +582,13 @@ function imagesPay(
   items: ImageItem[],
   otherEditIds: string[],
   family: CacheModel["family"],
+  factor: number,
 ): boolean {
   const withThem = rewriteChars(entries, [...otherEditIds, ...items.map((i) => i.entryId)], family);
   const marginal = Math.max(0, withThem - rewriteChars(entries, otherEditIds, family));
   if (marginal === 0) return true;
   const saving = items.reduce((n, i) => n + Math.max(0, i.beforeChars - i.afterChars), 0);
-  return saving * sessionRequests(entries) >= REWRITE_FACTOR[family] * marginal;
+  return saving * sessionRequests(entries) >= factor * marginal;
 }
 
 /** Adds the earlier runs' outputs that pay (or all, with the gate off); returns the ids it edits. */
@@ -592,13 +600,14 @@ function finishEarlierOutputs(
   results: RecordResult[],
 ): string[] {
   const editing = outcomes.filter((x) => x.draft !== undefined);
-  const gated = input.plan.phase === "run-end" && input.config.exchangeBreakEven && editing.length > 0;
+  const gated = gatesOn(input) && editing.length > 0;
   const pay = gated
     ? retryEditsThatPay(
         input.entries,
         editing.map((x) => ({ entryId: x.result.entryId, savingChars: x.result.beforeChars - x.result.afterChars })),
         otherEditIds,
         input.family ?? "other",
+        factorOf(input),
       )
     : new Set(editing.map((x) => x.result.entryId));
   for (const { draft, result } of outcomes) {
@@ -614,6 +623,17 @@ function finishEarlierOutputs(
   return [...pay];
 }
 
+/** Run end with the break-even gate on and a warm cache: a cold one makes every edit free. */
+function gatesOn(input: FinishInput): boolean {
+  const planned = input.plan.breakEven;
+  if (planned) return input.plan.phase === "run-end" && planned.on;
+  return input.plan.phase === "run-end" && input.config.exchangeBreakEven;
+}
+
+function factorOf(input: FinishInput): number {
+  return input.plan.breakEven?.factor ?? REWRITE_FACTOR[input.family ?? "other"];
+}
+
 /** Decisions, edits and record results for a planned pass (run end or checkpoint). */
 export function finishPass(input: FinishInput): FinishOutput {
   const drafts: ContextEditDraft[] = [];
@@ -622,6 +642,13 @@ export function finishPass(input: FinishInput): FinishOutput {
   const earlierOutputs: EarlierOutcome[] = [];
   finishLarge(input, drafts, results, earlierOutputs);
   finishSmall(input, drafts, results, earlierOutputs);
+  // The run's own edits, at run end and at checkpoints, with what they really save; only where the provider
+  // is known to cache (an unknown one may not, and then the edit costs nothing).
+  const planned = input.plan.breakEven;
+  if (planned?.on && family !== "other") {
+    const inRun = input.plan.images.filter((i) => !i.beforePrompt).map((i) => i.entryId);
+    deferEditsThatDoNotPay({ entries: input.entries, drafts, results, otherEditIds: inRun, family, gate: planned });
+  }
 
   // Exchanges: judged unrelated ones are omitted only when the cache rewrite they add pays off.
   const exById = new Map(input.plan.exchanges.map((x) => [x.promptId, x]));
@@ -632,7 +659,7 @@ export function finishPass(input: FinishInput): FinishOutput {
   const inRunImages = input.plan.images.filter((i) => !i.beforePrompt);
   const otherEditIds = [...drafts.map((d) => d.targetId), ...inRunImages.map((i) => i.entryId)];
   const gate =
-    input.plan.phase === "run-end" && input.config.exchangeBreakEven && unrelated.length > 0
+    gatesOn(input) && unrelated.length > 0
       ? exchangeGate({
           entries: input.entries,
           omitted: unrelated,
@@ -640,6 +667,7 @@ export function finishPass(input: FinishInput): FinishOutput {
           sessionRequests: sessionRequests(input.entries),
           minSavingChars: input.config.exchangeMinSavingChars,
           family,
+          factor: factorOf(input),
         })
       : { pass: true };
   const omittedIds = new Set<string>();
@@ -670,9 +698,8 @@ export function finishPass(input: FinishInput): FinishOutput {
   const earlier = input.plan.images.filter((i) => i.beforePrompt && !omittedIds.has(i.entryId));
   const earlierPay =
     earlier.length === 0 ||
-    input.plan.phase === "mid-run" ||
-    !input.config.exchangeBreakEven ||
-    imagesPay(input.entries, earlier, [...otherEditIds, ...omittedIds, ...retryEditIds], family);
+    !gatesOn(input) ||
+    imagesPay(input.entries, earlier, [...otherEditIds, ...omittedIds, ...retryEditIds], family, factorOf(input));
   for (const item of [...(earlierPay ? earlier : []), ...inRunImages]) {
     if (omittedIds.has(item.entryId)) continue;
     drafts.push(imageDraft(item));

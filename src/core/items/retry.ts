@@ -134,6 +134,7 @@ export function retryEditsThatPay(
   edits: readonly RetryEdit[],
   otherEditIds: readonly string[],
   family: CacheModel["family"],
+  factor = REWRITE_FACTOR[family],
 ): Set<string> {
   if (edits.length === 0) return new Set();
   const wanted = new Set(edits.map((x) => x.entryId));
@@ -150,7 +151,7 @@ export function retryEditsThatPay(
     const ids = set.map((x) => x.entryId);
     const marginal = Math.max(0, rewriteChars(entries, [...otherEditIds, ...ids], family) - base);
     const saving = set.reduce((n, x) => n + Math.max(0, x.savingChars), 0);
-    if (marginal === 0 || saving * requests >= REWRITE_FACTOR[family] * marginal) return new Set(ids);
+    if (marginal === 0 || saving * requests >= factor * marginal) return new Set(ids);
   }
   return new Set();
 }

@@ -3,7 +3,7 @@
 // view each phase gets, the snapshot and validation against Pi's projection, the breaker's bookkeeping).
 // It owns the per-session state of that pipeline and nothing of Pi's: the caller hands it the projection,
 // the classify function and the main model's cache family.
-import type { CacheModel } from "../../core/cache/break-even.ts";
+import type { CacheModel, TokenPrices } from "../../core/cache/break-even.ts";
 import { Breaker, type BreakerState } from "../../core/classifier/breaker.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { TaskRunner } from "../platform/pool.ts";
@@ -18,6 +18,26 @@ export function cacheFamily(model: { api?: string; provider?: string } | undefin
   if (model?.api === "anthropic-messages") return "anthropic";
   if (model?.provider === "openai-codex" || model?.api === "openai-codex-responses") return "openai-codex";
   return "other";
+}
+
+/** The session asks providers for their long cache retention (Pi reads the same variable). */
+const longRetention = () => process.env.PI_CACHE_RETENTION === "long";
+
+/**
+ * How long ago the main model was last asked: the newest assistant message's time. A boundary after a
+ * tool that ran longer than the cache's TTL finds the cache cold, and an edit then costs no rewrite.
+ */
+export function sinceLastRequest(
+  context: readonly ProjectedLike[],
+  now: number,
+): { sinceRequestMs?: number; longRetention?: boolean } {
+  for (let i = context.length - 1; i >= 0; i--) {
+    for (const m of (context[i] as ProjectedLike).messages as Array<{ role?: string; timestamp?: unknown }>) {
+      if (m?.role !== "assistant" || typeof m.timestamp !== "number") continue;
+      return { sinceRequestMs: Math.max(0, now - m.timestamp), ...(longRetention() ? { longRetention: true } : {}) };
+    }
+  }
+  return {};
 }
 
 export interface GuardSessionParts {
@@ -39,6 +59,8 @@ export interface PassRequest {
   family: CacheModel["family"];
   /** Anthropic cache entries this process can still read (mid-run break-even). */
   trustedIds?: readonly string[];
+  /** The main model's prices (Pi's registry), for the break-even factor. */
+  prices?: TokenPrices;
   signal?: AbortSignal;
   onJudging?: () => void;
 }
@@ -96,7 +118,12 @@ export class GuardSession {
       {
         phase: request.phase,
         // Both phases need the family (break-even at checkpoints, the retry gate at run end).
-        cache: { family: request.family, ...(request.trustedIds ? { trustedIds: request.trustedIds } : {}) },
+        cache: {
+          family: request.family,
+          ...(request.trustedIds ? { trustedIds: request.trustedIds } : {}),
+          ...(request.prices ? { prices: request.prices } : {}),
+          ...sinceLastRequest(request.context, this.clock()),
+        },
       },
     );
     if (result.status !== "done") return { result };

@@ -296,6 +296,7 @@ export class HostSession {
         modelRef: found.ref,
         family: cacheFamily(ctx.model),
         ...(trustedIds ? { trustedIds } : {}),
+        ...(ctx.model?.cost ? { prices: ctx.model.cost } : {}),
         signal: AbortSignal.any([
           this.#stop.signal,
           userStop.signal,

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
+  DEFAULT_BREAK_EVEN_MARGIN,
   entryChars,
   exchangeGate,
   exchangeSaving,
   IMAGE_CHARS,
   REWRITE_FACTOR,
   rewriteChars,
+  rewriteFactor,
   sessionRequests,
 } from "../../../../src/core/cache/break-even.ts";
 import { findRunStart } from "../../../../src/core/distill/run.ts";
@@ -212,5 +214,57 @@ describe("exchangeGate", () => {
     // A deferral recorded during the current run does not stop the next pass of that run from asking again.
     session.push(record(second.map((x, i) => exchangeResult(x, unrelated(second.map((y) => y.promptId))[i]!, true))));
     expect(collect(session).map((x) => x.prompt)).toEqual(["first", "second", "run one"]);
+  });
+});
+
+describe("the break-even factor from the model's prices", () => {
+  // List prices in dollars per million tokens, as Pi's registry gives them.
+  const sonnet = { input: 3, cacheRead: 0.3, cacheWrite: 3.75 };
+  const gpt = { input: 1.25, cacheRead: 0.125, cacheWrite: 0 };
+
+  it("prices an Anthropic rewrite at the cache-write price over a cached read", () => {
+    expect(rewriteFactor("anthropic", sonnet)).toBeCloseTo((1.4 * (3.75 - 0.3)) / 0.3, 6);
+    // The 1-hour cache writes at twice the input price: a dearer rewrite needs more requests to pay.
+    expect(rewriteFactor("anthropic", { ...sonnet, cacheWrite: 6 })).toBeGreaterThan(
+      rewriteFactor("anthropic", sonnet),
+    );
+  });
+
+  it("prices an OpenAI rewrite at the input price: no write premium, whatever the registry lists", () => {
+    expect(rewriteFactor("openai-codex", gpt)).toBeCloseTo((1.4 * (1.25 - 0.125)) / 0.125, 6);
+    expect(rewriteFactor("openai-codex", { ...gpt, cacheWrite: 9 })).toBe(rewriteFactor("openai-codex", gpt));
+    expect(rewriteFactor("other", gpt)).toBe(rewriteFactor("openai-codex", gpt));
+  });
+
+  it("reproduces the fixed factors at list price ratios, and falls back to them without usable prices", () => {
+    expect(Math.round(rewriteFactor("anthropic", sonnet))).toBe(REWRITE_FACTOR.anthropic);
+    expect(Math.round(rewriteFactor("openai-codex", gpt))).toBe(REWRITE_FACTOR["openai-codex"]);
+    expect(rewriteFactor("anthropic")).toBe(REWRITE_FACTOR.anthropic);
+    expect(rewriteFactor("other", { input: 0, cacheRead: 0, cacheWrite: 0 })).toBe(REWRITE_FACTOR.other);
+    // No cache discount listed: the prices say nothing about the cache, so the fixed factor stands.
+    expect(rewriteFactor("other", { input: 2, cacheRead: 2, cacheWrite: 0 })).toBe(REWRITE_FACTOR.other);
+  });
+
+  it("scales with the margin", () => {
+    const twice = 2 * DEFAULT_BREAK_EVEN_MARGIN;
+    expect(rewriteFactor("anthropic", undefined, twice)).toBe(2 * REWRITE_FACTOR.anthropic);
+    expect(rewriteFactor("anthropic", sonnet, twice)).toBeCloseTo(2 * rewriteFactor("anthropic", sonnet), 6);
+  });
+
+  it("moves the exchange gate", () => {
+    const entries = [userEntry("u0", "old"), assistantEntry("a0", "x".repeat(20_000)), userEntry("u1", "now")];
+    const omitted: Exchange[] = [
+      { promptId: "u0", entryIds: ["a0"], chars: 20_003, stub: "[stub]" } as unknown as Exchange,
+    ];
+    const base = {
+      entries,
+      omitted,
+      otherEditIds: [],
+      sessionRequests: 17,
+      minSavingChars: 0,
+      family: "anthropic" as const,
+    };
+    expect(exchangeGate(base).pass).toBe(true);
+    expect(exchangeGate({ ...base, factor: 40 }).pass).toBe(false);
   });
 });

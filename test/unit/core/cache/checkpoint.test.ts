@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { entryChars } from "../../../../src/core/cache/break-even.ts";
+import { entryChars, rewriteFactor } from "../../../../src/core/cache/break-even.ts";
 import {
   type CheckpointBatch,
   checkpointMemo,
@@ -89,6 +89,8 @@ const batch = (outputChars: number, extra: Partial<CheckpointBatch> = {}): Check
   ...extra,
 });
 
+const FACTOR = rewriteFactor("other", undefined, DEFAULT_CONFIG.breakEvenMargin);
+
 describe("batch and break-even", () => {
   const entries = run(10);
   const config = DEFAULT_CONFIG;
@@ -120,7 +122,7 @@ describe("batch and break-even", () => {
   it("runs only when pending × turns covers factor × rewrite, trying tiers without exchanges", () => {
     const first = entries.findIndex((e) => e.id === "t1");
     const rewrite = rewriteAfterEdit(entries, first, { family: "other" }, true);
-    const need = Math.ceil((16 * rewrite) / 10);
+    const need = Math.ceil((FACTOR * rewrite) / 10);
     expect(decideCheckpoint(entries, batch(need), 10, 0, config, { family: "other" })).toMatchObject({
       run: true,
       tier: "all",
@@ -139,7 +141,7 @@ describe("batch and break-even", () => {
     ];
     const first = withExchange.findIndex((e) => e.id === "t1");
     const outputsOnly = rewriteAfterEdit(withExchange, first, { family: "other" }, true);
-    const pending = Math.ceil((16 * outputsOnly) / 10);
+    const pending = Math.ceil((FACTOR * outputsOnly) / 10);
     const ex = {
       promptId: "old",
       index: 0,

@@ -38,10 +38,13 @@ function keywordOutcome(request: ClassifierRequest): ClassifierOutcome {
   return { status: "stop", answers };
 }
 
+/** Distillation itself: the cache gates, which defer edits in a session this short, are tested in cache/. */
+const UNGATED = { ...DEFAULT_CONFIG, exchangeBreakEven: false };
+
 function runPass(
   entries: SnapEntry[],
   answer: (r: ClassifierRequest) => ClassifierOutcome = keywordOutcome,
-  config = DEFAULT_CONFIG,
+  config = UNGATED,
 ) {
   const plan = planRunEnd(entries, config) as Extract<PassPlan, { status: "run" }>;
   if (plan.status !== "run") return { plan, out: undefined };

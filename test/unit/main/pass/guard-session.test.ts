@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierOutcome } from "../../../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
-import { cacheFamily, GuardSession } from "../../../../src/main/pass/guard-session.ts";
+import { cacheFamily, GuardSession, sinceLastRequest } from "../../../../src/main/pass/guard-session.ts";
 import type { ProjectedLike } from "../../../../src/main/pass/snapshot.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { dropAll } from "../../../kit/answers.ts";
@@ -105,5 +105,23 @@ describe("cacheFamily", () => {
     expect(cacheFamily({ provider: "openai-codex", api: "openai-responses" })).toBe("openai-codex");
     expect(cacheFamily({ api: "openai-completions", provider: "openrouter" })).toBe("other");
     expect(cacheFamily(undefined)).toBe("other");
+  });
+});
+
+describe("sinceLastRequest", () => {
+  it("measures from the newest assistant message, so a long tool run finds the cache cold", () => {
+    const context = session();
+    const stamps = context.flatMap((e) =>
+      (e.messages as Array<{ role?: string; timestamp?: number }>)
+        .filter((m) => m.role === "assistant")
+        .map((m) => m.timestamp as number),
+    );
+    const newest = Math.max(...stamps);
+    expect(sinceLastRequest(context, newest + 7 * 60_000).sinceRequestMs).toBe(7 * 60_000);
+    expect(sinceLastRequest(context, newest - 5).sinceRequestMs).toBe(0);
+  });
+
+  it("knows nothing without an assistant message", () => {
+    expect(sinceLastRequest([], Date.now())).toEqual({});
   });
 });
