@@ -10,7 +10,7 @@
 import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
-import { planRunEnd } from "../src/core/distill/pass.ts";
+import { planRunEnd } from "../src/core/distill/plan.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../src/core/shared/types.ts";
 import { SnapshotBuilder } from "../src/main/pass/snapshot.ts";
 import { nextTurn } from "../src/main/platform/pace.ts";

@@ -4,7 +4,7 @@
 // together give the stall when a wave of answers lands at once (the loopback answers every request of a
 // wave after the same latency).
 import { request } from "node:http";
-import { planRunEnd } from "../../src/core/distill/pass.ts";
+import { planRunEnd } from "../../src/core/distill/plan.ts";
 import type { ClassifierRequest } from "../../src/core/shared/types.ts";
 import { SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
 import { toProjection } from "../../test/kit/generate.ts";

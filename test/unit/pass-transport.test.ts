@@ -1,7 +1,7 @@
 // How a pass moves data between threads: a large first pass sends the session in slices before the plan,
 // and the classifier requests come back from the worker a window at a time as the queue starts them.
 import { describe, expect, it } from "vitest";
-import type { FinishOutput } from "../../src/core/distill/pass.ts";
+import type { FinishOutput } from "../../src/core/distill/finish.ts";
 import { DEFAULT_CONFIG } from "../../src/core/shared/config.ts";
 import type { SnapEntry } from "../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";

@@ -5,7 +5,8 @@
 // every message goes to one thread: the runner's own when it has one, else a one-thread pool of its own.
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
-import type { FinishConfig, FinishOutput, PlanConfig } from "../../core/distill/pass.ts";
+import type { FinishConfig, FinishOutput } from "../../core/distill/finish.ts";
+import type { PlanConfig } from "../../core/distill/plan.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../core/shared/types.ts";
 import { PassWorkerError, unwrapFailure } from "../../workers/pass/failures.ts";
 import { type PackedValues, packedCount, unpackValue } from "../../workers/pass/packed-values.ts";

@@ -2,7 +2,9 @@
 // its messages (its plan, its texts, the outcomes sent ahead, the parts of its output). The session's
 // copy itself is session-store.ts. All of it lives on this thread only: PassWorker sends every message
 // of a pass to the same thread.
-import { type FinishOutput, finishPass, planCheckpoint, planRunEnd, type RunPlan } from "../../core/distill/pass.ts";
+
+import { type FinishOutput, finishPass } from "../../core/distill/finish.ts";
+import { planCheckpoint, planRunEnd, type RunPlan } from "../../core/distill/plan.ts";
 import type { ClassifierOutcome, SnapEntry } from "../../core/shared/types.ts";
 import { type WorkerFailure, workerFailure } from "./failures.ts";
 import { packValues } from "./packed-values.ts";

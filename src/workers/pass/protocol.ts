@@ -9,7 +9,8 @@
 // the client (one per session), whose copy of the session the worker keeps across passes until `release`.
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
-import type { FinishConfig, FinishOutput, PlanConfig, RunPlan } from "../../core/distill/pass.ts";
+import type { FinishConfig, FinishOutput } from "../../core/distill/finish.ts";
+import type { PlanConfig, RunPlan } from "../../core/distill/plan.ts";
 import type { ClassifierOutcome } from "../../core/shared/types.ts";
 import type { WorkerFailure } from "./failures.ts";
 import type { PackedValues } from "./packed-values.ts";

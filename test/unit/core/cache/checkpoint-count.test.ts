@@ -2,7 +2,7 @@
 // runs only when the outputs not judged yet reach the batch, so a run of N outputs gets at most about
 // (their characters / midRunBatchChars) checkpoints, whether the outputs were edited or kept.
 import { describe, expect, it } from "vitest";
-import { planCheckpoint, type RunPlan } from "../../../../src/core/distill/pass.ts";
+import { planCheckpoint, type RunPlan } from "../../../../src/core/distill/plan.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { SnapEntry } from "../../../../src/core/shared/types.ts";
 import { mulberry32 } from "../../../kit/prng.ts";

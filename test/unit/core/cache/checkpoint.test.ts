@@ -10,7 +10,7 @@ import {
   rewriteAfterEdit,
   runTurns,
 } from "../../../../src/core/cache/checkpoint.ts";
-import { planCheckpoint } from "../../../../src/core/distill/pass.ts";
+import { planCheckpoint } from "../../../../src/core/distill/plan.ts";
 import { collectRun } from "../../../../src/core/distill/run.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { SnapEntry } from "../../../../src/core/shared/types.ts";

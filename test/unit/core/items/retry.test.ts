@@ -2,13 +2,8 @@
 // against their own run, through the cache gate, a bounded number of times (issue 23, break 4); and a
 // raw output that starts with the guard's marker is judged like any other (break 8).
 import { describe, expect, it } from "vitest";
-import {
-  finishPass,
-  type PassPlan,
-  planCheckpoint,
-  planRunEnd,
-  type RunPlan,
-} from "../../../../src/core/distill/pass.ts";
+import { finishPass } from "../../../../src/core/distill/finish.ts";
+import { type PassPlan, planCheckpoint, planRunEnd, type RunPlan } from "../../../../src/core/distill/plan.ts";
 import { MAX_UNANSWERED_PASSES, readJudgments } from "../../../../src/core/items/judged.ts";
 import { collectRetries, retriesMayPay, retryEditsThatPay } from "../../../../src/core/items/retry.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../../../../src/core/shared/config.ts";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { planRunEnd } from "../../../../src/core/distill/pass.ts";
+import { planRunEnd } from "../../../../src/core/distill/plan.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierRequest } from "../../../../src/core/shared/types.ts";
 import { packedCount, packValues, unpackValue } from "../../../../src/workers/pass/packed-values.ts";

@@ -2,7 +2,8 @@
 // structured clone as the pool would deliver it, and the typed failures for anything the worker cannot
 // answer.
 import { describe, expect, it } from "vitest";
-import { finishPass, planRunEnd } from "../../../../src/core/distill/pass.ts";
+import { finishPass } from "../../../../src/core/distill/finish.ts";
+import { planRunEnd } from "../../../../src/core/distill/plan.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../../../src/core/shared/types.ts";
 import {

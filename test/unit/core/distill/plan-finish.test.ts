@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { sanitizeAnswers } from "../../../../src/core/classifier/answers.ts";
-import { finishPass, type PassPlan, planRunEnd } from "../../../../src/core/distill/pass.ts";
+import { finishPass } from "../../../../src/core/distill/finish.ts";
+import { type PassPlan, planRunEnd } from "../../../../src/core/distill/plan.ts";
 import { currentSavings, savingsText } from "../../../../src/core/records/stats.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../../../src/core/shared/types.ts";
