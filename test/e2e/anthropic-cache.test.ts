@@ -38,7 +38,8 @@ beforeAll(async () => {
     mainBaseUrl: main.baseUrl,
     anthropicBaseUrl: main.anthropicBaseUrl,
     classifierBaseUrl: classifier.baseUrl,
-    guardConfig: { midRunBatchChars: 15_000, midRunMinAgeTurns: 2, midRunBreakEven: false },
+    // Awaited checkpoints: the breakpoints after an edit are what is tested, not when a background one lands.
+    guardConfig: { midRunBatchChars: 15_000, midRunMinAgeTurns: 2, midRunBreakEven: false, midRunWait: true },
   });
   const result = await runPiCli(
     [
