@@ -12,7 +12,18 @@
 //   sent (Pi's Codex transport loses its continuation on an edit).
 // - none: every input token at the input price.
 
+import { cacheTtlMs } from "./cold-cache.ts";
+
 export type CacheFamily = "anthropic" | "openai" | "openai-codex" | "none";
+
+/** The cache family of a model's requests, from the api and provider Pi records (or its registry gives). */
+export function familyOf(model: { api?: string; provider?: string }): CacheFamily {
+  const api = model.api ?? "";
+  if (api === "anthropic-messages") return "anthropic";
+  if (model.provider === "openai-codex" || api === "openai-codex-responses") return "openai-codex";
+  if (api === "openai-responses" || api === "openai-completions" || api === "azure-openai-responses") return "openai";
+  return "none";
+}
 
 /** Dollars per million tokens, as Pi's model registry gives them. */
 export interface Prices {
@@ -55,7 +66,8 @@ export interface CacheOptions {
 
 /** Anthropic checks this many blocks back from a breakpoint for an earlier cache entry. */
 export const LOOKBACK_BLOCKS = 20;
-export const DEFAULT_TTL_MS = 5 * 60_000;
+/** Anthropic's default lifetime, unless the caller knows the session's. */
+export const DEFAULT_TTL_MS = cacheTtlMs("anthropic");
 const MIN_TOKENS = 1024;
 const OPENAI_STEP = 128;
 

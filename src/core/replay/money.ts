@@ -3,6 +3,8 @@
 // against what the session recorded. The guard-on arm carries the guard's own Anthropic pins: the last
 // question, and after an edit a read point on the last live entry before the first changed piece and a
 // write anchor on the tool-result batch holding it. Pure: the driver gathers the requests.
+
+import { cacheTtlMs } from "../cache/cold-cache.ts";
 import {
   type CacheFamily,
   DEFAULT_TTL_MS,
@@ -95,7 +97,8 @@ export interface PassCost {
 }
 
 const OUTPUT_CHARS_PER_TOKEN = 4;
-const HOUR = 60 * 60_000;
+/** Anthropic's long retention: the longest a cache entry lives. */
+const LONG_TTL_MS = cacheTtlMs("anthropic", true);
 /** With this many requests recorded and not one cache token among them, the provider does not cache. */
 const NO_CACHE_EVIDENCE = 3;
 
@@ -159,11 +162,11 @@ function ttlFor(requests: readonly MoneyRequest[], model: string, calibrated: bo
   let previous: number | undefined;
   for (const r of requests) {
     if (r.model !== model || !r.usage || promptTokens(r.usage) === 0) continue;
-    if ((r.usage.cacheWrite1h ?? 0) > 0) ttl = Math.max(ttl, HOUR);
+    if ((r.usage.cacheWrite1h ?? 0) > 0) ttl = Math.max(ttl, LONG_TTL_MS);
     if (calibrated && previous !== undefined && r.usage.cacheRead > 0) ttl = Math.max(ttl, r.at - previous + 1);
     previous = r.at;
   }
-  return Math.min(ttl, HOUR);
+  return Math.min(ttl, LONG_TTL_MS);
 }
 
 /** The family a model's requests follow: its provider's, unless its recorded usage shows no cache at all. */

@@ -4,6 +4,7 @@
 // It owns the per-session state of that pipeline and nothing of Pi's: the caller hands it the projection,
 // the classify function and the main model's cache family.
 import type { CacheModel, TokenPrices } from "../../core/cache/break-even.ts";
+import { familyOf } from "../../core/cache/prompt-cache.ts";
 import { Breaker, type BreakerState } from "../../core/classifier/breaker.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { TaskRunner } from "../platform/pool.ts";
@@ -13,11 +14,13 @@ import { type PassOptions, type RunEndResult, runPassOnContext } from "./run-end
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
 
-/** How the main model's prompt cache reacts to an edit, from a model (or the message it wrote). */
+/**
+ * How the main model's prompt cache reacts to an edit, from a model (or the message it wrote): the
+ * break-even rules tell Anthropic and Codex apart and treat every other family alike.
+ */
 export function cacheFamily(model: { api?: string; provider?: string } | undefined): CacheModel["family"] {
-  if (model?.api === "anthropic-messages") return "anthropic";
-  if (model?.provider === "openai-codex" || model?.api === "openai-codex-responses") return "openai-codex";
-  return "other";
+  const family = familyOf(model ?? {});
+  return family === "anthropic" || family === "openai-codex" ? family : "other";
 }
 
 /** The session asks providers for their long cache retention (Pi reads the same variable). */

@@ -1,6 +1,7 @@
 // Gathers what the money view needs while the driver replays: each request's prompt pieces in both arms,
 // its time, model and recorded usage, and each pass's classifier cost; then prices the session.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { familyOf } from "../../core/cache/prompt-cache.ts";
 import type { Usage } from "../../core/replay/calibrate.ts";
 import {
   type ModelPricing,
@@ -11,7 +12,7 @@ import {
 } from "../../core/replay/money.ts";
 import { messageChars, type PassMetrics } from "../../core/replay/replay-metrics.ts";
 import { CHARS_PER_TOKEN } from "../../core/shared/size.ts";
-import { emptyRecordedCost, familyOf, type PriceBook, type RecordedCost } from "./prices.ts";
+import { emptyRecordedCost, type PriceBook, type RecordedCost } from "./prices.ts";
 import { PromptPieces } from "./prompt-pieces.ts";
 
 interface AssistantLike {

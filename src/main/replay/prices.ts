@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { type Api, InMemoryCredentialStore, type Model } from "@earendil-works/pi-ai";
 import { ModelRegistry, ModelRuntime } from "@earendil-works/pi-coding-agent";
-import type { CacheFamily, Prices } from "../../core/cache/prompt-cache.ts";
+import { type CacheFamily, familyOf, type Prices } from "../../core/cache/prompt-cache.ts";
 import type { ModelPricing } from "../../core/replay/money.ts";
 
 /** Pi's classifier catalog entry whose price stands for Jev. */
@@ -28,15 +28,6 @@ export function emptyRecordedCost(): RecordedCost {
     tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
     dollars: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   };
-}
-
-/** The cache family of a model's requests, from the api and provider Pi recorded. */
-export function familyOf(model: { api?: string; provider?: string }): CacheFamily {
-  const api = model.api ?? "";
-  if (api === "anthropic-messages") return "anthropic";
-  if (model.provider === "openai-codex" || api === "openai-codex-responses") return "openai-codex";
-  if (api === "openai-responses" || api === "openai-completions" || api === "azure-openai-responses") return "openai";
-  return "none";
 }
 
 function recordedPrices(r: RecordedCost): Prices | undefined {

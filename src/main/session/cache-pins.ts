@@ -3,10 +3,11 @@
 // falls back to the question pin. The log lives in memory only and starts empty with each session.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type AnthropicPayload, placeGuardBreakpoints } from "../../core/cache/cache-pin.ts";
+import { cacheTtlMs } from "../../core/cache/cold-cache.ts";
 import { BranchIndex, type IndexedEntry } from "./branch-index.ts";
 
 /** Anthropic's default cache lifetime. */
-export const CACHE_TTL_MS = 5 * 60_000;
+export const CACHE_TTL_MS = cacheTtlMs("anthropic");
 /** Characters per token when estimating how far a cache read reached: overestimates the tokens. */
 const CHARS_PER_TOKEN_LOW = 1.5;
 
