@@ -2,7 +2,14 @@
 // removed piece's paths are kept as written, since a bare file name would match any file of that name
 // in another folder; and dotted names (`output.reconcile`) count in plain text, not only in backticks.
 
-import { distinctiveTokens, hasFileExtension, isCommonFileName, MAX_TOKENS, type TokenKind } from "../shared/tokens.ts";
+import {
+  basename,
+  distinctiveTokens,
+  hasFileExtension,
+  isCommonFileName,
+  MAX_TOKENS,
+  type TokenKind,
+} from "../shared/tokens.ts";
 
 // Two or more parts of two characters or more, not glued to a path or a longer word.
 const DOTTED_RE = /(?<![\w$./-])[A-Za-z_$][\w$]+(?:\.[A-Za-z_$][\w$]+)+(?![\w$/-])/g;
@@ -47,8 +54,7 @@ function normal(path: string): string {
 
 /** The file name of a path token, as compared (`theme.js` and `theme.ts` are one). */
 export function fileName(path: string): string {
-  const slash = path.lastIndexOf("/");
-  return normal(slash === -1 ? path : path.slice(slash + 1));
+  return normal(basename(path));
 }
 
 /** Two path tokens name the same file when one is the other or ends with it after a slash. */

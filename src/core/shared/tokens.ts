@@ -69,7 +69,8 @@ function trimPath(token: string): string {
   return token.replace(/[.,:;/-]+$/, "").replace(/^\/(?=\/)/, "");
 }
 
-function basename(path: string): string {
+/** The last segment of a path. */
+export function basename(path: string): string {
   const slash = path.lastIndexOf("/");
   return slash === -1 ? path : path.slice(slash + 1);
 }
