@@ -49,8 +49,15 @@ export function taskModulePath(): string {
 }
 
 // Node prints an ExperimentalWarning when it strips types from a checkout's .ts worker; Pi's TUI owns
-// the terminal, so keep the worker quiet.
-export const WORKER_EXEC_ARGV = [...process.execArgv, "--disable-warning=ExperimentalWarning"];
+// the terminal, so keep the worker quiet. Piscina loads a task module with require() first and falls
+// back to import(): with require(esm) off, the module loads through the ESM loader, which a worker
+// stopped mid-load (a timeout, a pool shut down) leaves cleanly. A Node without the flag gets none.
+const ESM_LOADER_ONLY = "--no-experimental-require-module";
+export const WORKER_EXEC_ARGV = [
+  ...process.execArgv,
+  "--disable-warning=ExperimentalWarning",
+  ...(process.allowedNodeEnvironmentFlags.has(ESM_LOADER_ONLY) ? [ESM_LOADER_ONLY] : []),
+];
 
 class InlineRunner implements TaskRunner {
   readonly backend = "inline" as const;
