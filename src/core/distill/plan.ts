@@ -270,9 +270,13 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
     kinds,
   );
 
-  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex), judged).filter(
-    (x) => unpinned(pins, x.promptId, ...x.entryIds),
-  );
+  const exchanges = collectExchanges(
+    entries,
+    span.startIndex,
+    config,
+    exchangeMemo(entries, span.startIndex),
+    judged,
+  ).filter((x) => unpinned(pins, x.promptId, ...x.entryIds));
   const exchangeBatches = pushBatches(
     buildExchangeRequests(exchanges, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.promptIds })),
     "exchange",
