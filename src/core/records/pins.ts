@@ -29,6 +29,8 @@ export interface Pins {
   pinned: Set<string>;
   /** The entries a restore request named (a subset of `pinned`). */
   restored: Set<string>;
+  /** The items restored: the first entry of each request (an exchange's prompt). */
+  restoredItems: Set<string>;
 }
 
 export function pinData(action: PinAction, ids: readonly string[]): PinData {
@@ -47,10 +49,11 @@ export function readPinData(e: PinEntryLike): PinData | undefined {
 
 /** The pinned and restored entries named by the requests among `entries` (in any order). */
 export function readPins(entries: readonly PinEntryLike[]): Pins {
-  const pins: Pins = { pinned: new Set(), restored: new Set() };
+  const pins: Pins = { pinned: new Set(), restored: new Set(), restoredItems: new Set() };
   for (const e of entries) {
     const d = readPinData(e);
     if (!d) continue;
+    if (d.action === "restore") pins.restoredItems.add(d.ids[0] as string);
     for (const id of d.ids) {
       pins.pinned.add(id);
       if (d.action === "restore") pins.restored.add(id);
@@ -82,4 +85,11 @@ export function pendingRestores(branch: readonly PinEntryLike[]): string[] {
     if (d?.action === "restore") for (const id of d.ids) pending.add(id);
   }
   return [...pending];
+}
+
+/** How many items were restored, and how many other entries pinned (for `/guard` and the footer). */
+export function pinCounts(pins: Pins): { restored: number; pinned: number } {
+  let pinned = 0;
+  for (const id of pins.pinned) if (!pins.restored.has(id)) pinned++;
+  return { restored: pins.restoredItems.size, pinned };
 }

@@ -10,9 +10,11 @@ import type {
   SessionBoundaryDraft,
 } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
+import { pinCounts, readPins } from "../../core/records/pins.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
+import type { SnapEntry } from "../../core/shared/types.ts";
 import { BackgroundCheckpoint, type Judged, type RunningJob } from "../pass/background-checkpoint.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
@@ -36,6 +38,7 @@ import { HandOver } from "./hand-over.ts";
 import type { Boundary, HostSessionParts } from "./host-parts.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
+import { PendingRestores } from "./restore.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
 
 export type { Boundary, HostSessionParts } from "./host-parts.ts";
@@ -63,6 +66,8 @@ export class HostSession {
   readonly routing: SessionRouting;
   /** Anthropic cache entries this process saw written (in memory only). */
   readonly cachePins = new CachePins();
+  /** `/guard restore` requests whose edit waits for the next boundary (read from the branch). */
+  readonly restores = new PendingRestores();
   /** A pass is asking the classifier (the footer says so). */
   busy = false;
   /** A mid-run checkpoint is asking the classifier in the background (the footer says so). */
@@ -428,12 +433,19 @@ export class HostSession {
     if (this.checkpointing) return { kind: "checkpoint" };
     const breaker = this.guard.breakerState();
     if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
+    // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
+    const snap = this.#snapshotBuilt ? this.snapshot(ctx) : [];
     return {
       kind: "ready",
-      // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
-      savings: this.#snapshotBuilt ? currentSavings(this.guard.snapshots.entries(projectedEntries(ctx))) : NO_SAVINGS,
+      savings: this.#snapshotBuilt ? currentSavings(snap) : NO_SAVINGS,
       lifetime: lifetime(ctx.sessionManager.getBranch()),
+      pins: pinCounts(readPins(snap)),
     };
+  }
+
+  /** What the model sees now, as snapshot entries (built incrementally). */
+  snapshot(ctx: ExtensionContext): SnapEntry[] {
+    return this.guard.snapshots.entries(projectedEntries(ctx));
   }
 
   /** Redraws the footer (only a changed text reaches the UI). */
@@ -444,10 +456,12 @@ export class HostSession {
 
   /** What `/guard` (status) reports. */
   report(ctx: ExtensionContext): string {
+    const snap = this.snapshot(ctx);
     return statusReport({
       config: this.config,
       found: this.lookup(ctx),
-      savings: currentSavings(this.guard.snapshots.entries(projectedEntries(ctx))),
+      savings: currentSavings(snap),
+      pins: pinCounts(readPins(snap)),
       branch: ctx.sessionManager.getBranch(),
       paused: this.guard.breakerState(),
     });
