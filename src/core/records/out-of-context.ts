@@ -186,15 +186,24 @@ export function itemFor(items: readonly OutItem[], id: string): OutItem | undefi
 }
 
 /** `run 3, at its end` / `run 3, mid-run checkpoint`. */
-function when(item: OutItem): string {
+export function itemWhen(item: OutItem): string {
   if (item.run === 0) return item.phase === "mid-run" ? "mid-run checkpoint" : "run end";
   return `run ${item.run}, ${item.phase === "mid-run" ? "mid-run checkpoint" : "at its end"}`;
 }
 
+/** `36.1k → 1.2k chars`. */
+export function itemSize(item: OutItem): string {
+  return `${formatCount(item.beforeChars)} → ${formatCount(item.afterChars)} chars`;
+}
+
+/** `large output · bash \`rg foo\``. */
+export function itemWhat(item: OutItem): string {
+  return `${KIND_WORDS[item.kind]} · ${item.label}`;
+}
+
 /** One line for a list or a picker: kind, label, size before → after, and the run. */
 export function itemHeadline(item: OutItem): string {
-  const size = `${formatCount(item.beforeChars)} → ${formatCount(item.afterChars)} chars`;
-  return `${KIND_WORDS[item.kind]} · ${item.label} · ${size} · ${when(item)}`;
+  return `${itemWhat(item)} · ${itemSize(item)} · ${itemWhen(item)}`;
 }
 
 /** The text `/guard list` shows outside the TUI. */

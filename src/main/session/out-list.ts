@@ -3,7 +3,14 @@
 // elsewhere (print, JSON, RPC) the same list is one text notice.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Container, type SelectItem, SelectList, Text } from "@earendil-works/pi-tui";
-import { formatOutList, itemHeadline, type OutItem } from "../../core/records/out-of-context.ts";
+import {
+  formatOutList,
+  itemHeadline,
+  itemSize,
+  itemWhat,
+  itemWhen,
+  type OutItem,
+} from "../../core/records/out-of-context.ts";
 import { readPins } from "../../core/records/pins.ts";
 import { readContent } from "../pass/snapshot.ts";
 import type { HostSession } from "./host-session.ts";
@@ -88,26 +95,36 @@ async function pickFromList(host: RestoreHost, ctx: ExtensionContext, session: H
   }
 }
 
+/** The list: id, kind and label in the first column, size and run beside; why, for the selected item, below. */
 function chooseItem(ctx: ExtensionContext, items: readonly OutItem[]): Promise<string | null> {
   const options: SelectItem[] = items.map((item) => ({
     value: item.entryId,
-    label: `${item.entryId} ${itemHeadline(item)}`,
-    description: item.why,
+    label: `${item.entryId}  ${itemWhat(item)}`,
+    description: `${itemSize(item)} · ${itemWhen(item)}`,
   }));
+  const why = (id: string | undefined) => items.find((i) => i.entryId === id)?.why ?? "";
   return ctx.ui.custom<string | null>((_tui, theme, _keys, done) => {
     const container = new Container();
     container.addChild(new Text(theme.fg("accent", theme.bold(`Out of context on this branch (${items.length})`))));
-    const list = new SelectList(options, Math.min(options.length, 10), {
-      selectedPrefix: (t) => theme.fg("accent", t),
-      selectedText: (t) => theme.fg("accent", t),
-      description: (t) => theme.fg("muted", t),
-      scrollInfo: (t) => theme.fg("dim", t),
-      noMatch: (t) => theme.fg("warning", t),
-    });
+    const list = new SelectList(
+      options,
+      Math.min(options.length, 10),
+      {
+        selectedPrefix: (t) => theme.fg("accent", t),
+        selectedText: (t) => theme.fg("accent", t),
+        description: (t) => theme.fg("muted", t),
+        scrollInfo: (t) => theme.fg("dim", t),
+        noMatch: (t) => theme.fg("warning", t),
+      },
+      { minPrimaryColumnWidth: 40, maxPrimaryColumnWidth: 72 },
+    );
+    const detail = new Text(theme.fg("muted", `why: ${why(options[0]?.value)}`));
     list.onSelect = (item) => done(item.value);
     list.onCancel = () => done(null);
+    list.onSelectionChange = (item) => detail.setText(theme.fg("muted", `why: ${why(item.value)}`));
     container.addChild(list);
-    container.addChild(new Text(theme.fg("dim", "↑↓ move · enter choose · esc close")));
+    container.addChild(detail);
+    container.addChild(new Text(theme.fg("dim", "↑↓ move · enter choose (restore, pin, preview) · esc close")));
     return {
       render: (width: number) => container.render(width),
       invalidate: () => container.invalidate(),
