@@ -59,9 +59,11 @@ describe("/guard list in the TUI", () => {
     await tui.keys("Enter");
     // The editor's completion may take the first Enter: press again only while the command is still typed.
     const picker = /Out of context on this branch \(1\)/;
-    const screen = await tui
-      .waitFor(picker, 5_000)
-      .catch(async () => (await tui?.keys("Enter"), tui?.waitFor(picker, 30_000)) as Promise<string>);
+    const t = tui;
+    const screen = await t.waitFor(picker, 5_000).catch(async () => {
+      await t.keys("Enter");
+      return t.waitFor(picker, 30_000);
+    });
     expect(screen).toMatch(/large output · bash `cat out\.txt`\s+11\.\dk → \S+ chars · run 1, at its end/);
     expect(screen).toMatch(/why: the classifier kept the 1 of \d+ pieces it judged needed/);
 
