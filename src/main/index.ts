@@ -27,14 +27,14 @@ export default function contextGuard(pi: ExtensionAPI): void {
   pi.on("agent_before_settle", async (event, ctx) => {
     if (event.outcome !== "completed" || !session) return;
     const s = session;
-    return withRestores(s.restores, event, ctx, await s.pass("run-end", event, ctx));
+    return withRestores(s.restores, s.guard.snapshots, event, ctx, await s.pass("run-end", event, ctx));
   });
 
   // Mid-run checkpoints: started at the end of a turn that called tools, landing at a later turn_end.
   pi.on("turn_end", async (event, ctx) => {
     if (event.outcome !== "completed" || !session) return;
     const s = session;
-    return withRestores(s.restores, event, ctx, await s.turnEnd(event, ctx));
+    return withRestores(s.restores, s.guard.snapshots, event, ctx, await s.turnEnd(event, ctx));
   });
 
   // Until a restore's edit lands, every request carries the original.

@@ -154,7 +154,7 @@ export function outOfContext(entries: readonly SnapEntry[], branch: readonly Bra
   const latest = latestResults(branch);
   const items: Array<OutItem & { order: number }> = [];
   for (const e of entries) {
-    if (pins.restored.has(e.id) || !isGuardEdit(e, judged)) continue;
+    if (pins.restored.has(e.id) || pins.notes.has(e.id) || !isGuardEdit(e, judged)) continue;
     const found = latest.get(e.id);
     const r = found?.result ?? {};
     const kind: OutKind =
@@ -219,7 +219,7 @@ export function formatOutList(items: readonly OutItem[], pins: Pins): string {
     lines.push("  /guard restore <id> puts one back (and pins it); /guard pin <id> keeps an entry from being judged");
   }
   const restored = [...pins.restoredItems];
-  const pinnedOnly = [...pins.pinned].filter((id) => !pins.restored.has(id));
+  const pinnedOnly = [...pins.pinned].filter((id) => !pins.restored.has(id) && !pins.notes.has(id));
   if (restored.length > 0 || pinnedOnly.length > 0) {
     const ids = (list: string[]) => (list.length ? ` (${list.join(", ")})` : "");
     lines.push(

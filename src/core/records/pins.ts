@@ -13,6 +13,8 @@ export interface PinData {
   v: 1;
   action: PinAction;
   ids: string[];
+  /** A restore the model's recalls asked for: the recall results it turned into notes (pinned too). */
+  notes?: string[];
 }
 
 /** The parts of a branch entry (raw, or a snapshot) these functions read. */
@@ -31,10 +33,12 @@ export interface Pins {
   restored: Set<string>;
   /** The items restored: the first entry of each request (an exchange's prompt). */
   restoredItems: Set<string>;
+  /** Recall results turned into notes when their entry came back (never listed as out of context). */
+  notes: Set<string>;
 }
 
-export function pinData(action: PinAction, ids: readonly string[]): PinData {
-  return { v: 1, action, ids: [...ids] };
+export function pinData(action: PinAction, ids: readonly string[], notes?: readonly string[]): PinData {
+  return notes?.length ? { v: 1, action, ids: [...ids], notes: [...notes] } : { v: 1, action, ids: [...ids] };
 }
 
 /** The request an entry holds, or undefined when it is none (or a damaged one). */
@@ -44,12 +48,13 @@ export function readPinData(e: PinEntryLike): PinData | undefined {
   if (typeof d !== "object" || d === null || (d.action !== "pin" && d.action !== "restore")) return undefined;
   if (!Array.isArray(d.ids)) return undefined;
   const ids = d.ids.filter((id): id is string => typeof id === "string" && id.length > 0);
-  return ids.length > 0 ? { v: 1, action: d.action, ids } : undefined;
+  const notes = Array.isArray(d.notes) ? d.notes.filter((id): id is string => typeof id === "string") : [];
+  return ids.length > 0 ? pinData(d.action, ids, notes) : undefined;
 }
 
 /** The pinned and restored entries named by the requests among `entries` (in any order). */
 export function readPins(entries: readonly PinEntryLike[]): Pins {
-  const pins: Pins = { pinned: new Set(), restored: new Set(), restoredItems: new Set() };
+  const pins: Pins = { pinned: new Set(), restored: new Set(), restoredItems: new Set(), notes: new Set() };
   for (const e of entries) {
     const d = readPinData(e);
     if (!d) continue;
@@ -57,6 +62,10 @@ export function readPins(entries: readonly PinEntryLike[]): Pins {
     for (const id of d.ids) {
       pins.pinned.add(id);
       if (d.action === "restore") pins.restored.add(id);
+    }
+    for (const id of d.notes ?? []) {
+      pins.pinned.add(id);
+      pins.notes.add(id);
     }
   }
   return pins;
@@ -90,6 +99,6 @@ export function pendingRestores(branch: readonly PinEntryLike[]): string[] {
 /** How many items were restored, and how many other entries pinned (for `/guard` and the footer). */
 export function pinCounts(pins: Pins): { restored: number; pinned: number } {
   let pinned = 0;
-  for (const id of pins.pinned) if (!pins.restored.has(id)) pinned++;
+  for (const id of pins.pinned) if (!pins.restored.has(id) && !pins.notes.has(id)) pinned++;
   return { restored: pins.restoredItems.size, pinned };
 }

@@ -1,18 +1,20 @@
 // `/guard restore` and `/guard pin`, on Pi's side. A command cannot append a context_edit (only boundary
 // drafts can), so a restore is remembered at once as a custom entry (core/records/pins.ts); until the
 // next boundary appends the edit that puts the original back, every request sent to the model is given
-// the original through Pi's `context` event. Everything is read from the branch, so a reload or /tree
-// sees the same.
+// the original through Pi's `context` event. The model's recalls are a signal too: an entry recalled
+// twice in a run, or whole, comes back the same way at the next boundary. Everything is read from the
+// branch, so a reload or /tree sees the same.
 import {
   type ExtensionContext,
   type SessionBoundaryDraft,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
+import { recallNote, recallSaysNeeded, recallsInRun } from "../../core/recall/recall-signal.ts";
 import { itemFor, type OutItem, outOfContext } from "../../core/records/out-of-context.ts";
 import { PIN_TYPE, type PinEntryLike, pendingRestores, pinData, readPins } from "../../core/records/pins.ts";
 import { formatCount } from "../../core/shared/text.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
-import type { ProjectedLike } from "../pass/snapshot.ts";
+import type { ProjectedLike, SnapshotBuilder } from "../pass/snapshot.ts";
 import { BranchIndex } from "./branch-index.ts";
 import type { Boundary } from "./host-parts.ts";
 
@@ -159,31 +161,71 @@ export class PendingRestores {
   drafts(context: readonly ProjectedLike[], sm: SessionView): SessionBoundaryDraft[] {
     const pending = this.pending(sm);
     if (pending.length === 0) return [];
-    const byId = new Map(context.map((p) => [p.sourceEntry.id, p.sourceEntry]));
-    const out: SessionBoundaryDraft[] = [];
-    for (const id of pending) {
-      const source = byId.get(id);
-      if (!source || (source.type !== "message" && source.type !== "custom_message")) continue;
-      const content =
-        source.type === "message" ? (source.message as { content?: unknown } | undefined)?.content : source.content;
-      if (content === undefined || content === null) continue;
-      out.push({ type: "context_edit", targetId: id, replacement: { content: structuredClone(content) as never } });
-    }
-    return out;
+    return restoringEdits(pending, new Map(context.map((p) => [p.sourceEntry.id, p.sourceEntry])));
   }
 }
 
 /**
- * A boundary's result with the pending restores' edits appended last: they win over any edit of the same
- * target in the same list (Pi applies the latest one), e.g. a checkpoint planned before the restore.
+ * Recall as a signal, at a boundary: each entry the run recalled twice, or whole, that is still out of
+ * context comes back (restored and pinned, as by `/guard restore`), and the recall results that copied it
+ * become one-line notes. The request entry goes first, so its own edits are not left pending.
+ */
+export function recallSignalDrafts(
+  snap: SnapEntry[],
+  context: readonly ProjectedLike[],
+  branch: readonly RawEntry[],
+): SessionBoundaryDraft[] {
+  const uses = [...recallsInRun(snap)].filter(([, use]) => recallSaysNeeded(use));
+  if (uses.length === 0) return [];
+  const items = outOfContext(snap, branch);
+  const out: SessionBoundaryDraft[] = [];
+  const byId = new Map(context.map((p) => [p.sourceEntry.id, p.sourceEntry]));
+  for (const [id, use] of uses) {
+    const item = itemFor(items, id);
+    if (!item) continue;
+    const ids = [item.entryId, ...item.omitted];
+    const notes = use.resultIds.filter((r) => byId.has(r));
+    out.push({ type: "custom", customType: PIN_TYPE, data: pinData("restore", ids, notes) });
+    out.push(...restoringEdits(ids, byId));
+    const note = recallNote(item.entryId, use.calls);
+    for (const r of notes)
+      out.push({ type: "context_edit", targetId: r, replacement: { content: [{ type: "text", text: note }] } });
+  }
+  return out;
+}
+
+/** The edits that put these entries' raw content back (targets on the context, messages only). */
+function restoringEdits(
+  ids: readonly string[],
+  byId: ReadonlyMap<string, ProjectedLike["sourceEntry"]>,
+): SessionBoundaryDraft[] {
+  const out: SessionBoundaryDraft[] = [];
+  for (const id of ids) {
+    const source = byId.get(id);
+    if (!source || (source.type !== "message" && source.type !== "custom_message")) continue;
+    const content =
+      source.type === "message" ? (source.message as { content?: unknown } | undefined)?.content : source.content;
+    if (content === undefined || content === null) continue;
+    out.push({ type: "context_edit", targetId: id, replacement: { content: structuredClone(content) as never } });
+  }
+  return out;
+}
+
+/**
+ * A boundary's result with the pending restores' edits and the recall signal's appended last: they win
+ * over any edit of the same target in the same list (Pi applies the latest one), e.g. a checkpoint
+ * planned before the restore, or the pass distilling a recall result that becomes a note.
  */
 export function withRestores(
   restores: PendingRestores,
+  snapshots: Pick<SnapshotBuilder, "entries">,
   event: Boundary,
   ctx: ExtensionContext,
   result: { entries: SessionBoundaryDraft[] } | undefined,
 ): { entries: SessionBoundaryDraft[] } | undefined {
-  const drafts = restores.drafts(event.context.contextEntries as ProjectedLike[], ctx.sessionManager);
-  if (drafts.length === 0) return result;
-  return { entries: [...(result?.entries ?? event.entries), ...drafts] };
+  const context = event.context.contextEntries as ProjectedLike[];
+  const drafts = restores.drafts(context, ctx.sessionManager);
+  const signal = recallSignalDrafts(snapshots.entries(context), context, ctx.sessionManager.getBranch());
+  if (drafts.length + signal.length === 0) return result;
+  return { entries: [...(result?.entries ?? event.entries), ...drafts, ...signal] };
 }
