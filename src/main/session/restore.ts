@@ -173,11 +173,11 @@ export class PendingRestores {
 export function recallSignalDrafts(
   snap: SnapEntry[],
   context: readonly ProjectedLike[],
-  branch: readonly RawEntry[],
+  branch: () => readonly RawEntry[],
 ): SessionBoundaryDraft[] {
   const uses = [...recallsInRun(snap)].filter(([, use]) => recallSaysNeeded(use));
   if (uses.length === 0) return [];
-  const items = outOfContext(snap, branch);
+  const items = outOfContext(snap, branch());
   const out: SessionBoundaryDraft[] = [];
   const byId = new Map(context.map((p) => [p.sourceEntry.id, p.sourceEntry]));
   for (const [id, use] of uses) {
@@ -225,7 +225,7 @@ export function withRestores(
 ): { entries: SessionBoundaryDraft[] } | undefined {
   const context = event.context.contextEntries as ProjectedLike[];
   const drafts = restores.drafts(context, ctx.sessionManager);
-  const signal = recallSignalDrafts(snapshots.entries(context), context, ctx.sessionManager.getBranch());
+  const signal = recallSignalDrafts(snapshots.entries(context), context, () => ctx.sessionManager.getBranch());
   if (drafts.length + signal.length === 0) return result;
   return { entries: [...(result?.entries ?? event.entries), ...drafts, ...signal] };
 }
