@@ -13,6 +13,10 @@ const SUBCOMMANDS = ["status", "stats", "on", "off", "reload", ...OUT_COMMANDS];
 /** Appends a custom entry on the branch (Pi's `appendEntry`), for restore and pin. */
 type Append = (customType: string, data: unknown) => void;
 
+const cannotAppend: Append = () => {
+  throw new Error("context-guard: this /guard cannot write to the session");
+};
+
 /** The command's registration, on whatever session is open when it runs. */
 export function guardCommand(
   session: () => HostSession | undefined,
@@ -73,8 +77,8 @@ export async function runGuardCommand(
     ctx.ui.notify(await telemetryStatsReport(session.telemetry, session.config), "info");
     return;
   }
-  if ((OUT_COMMANDS as readonly string[]).includes(command) && append) {
-    await runOutCommand(command as OutCommand, rest.join(" "), ctx, session, append);
+  if ((OUT_COMMANDS as readonly string[]).includes(command)) {
+    await runOutCommand(command as OutCommand, rest.join(" "), ctx, session, append ?? cannotAppend);
     return;
   }
   if (command !== "status") {

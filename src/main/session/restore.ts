@@ -112,10 +112,13 @@ const same = (a: Message | undefined, b: Message) =>
  */
 export class PendingRestores {
   readonly #index = new BranchIndex();
+  /** Targets a boundary did not find in its context (compacted away): no later request shows them either. */
+  readonly #unreachable = new Set<string>();
 
   pending(sm: SessionView): string[] {
     const entries = this.#index.sync(sm).entries as unknown as PinEntryLike[];
-    return pendingRestores(entries);
+    const pending = pendingRestores(entries);
+    return this.#unreachable.size ? pending.filter((id) => !this.#unreachable.has(id)) : pending;
   }
 
   /**
@@ -161,7 +164,9 @@ export class PendingRestores {
   drafts(context: readonly ProjectedLike[], sm: SessionView): SessionBoundaryDraft[] {
     const pending = this.pending(sm);
     if (pending.length === 0) return [];
-    return restoringEdits(pending, new Map(context.map((p) => [p.sourceEntry.id, p.sourceEntry])));
+    const byId = new Map(context.map((p) => [p.sourceEntry.id, p.sourceEntry]));
+    for (const id of pending) if (!byId.has(id)) this.#unreachable.add(id);
+    return restoringEdits(pending, byId);
   }
 }
 
