@@ -39,8 +39,13 @@ export default function contextGuard(pi: ExtensionAPI): void {
 
   // Until a restore's edit lands, every request carries the original.
   pi.on("context", (event, ctx) => {
-    const messages = session?.restores.apply(event.messages, ctx.sessionManager);
-    return messages ? { messages } : undefined;
+    try {
+      const messages = session?.restores.apply(event.messages, ctx.sessionManager);
+      return messages ? { messages } : undefined;
+    } catch {
+      // The request goes as it is; the boundary still lands the restore.
+      return undefined;
+    }
   });
 
   pi.on("input", (event, ctx) => session?.input(event, ctx));

@@ -229,8 +229,15 @@ export function withRestores(
   result: { entries: SessionBoundaryDraft[] } | undefined,
 ): { entries: SessionBoundaryDraft[] } | undefined {
   const context = event.context.contextEntries as ProjectedLike[];
-  const drafts = restores.drafts(context, ctx.sessionManager);
-  const signal = recallSignalDrafts(snapshots.entries(context), context, () => ctx.sessionManager.getBranch());
-  if (drafts.length + signal.length === 0) return result;
-  return { entries: [...(result?.entries ?? event.entries), ...drafts, ...signal] };
+  let extra: SessionBoundaryDraft[];
+  try {
+    const drafts = restores.drafts(context, ctx.sessionManager);
+    const signal = recallSignalDrafts(snapshots.entries(context), context, () => ctx.sessionManager.getBranch());
+    extra = [...drafts, ...signal];
+  } catch {
+    // The pass's drafts still land; a restore waits for the next boundary.
+    return result;
+  }
+  if (extra.length === 0) return result;
+  return { entries: [...(result?.entries ?? event.entries), ...extra] };
 }
