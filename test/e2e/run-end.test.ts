@@ -129,11 +129,18 @@ describe("run-end distillation in the real Pi", () => {
     expect(body.some((l) => /^\[… \d+ lines omitted: matches in src\/module0\/handler0\.ts/.test(l))).toBe(true);
     expect(seen.length).toBeLessThan(output.length / 3);
 
-    const contexts = s.contexts.slice(-2);
-    const recallResults = contexts.map((c) => toolResultText(c).at(-1) ?? "");
+    // What recall returned, as the session file holds it.
+    const recallResults = branchOf(s)
+      .filter((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "recall")
+      .map((e) => toolResultText([(e as { message: unknown }).message])[0] ?? "");
     expect(recallResults[0]?.split("\n")).toHaveLength(12);
     expect(recallResults[0]).toMatch(/^\d+: src\/core\/target\.ts:7:export function target_fn/);
     expect(recallResults[1]).toBe(output.slice(0, -1));
+    // A second recall in the run (a whole one) brought the original back where it was (issue 21): the last
+    // request shows it in place of the replacement, and the recalls as notes.
+    const last = toolResultText(s.contexts.at(-1) ?? []);
+    expect(last[0]).toBe(output);
+    expect(last.slice(1).every((t) => t.startsWith(`[context-guard] This recall of ${resultId}`))).toBe(true);
   });
 
   it("gives the model an actionable error for an unknown id and a bad pattern", async () => {

@@ -187,8 +187,14 @@ describe("whole items with the exchange gate off", () => {
     const result = records(s).flatMap((r) => r.results.filter((x) => x.kind === "exchange"))[0];
     s.addResponses({ toolCalls: [{ name: "recall", arguments: { entryId: result?.entryId as string } }] }, "ok");
     await s.session.prompt("Back to the log: how many 500s?");
-    const last = s.contexts.at(-1) as Array<{ role: string; content?: Array<{ text?: string }> }>;
-    const text = last.filter((m) => m.role === "toolResult").at(-1)?.content?.[0]?.text ?? "";
+    // What recall returned, as the session file holds it (a whole recall then brings the exchange back, so
+    // the next request shows the exchange in place and the recall as a note).
+    const branch = s.session.sessionManager.getBranch() as unknown as Array<{
+      type: string;
+      message?: { role: string; toolName?: string; content?: Array<{ text?: string }> };
+    }>;
+    const recalled = branch.filter((e) => e.message?.role === "toolResult" && e.message.toolName === "recall");
+    const text = recalled.at(-1)?.message?.content?.[0]?.text ?? "";
     expect(text).toMatch(/^## user\nCount the HTTP 500 lines in logs\/app\.log/);
     expect(text).toContain('## assistant\n[tool call] bash {"command":"cat logs/app.log"}');
     expect(text).toContain("## tool result (bash)\n2026-11-01T10:00:00Z GET /api/orders/0 500 20ms");

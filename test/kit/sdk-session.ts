@@ -65,6 +65,8 @@ export interface TestSessionOptions {
   settings?: Parameters<typeof SettingsManager.inMemory>[0];
   /** Persist the session as JSONL in this dir (SessionManager.create); default in-memory. */
   sessionDir?: string;
+  /** Reopen this session file (SessionManager.open), as `pi --session <file>` does. */
+  sessionFile?: string;
   /**
    * Skill files or directories to load (e.g. `<agentDir>/skills`). Default none: Pi's own discovery stays off
    * (it would also read `~/.agents/skills`), so only these skills exist.
@@ -147,7 +149,11 @@ export async function createTestSession(opts: TestSessionOptions): Promise<TestS
   }
 
   const sessionManager =
-    opts.sessionDir !== undefined ? SessionManager.create(cwd, opts.sessionDir) : SessionManager.inMemory(cwd);
+    opts.sessionFile !== undefined
+      ? SessionManager.open(opts.sessionFile, opts.sessionDir, cwd)
+      : opts.sessionDir !== undefined
+        ? SessionManager.create(cwd, opts.sessionDir)
+        : SessionManager.inMemory(cwd);
   const { session } = await createAgentSession({
     cwd,
     agentDir: opts.agentDir,

@@ -19,6 +19,7 @@ import { type GuardJudgments, readJudgments } from "../items/judged.ts";
 import { collectRetries, retriesMayPay, retrySavingBound } from "../items/retry.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
 import { supersededIn } from "../items/superseded.ts";
+import { type Pins, readPins, unpinned } from "../records/pins.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import { countLines } from "../shared/text.ts";
 import type { Candidate, Chunk, ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
@@ -168,10 +169,11 @@ function planLarge(
   entries: SnapEntry[],
   span: RunSpan,
   config: PlanConfig,
+  pins: Pins,
   requests: ClassifierRequest[],
   kinds: ItemKind[],
 ): { candidates: PlannedCandidate[]; citedFiles: string[] } {
-  const found = collectCandidates(entries, span, config);
+  const found = collectCandidates(entries, span, config).filter((c) => unpinned(pins, c.entryId));
   if (!runWorthDistilling(found, config.minRunChars)) return { candidates: [], citedFiles: [] };
   const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) =>
     buildRunEndRequest({ span, candidate, chunks, segmentIndex, segmentCount, totalLines });
@@ -203,13 +205,20 @@ function planEarlierOutputs(
   span: RunSpan,
   config: PlanConfig,
   judged: GuardJudgments,
+  pins: Pins,
   family: CacheModel["family"] | undefined,
   requests: ClassifierRequest[],
   kinds: ItemKind[],
   otherIds: string[],
 ): { candidates: PlannedCandidate[]; small: SmallItem[]; smallBatches: PlannedBatch[] } {
   const out = { candidates: [] as PlannedCandidate[], small: [] as SmallItem[], smallBatches: [] as PlannedBatch[] };
-  const groups = collectRetries(entries, span.startIndex, config, judged);
+  const groups = collectRetries(entries, span.startIndex, config, judged)
+    .map((g) => ({
+      ...g,
+      large: g.large.filter((c) => unpinned(pins, c.entryId)),
+      small: g.small.filter((i) => unpinned(pins, i.entryId)),
+    }))
+    .filter((g) => g.large.length + g.small.length > 0);
   const ids = groups.flatMap((g) => [...g.large.map((c) => c.entryId), ...g.small.map((i) => i.entryId)]);
   if (ids.length === 0) return out;
   if (config.exchangeBreakEven && !retriesMayPay(entries, ids, retrySavingBound(groups), otherIds, family)) return out;
@@ -246,10 +255,14 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
   const kinds: ItemKind[] = [];
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
   const judged = readJudgments(entries);
+  // What the user restored or pinned is never judged again, by any kind of item.
+  const pins = readPins(entries);
 
-  const large = planLarge(entries, span, config, requests, kinds);
+  const large = planLarge(entries, span, config, pins, requests, kinds);
 
-  const small = collectSmall(entries, span, config, supersededIn(entries, span));
+  const small = collectSmall(entries, span, config, supersededIn(entries, span)).filter((i) =>
+    unpinned(pins, i.entryId),
+  );
   const smallBatches = pushBatches(
     buildSmallRequests(small, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
     "small",
@@ -257,7 +270,13 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
     kinds,
   );
 
-  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex), judged);
+  const exchanges = collectExchanges(
+    entries,
+    span.startIndex,
+    config,
+    exchangeMemo(entries, span.startIndex),
+    judged,
+  ).filter((x) => unpinned(pins, x.promptId, ...x.entryIds));
   const exchangeBatches = pushBatches(
     buildExchangeRequests(exchanges, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.promptIds })),
     "exchange",
@@ -265,11 +284,13 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
     kinds,
   );
 
-  const images = removableImages(entries, config.imageKeepTurns, span.startIndex);
+  const images = removableImages(entries, config.imageKeepTurns, span.startIndex).filter((i) =>
+    unpinned(pins, i.entryId),
+  );
 
   // With a cold cache the retries' edits cost no rewrite: they are asked whatever they could save.
   const earlierConfig = breakEven.cold ? { ...config, exchangeBreakEven: false } : config;
-  const earlier = planEarlierOutputs(entries, span, earlierConfig, judged, view?.family, requests, kinds, [
+  const earlier = planEarlierOutputs(entries, span, earlierConfig, judged, pins, view?.family, requests, kinds, [
     ...large.candidates.map((c) => c.entryId),
     ...small.map((i) => i.entryId),
     ...exchanges.flatMap((x) => [x.promptId, ...x.entryIds]),
@@ -327,10 +348,14 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
   const eligible = (item: { entryId: string; tool: string }) =>
     eligibleAtCheckpoint({ ...item, callId: calls.get(item.entryId) }, turns, memo, config.midRunMinAgeTurns);
   const superseded = supersededIn(entries, span);
-  const large = collectCandidates(entries, span, config).filter(eligible);
-  const small = collectSmall(entries, span, config, superseded).filter(eligible);
-  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex));
-  const images = removableImages(entries, config.imageKeepTurns, span.startIndex);
+  const pins = readPins(entries);
+  const free = (item: { entryId: string }) => unpinned(pins, item.entryId);
+  const large = collectCandidates(entries, span, config).filter((c) => eligible(c) && free(c));
+  const small = collectSmall(entries, span, config, superseded).filter((i) => eligible(i) && free(i));
+  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex)).filter(
+    (x) => unpinned(pins, x.promptId, ...x.entryIds),
+  );
+  const images = removableImages(entries, config.imageKeepTurns, span.startIndex).filter(free);
   const batch: CheckpointBatch = {
     outputIds: [...large.map((c) => c.entryId), ...small.map((i) => i.entryId)],
     outputChars: large.reduce((n, c) => n + c.text.length, 0) + small.reduce((n, i) => n + i.chars, 0),

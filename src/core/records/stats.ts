@@ -4,6 +4,7 @@ import { isGuardEdit, readJudgments } from "../items/judged.ts";
 import { imageChars } from "../shared/size.ts";
 import { formatCount } from "../shared/text.ts";
 import { type GuardRecord, type ImageHead, RECORD_TYPE, type SnapEntry } from "../shared/types.ts";
+import { readPins } from "./pins.ts";
 
 export interface Savings {
   /** Characters kept out of the model's context right now. */
@@ -30,16 +31,18 @@ function shownChars(e: SnapEntry): number {
  * Tool results showing the guard's replacement, and prompts showing the exchange stub: those count their
  * raw exchange (the prompt and the omitted entries up to the next prompt) minus the stub. The guard's
  * replacements are the edits its records on the branch list (judged.ts): an output that merely starts
- * with the marker, or another extension's edit that does, saves nothing of ours.
+ * with the marker, or another extension's edit that does, saves nothing of ours. A restored entry saves
+ * nothing from the moment it is asked for (its edit lands at the next boundary).
  */
 export function currentSavings(entries: readonly SnapEntry[]): Savings {
   let chars = 0;
   let items = 0;
   const judged = readJudgments(entries);
   if (judged.edited.size === 0) return { chars, items };
+  const { restored } = readPins(entries);
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i] as SnapEntry;
-    if (e.rawText === undefined || !isGuardEdit(e, judged)) continue;
+    if (e.rawText === undefined || !isGuardEdit(e, judged) || restored.has(e.id)) continue;
     if (e.role === "toolResult") {
       chars += Math.max(0, rawChars(e) - shownChars(e));
       items++;

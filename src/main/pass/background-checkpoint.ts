@@ -1,8 +1,9 @@
 // A mid-run checkpoint that runs while the agent goes on: started at one turn_end, its drafts are handed
 // back at the first later boundary after it has finished. By then the context has moved on, so each
 // draft is checked again against that boundary's context; a target shown with other content than the
-// checkpoint judged (edited meanwhile, by another extension or another pass) is dropped from it, and the
-// record says so. At most one runs at a time.
+// checkpoint judged (edited meanwhile, by another extension or another pass), or one the user pinned
+// meanwhile, is dropped from it, and the record says so. At most one runs at a time.
+import { type PinEntryLike, readPins } from "../../core/records/pins.ts";
 import { recordDraft, savedChars } from "../../core/records/record.ts";
 import type { ContextEditDraft, CustomDraft, GuardRecord } from "../../core/shared/types.ts";
 import { background } from "../platform/callbacks.ts";
@@ -49,8 +50,23 @@ function shownTargets(context: readonly ProjectedLike[], edits: readonly Context
 }
 
 /**
+ * Entries the user pinned or restored since (read from `now`), and the prompt of each exchange the pass
+ * would omit with one of them inside: its stub is dropped, and the validation drops its omissions with it.
+ */
+function pinnedTargets(judged: Judged, now: readonly ProjectedLike[]): Set<string> {
+  const { pinned } = readPins(now.map((p) => p.sourceEntry as PinEntryLike));
+  if (pinned.size === 0) return pinned;
+  const out = new Set(pinned);
+  for (const r of judged.record.results) {
+    if (r.kind === "exchange" && r.omitted?.some((id) => pinned.has(id))) out.add(r.entryId);
+  }
+  return out;
+}
+
+/**
  * Checks a pass's drafts against a later context: a target that shows other content than when it was
- * judged is dropped, then every rule of the usual validation applies. Dropped results become "kept".
+ * judged, or that the user pinned since, is dropped, then every rule of the usual validation applies.
+ * Dropped results become "kept".
  */
 export async function revalidate(
   judged: Judged,
@@ -59,7 +75,9 @@ export async function revalidate(
   positionOf?: (id: string) => number | undefined,
 ): Promise<Landed> {
   const before = shownTargets(then, judged.edits);
+  const pinned = pinnedTargets(judged, now);
   const { valid, dropped } = await validateEditsPaced(judged.edits, now, positionOf, (draft, target) => {
+    if (pinned.has(draft.targetId)) return "pinned since it was judged";
     const was = before.get(draft.targetId);
     const is = shownOf(target);
     return was && was.content === is.content && was.count === is.count ? undefined : "changed since it was judged";

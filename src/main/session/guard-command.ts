@@ -1,20 +1,32 @@
-// `/guard`: status (the default), stats, on, off and reload, on the session the command runs in.
+// `/guard`: status (the default), stats, on, off, reload, and list, restore and pin (out-list.ts), on the
+// session the command runs in.
 import type { ExtensionCommandContext, ExtensionContext, RegisteredCommand } from "@earendil-works/pi-coding-agent";
 import { redactKnown } from "../platform/secrets.ts";
 import { loadSettings, saveSetting } from "../platform/settings.ts";
 import { telemetryStatsReport } from "../platform/telemetry.ts";
 import { warn } from "../platform/warn.ts";
 import type { HostSession } from "./host-session.ts";
+import { OUT_COMMANDS, type OutCommand, runOutCommand } from "./out-list.ts";
 
-const SUBCOMMANDS = ["status", "stats", "on", "off", "reload"];
+const SUBCOMMANDS = ["status", "stats", "on", "off", "reload", ...OUT_COMMANDS];
+
+/** Appends a custom entry on the branch (Pi's `appendEntry`), for restore and pin. */
+type Append = (customType: string, data: unknown) => void;
+
+const cannotAppend: Append = () => {
+  throw new Error("context-guard: this /guard cannot write to the session");
+};
 
 /** The command's registration, on whatever session is open when it runs. */
-export function guardCommand(session: () => HostSession | undefined): Omit<RegisteredCommand, "name" | "sourceInfo"> {
+export function guardCommand(
+  session: () => HostSession | undefined,
+  append?: Append,
+): Omit<RegisteredCommand, "name" | "sourceInfo"> {
   return {
-    description: "context-guard: status, stats, on, off, reload",
+    description: "context-guard: status, stats, on, off, reload, list, restore <id>, pin <id>",
     getArgumentCompletions: (prefix) =>
       SUBCOMMANDS.filter((c) => c.startsWith(prefix.trim())).map((c) => ({ value: c, label: c })),
-    handler: (args, ctx) => runGuardCommand(args, ctx, session()),
+    handler: (args, ctx) => runGuardCommand(args, ctx, session(), append),
   };
 }
 
@@ -22,8 +34,11 @@ export async function runGuardCommand(
   args: string,
   ctx: ExtensionCommandContext | ExtensionContext,
   session: HostSession | undefined,
+  append?: Append,
 ): Promise<void> {
-  const command = args.trim().toLowerCase() || "status";
+  // Entry ids are case-sensitive: only the subcommand is lowercased.
+  const [head = "", ...rest] = args.trim().split(/\s+/);
+  const command = head.toLowerCase() || "status";
   if (!session) {
     ctx.ui.notify("context-guard: no active session", "warning");
     return;
@@ -62,9 +77,13 @@ export async function runGuardCommand(
     ctx.ui.notify(await telemetryStatsReport(session.telemetry, session.config), "info");
     return;
   }
+  if ((OUT_COMMANDS as readonly string[]).includes(command)) {
+    await runOutCommand(command as OutCommand, rest.join(" "), ctx, session, append ?? cannotAppend);
+    return;
+  }
   if (command !== "status") {
     ctx.ui.notify(
-      `context-guard: unknown argument "${command}"; use /guard, /guard stats, /guard on, /guard off or /guard reload`,
+      `context-guard: unknown argument "${command}"; use /guard, /guard stats, /guard on, /guard off, /guard reload, /guard list, /guard restore <id> or /guard pin <id>`,
       "warning",
     );
     return;

@@ -10,18 +10,19 @@ import type {
   SessionBoundaryDraft,
 } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
+import { pinCounts, readPins } from "../../core/records/pins.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
+import type { SnapEntry } from "../../core/shared/types.ts";
 import { BackgroundCheckpoint, type Judged, type RunningJob } from "../pass/background-checkpoint.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { cacheFamily, GuardSession } from "../pass/guard-session.ts";
 import type { PassOptions } from "../pass/run-end.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
-import { background, callback, setCallbackReporter } from "../platform/callbacks.ts";
+import { callback, setCallbackReporter } from "../platform/callbacks.ts";
 import { watchExitSignals, watchPass } from "../platform/interrupts.ts";
-import { nextTurn } from "../platform/pace.ts";
 import { createTaskRunner, type TaskRunner } from "../platform/pool.ts";
 import { watchRetryAfter } from "../platform/retry-after.ts";
 import { classifierSecretValues } from "../platform/secrets.ts";
@@ -36,7 +37,9 @@ import { HandOver } from "./hand-over.ts";
 import type { Boundary, HostSessionParts } from "./host-parts.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
+import { PendingRestores } from "./restore.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
+import { WarmUp } from "./warm-up.ts";
 
 export type { Boundary, HostSessionParts } from "./host-parts.ts";
 
@@ -63,6 +66,8 @@ export class HostSession {
   readonly routing: SessionRouting;
   /** Anthropic cache entries this process saw written (in memory only). */
   readonly cachePins = new CachePins();
+  /** `/guard restore` requests whose edit waits for the next boundary (read from the branch). */
+  readonly restores = new PendingRestores();
   /** A pass is asking the classifier (the footer says so). */
   busy = false;
   /** A mid-run checkpoint is asking the classifier in the background (the footer says so). */
@@ -80,15 +85,8 @@ export class HostSession {
   /** Stops the pending checkpoint's classifier requests (when a prompt would otherwise wait for them). */
   #checkpointStop: AbortController | undefined;
   readonly #handOver = new HandOver();
-  /**
-   * Background work that a pass must not interleave with: the snapshot built paced after start, and the
-   * session sent to the pass worker once the first run starts. A pass waits for it. Never rejects.
-   */
-  #warming: Promise<void> = Promise.resolve();
-  /** Whether the pass worker has been sent the session (or a pass has run). */
-  #workerWarm = false;
-  /** Whether the snapshot has been built once (until then the footer shows no savings). */
-  #snapshotBuilt = false;
+  /** The snapshot built after start and the worker sent the session: a pass waits for them. */
+  readonly #warmUp: WarmUp;
   /** The last failure notice shown: the same one is not repeated at every turn. */
   #lastFailure: string | undefined;
   #unwatchSignals: () => void = () => undefined;
@@ -103,6 +101,12 @@ export class HostSession {
     this.settingsPath = parts.settings.path;
     this.recallRunner = parts.recallRunner;
     this.#fetch = watchRetryAfter(parts.http.fetch, this.guard.breaker);
+    this.#warmUp = new WarmUp({
+      guard: this.guard,
+      closed: () => this.closed,
+      enabled: () => this.config.enabled,
+      signal: this.#stop.signal,
+    });
     this.telemetry = new Telemetry({ getConfig: () => (this.closed ? undefined : this.config) });
     this.routing = new SessionRouting({
       pi: parts.pi,
@@ -143,53 +147,23 @@ export class HostSession {
       if (!found.ok) warn(ctx, lookupProblem(found));
     }
     this.draw(ctx);
-    this.#warming = background("snapshot-warm", () => this.#buildSnapshot(ctx));
+    this.#warmUp.startSnapshot(
+      () => projectedEntries(ctx),
+      () => this.draw(ctx),
+    );
     this.routing.start(ctx);
-  }
-
-  /**
-   * A resumed session can be large. Its snapshot is built paced right after start (the footer needs
-   * it), instead of in one block by the first redraw.
-   */
-  async #buildSnapshot(ctx: ExtensionContext): Promise<void> {
-    let built = false;
-    try {
-      await nextTurn();
-      if (this.closed) return;
-      await this.guard.snapshots.entriesPaced(projectedEntries(ctx));
-      built = true;
-    } catch {
-      // The next redraw builds it.
-    } finally {
-      this.#snapshotBuilt = true;
-    }
-    if (built && !this.closed) this.draw(ctx);
   }
 
   /** agent_start: the HTTP thread boots and the worker is warmed while the main model works. */
   runStarted(ctx: ExtensionContext): void {
-    if (this.#workerWarm) return;
+    if (this.#warmUp.workerWarm) return;
     const found = this.config.enabled ? this.lookup(ctx) : undefined;
     if (found?.ok && !found.local) {
       this.#parts.http.start();
       // Learnt before anything is written, so every record and notice can be redacted with them.
       classifierSecretValues(ctx.modelRegistry, found.model).catch(() => undefined);
     }
-    this.#warming = this.#warming.then(() => background("worker-warm", () => this.warm(ctx)));
-  }
-
-  /**
-   * Sends the session to the pass worker in paced slices, instead of inside the first pass. Not at start:
-   * a session that is only opened to be read never needs the worker's copy, and Pi is busy drawing it then.
-   */
-  async warm(ctx: ExtensionContext): Promise<void> {
-    if (this.#workerWarm || this.closed || !this.config.enabled) return;
-    this.#workerWarm = true;
-    try {
-      await this.guard.warm(projectedEntries(ctx), this.#stop.signal);
-    } catch {
-      // Nothing to report: the first pass sends whatever did not arrive.
-    }
+    this.#warmUp.startWorker(() => projectedEntries(ctx));
   }
 
   /**
@@ -273,11 +247,10 @@ export class HostSession {
     { job, signal }: { job?: RunningJob; signal?: AbortSignal } = {},
   ): Promise<Judged | undefined> {
     const inBackground = job !== undefined;
-    await this.#warming;
+    await this.#warmUp.beforePass();
     if (this.closed) return;
     const context = contextNow();
     const trustedIds = phase === "mid-run" ? this.cachePins.trustedIds(ctx) : undefined;
-    this.#workerWarm = true;
     // Without a usable classifier a pass still removes old images, which need no judgment; nor while the
     // breaker holds a failing classifier off (GuardSession decides).
     const found = this.lookup(ctx);
@@ -428,12 +401,20 @@ export class HostSession {
     if (this.checkpointing) return { kind: "checkpoint" };
     const breaker = this.guard.breakerState();
     if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
+    // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
+    const built = this.#warmUp.snapshotBuilt;
+    const snap = built ? this.snapshot(ctx) : [];
     return {
       kind: "ready",
-      // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
-      savings: this.#snapshotBuilt ? currentSavings(this.guard.snapshots.entries(projectedEntries(ctx))) : NO_SAVINGS,
+      savings: built ? currentSavings(snap) : NO_SAVINGS,
       lifetime: lifetime(ctx.sessionManager.getBranch()),
+      pins: pinCounts(readPins(snap)),
     };
+  }
+
+  /** What the model sees now, as snapshot entries (built incrementally). */
+  snapshot(ctx: ExtensionContext): SnapEntry[] {
+    return this.guard.snapshots.entries(projectedEntries(ctx));
   }
 
   /** Redraws the footer (only a changed text reaches the UI). */
@@ -444,10 +425,12 @@ export class HostSession {
 
   /** What `/guard` (status) reports. */
   report(ctx: ExtensionContext): string {
+    const snap = this.snapshot(ctx);
     return statusReport({
       config: this.config,
       found: this.lookup(ctx),
-      savings: currentSavings(this.guard.snapshots.entries(projectedEntries(ctx))),
+      savings: currentSavings(snap),
+      pins: pinCounts(readPins(snap)),
       branch: ctx.sessionManager.getBranch(),
       paused: this.guard.breakerState(),
     });

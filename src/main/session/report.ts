@@ -19,6 +19,8 @@ export interface ReportInput {
   savings: Savings;
   branch: Branch;
   paused: BreakerState;
+  /** Items the user restored and other entries pinned on this branch. */
+  pins?: { restored: number; pinned: number };
 }
 
 /** The latest guard record on the branch. */
@@ -41,6 +43,11 @@ export function statusReport(input: ReportInput): string {
     `classifier: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
     `old exchanges: ${c.pruneExchanges ? `judged (gate ${c.exchangeBreakEven ? "on" : "off"})` : "off"} · small outputs: ${c.smallResultMinChars > 0 ? `from ${c.smallResultMinChars} chars` : "off"} · images kept ${c.imageKeepTurns} turns`,
   ];
+  if (input.pins && (input.pins.restored > 0 || input.pins.pinned > 0)) {
+    lines.push(
+      `restored: ${input.pins.restored} item(s) · pinned: ${input.pins.pinned} entr(ies); never judged again (/guard list)`,
+    );
+  }
   if (paused.kind === "open") {
     lines.push(
       `paused: the classifier failed ${paused.failures} pass(es) in a row${paused.error ? ` (${paused.error.slice(0, 160)})` : ""}; asked again after ${new Date(paused.until).toLocaleTimeString()}`,

@@ -12,7 +12,7 @@ export type GuardState =
   | { kind: "handing-over" }
   /** The classifier failed pass after pass: nothing is asked until `until` (epoch ms). */
   | { kind: "paused"; until: number; error?: string }
-  | { kind: "ready"; savings: Savings; lifetime?: Lifetime };
+  | { kind: "ready"; savings: Savings; lifetime?: Lifetime; pins?: { restored: number; pinned: number } };
 
 /** The classifier problem as one sentence, for a notice (the footer has only the short form). */
 export function lookupProblem(lookup: Extract<ClassifierLookup, { ok: false }>): string {
@@ -44,6 +44,12 @@ export function statusText(state: GuardState): string {
       if (state.lookup.problem === "no-key") return `🛡 no ${state.lookup.provider} key`;
       return "🛡 Jev model not found";
     case "ready":
-      return savingsText(state.savings, state.lifetime);
+      return savingsText(state.savings, state.lifetime) + pinsText(state.pins);
   }
+}
+
+/** ` · ↺1 restored · 📌2 pinned` when the user restored or pinned entries on this branch. */
+export function pinsText(pins: { restored: number; pinned: number } | undefined): string {
+  if (!pins) return "";
+  return `${pins.restored ? ` · ↺${pins.restored} restored` : ""}${pins.pinned ? ` · 📌${pins.pinned} pinned` : ""}`;
 }

@@ -134,3 +134,33 @@ describe("BackgroundCheckpoint", () => {
     expect(checkpoint.start([output("a", long)], async () => undefined)).toBe(true);
   });
 });
+
+describe("revalidate and the user's pins", () => {
+  const pin = (id: string, ids: string[]): ProjectedLike => ({
+    sourceEntry: { id, type: "custom", customType: "context-guard-pin", data: { v: 1, action: "pin", ids } },
+    messages: [],
+  });
+
+  it("drops an edit of an entry pinned since it was judged, and the whole exchange holding one", async () => {
+    const then = [output("a", long), output("b", long)];
+    const now = [...then, pin("p", ["a"])];
+    const landed = await revalidate(judged(["a", "b"], 500), then, now);
+    expect(landed.edits.map((e) => e.targetId)).toEqual(["b"]);
+    expect(landed.record.results[0]).toMatchObject({ outcome: "kept", reason: "rejected: pinned since it was judged" });
+
+    // An exchange: the prompt's stub and the omission of its pinned entry both stay out.
+    const prompt = {
+      sourceEntry: { id: "u", type: "message", message: { role: "user", content: long } },
+      messages: [{ role: "user", content: long }],
+    } as ProjectedLike;
+    const exchange: Judged = {
+      edits: [stub("u"), { type: "context_edit", targetId: "a", replacement: null }],
+      record: {
+        ...judged([], 0).record,
+        results: [{ ...result("u", 1000), kind: "exchange", outcome: "removed", reason: "unrelated", omitted: ["a"] }],
+      },
+    };
+    const ex = await revalidate(exchange, [prompt, ...then], [prompt, ...then, pin("p", ["a"])]);
+    expect(ex.edits).toEqual([]);
+  });
+});
