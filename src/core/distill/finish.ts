@@ -102,6 +102,8 @@ function finishLarge(
       citedFiles: planned.citedFiles ?? input.plan.citedFiles,
       keepCitedFiles: input.config.keepCitedFiles,
       maxKeepRatio: input.config.maxKeepRatio,
+      ...(planned.anchors ? { anchors: planned.anchors } : {}),
+      ...(planned.changedOnDisk ? { changedOnDisk: true } : {}),
     });
     const draft: ContextEditDraft | undefined =
       decision.replacement !== undefined && decision.outcome !== "kept"

@@ -13,11 +13,13 @@ import {
   runTurns,
 } from "../cache/checkpoint.ts";
 import { type PlanBreakEven, planBreakEven } from "../cache/edit-gate.ts";
+import { anchoredChunks, laterEditTexts } from "../items/edit-anchors.ts";
 import { buildExchangeRequests, collectExchanges, type Exchange, exchangeMemo } from "../items/exchanges.ts";
 import { collectImages, type ImageItem } from "../items/images.ts";
 import { type GuardJudgments, readJudgments } from "../items/judged.ts";
 import { collectRetries, retriesMayPay, retrySavingBound } from "../items/retry.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
+import { CHANGED_ON_DISK, type DiskCheck, withDiskChanges } from "../items/stale-reads.ts";
 import { supersededIn } from "../items/superseded.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import { countLines } from "../shared/text.ts";
@@ -56,6 +58,10 @@ export interface PlannedCandidate {
   earlier?: boolean;
   /** Files its own run's answer names (for keepCitedFiles), when it is an earlier run's output. */
   citedFiles?: string[];
+  /** A read whose file changed on disk since: its replacement asks for a new read. */
+  changedOnDisk?: true;
+  /** Chunks holding lines a later edit of the run matched: never dropped. */
+  anchors?: number[];
 }
 
 export type ItemKind = "large" | "small" | "exchange";
@@ -117,12 +123,19 @@ type SegmentRequestBuilder = (
   totalLines: number,
 ) => ClassifierRequest;
 
+/** What the run's later calls and the disk say about its outputs (superseded.ts, stale-reads.ts, edit-anchors.ts). */
+export interface OutputNotes {
+  superseded: Map<string, string>;
+  editTexts: Map<string, string[]>;
+}
+
 function planOutputs(
   found: Candidate[],
   build: SegmentRequestBuilder,
   config: PlanConfig,
   requests: ClassifierRequest[],
   kinds: ItemKind[],
+  notes?: OutputNotes,
 ): { candidates: PlannedCandidate[]; files: Set<string> } {
   const candidates: PlannedCandidate[] = [];
   const files = new Set<string>();
@@ -149,7 +162,7 @@ function planOutputs(
       planned.push({ chunkNumbers, oversize: false, request: requests.length - 1 });
     }
     if (grep) for (const chunk of chunks) for (const f of chunk.files ?? []) files.add(f);
-    candidates.push({
+    const out: PlannedCandidate = {
       entryId: candidate.entryId,
       tool: candidate.tool,
       label: candidate.label,
@@ -159,7 +172,12 @@ function planOutputs(
       lineOffset: lineOffsetFor(candidate),
       chunks: chunks.map(withoutText),
       segments: planned,
-    });
+    };
+    if (notes?.superseded.get(candidate.entryId) === CHANGED_ON_DISK) out.changedOnDisk = true;
+    const editTexts = candidate.tool === "read" ? notes?.editTexts.get(candidate.entryId) : undefined;
+    const anchors = editTexts ? anchoredChunks(candidate.text, chunks, editTexts) : [];
+    if (anchors.length > 0) out.anchors = anchors;
+    candidates.push(out);
   }
   return { candidates, files };
 }
@@ -170,12 +188,25 @@ function planLarge(
   config: PlanConfig,
   requests: ClassifierRequest[],
   kinds: ItemKind[],
+  notes: OutputNotes,
 ): { candidates: PlannedCandidate[]; citedFiles: string[] } {
   const found = collectCandidates(entries, span, config);
   if (!runWorthDistilling(found, config.minRunChars)) return { candidates: [], citedFiles: [] };
-  const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) =>
-    buildRunEndRequest({ span, candidate, chunks, segmentIndex, segmentCount, totalLines });
-  const { candidates, files } = planOutputs(found, build, config, requests, kinds);
+  // At run end only the disk's note is sent with a large output: an edit that superseded it is in the
+  // final answer's run already, but a change from outside the agent is known from the disk alone.
+  const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) => {
+    const onDisk = notes.superseded.get(candidate.entryId) === CHANGED_ON_DISK;
+    return buildRunEndRequest({
+      span,
+      candidate,
+      chunks,
+      segmentIndex,
+      segmentCount,
+      totalLines,
+      ...(onDisk ? { superseded: CHANGED_ON_DISK } : {}),
+    });
+  };
+  const { candidates, files } = planOutputs(found, build, config, requests, kinds, notes);
   const cited = config.keepCitedFiles ? citedFiles(span.answer, [...files]) : [];
   return { candidates, citedFiles: cited };
 }
@@ -238,7 +269,12 @@ function planEarlierOutputs(
  * pre-request gate for earlier runs' outputs assumes the most favourable one (finishPass applies the real
  * gate once the answers are in).
  */
-export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Partial<CheckpointCacheView>): PassPlan {
+export function planRunEnd(
+  entries: SnapEntry[],
+  config: PlanConfig,
+  view?: Partial<CheckpointCacheView>,
+  diskCheck?: DiskCheck,
+): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
   const breakEven = planBreakEven(entries, config, view, config.exchangeBreakEven, sessionRequests(entries));
@@ -247,9 +283,13 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
   const judged = readJudgments(entries);
 
-  const large = planLarge(entries, span, config, requests, kinds);
+  const notes: OutputNotes = {
+    superseded: withDiskChanges(entries, span, supersededIn(entries, span), diskCheck),
+    editTexts: laterEditTexts(entries, span),
+  };
+  const large = planLarge(entries, span, config, requests, kinds, notes);
 
-  const small = collectSmall(entries, span, config, supersededIn(entries, span));
+  const small = collectSmall(entries, span, config, notes.superseded);
   const smallBatches = pushBatches(
     buildSmallRequests(small, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
     "small",
@@ -318,7 +358,12 @@ function resultCalls(entries: readonly SnapEntry[], from: number): Map<string, s
  * A mid-run checkpoint: older outputs of the running run not judged yet, old exchanges not judged in
  * this run, and old images, if together they reach the batch size and the edit pays for its cache rewrite.
  */
-export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: CheckpointCacheView): PassPlan {
+export function planCheckpoint(
+  entries: SnapEntry[],
+  config: PlanConfig,
+  view: CheckpointCacheView,
+  diskCheck?: DiskCheck,
+): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
   const turns = runTurns(entries, span);
@@ -326,7 +371,7 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
   const calls = resultCalls(entries, span.startIndex + 1);
   const eligible = (item: { entryId: string; tool: string }) =>
     eligibleAtCheckpoint({ ...item, callId: calls.get(item.entryId) }, turns, memo, config.midRunMinAgeTurns);
-  const superseded = supersededIn(entries, span);
+  const superseded = withDiskChanges(entries, span, supersededIn(entries, span), diskCheck);
   const large = collectCandidates(entries, span, config).filter(eligible);
   const small = collectSmall(entries, span, config, superseded).filter(eligible);
   const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex));
@@ -361,7 +406,8 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
       laterCalls: laterCalls(turns, calls.get(candidate.entryId)),
       superseded: superseded.get(candidate.entryId),
     });
-  const { candidates } = planOutputs(large, build, config, requests, kinds);
+  const notes: OutputNotes = { superseded, editTexts: laterEditTexts(entries, span) };
+  const { candidates } = planOutputs(large, build, config, requests, kinds, notes);
   const smallBatches = pushBatches(
     buildSmallRequests(small, span, "mid-run", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
     "small",

@@ -295,6 +295,7 @@ export class HostSession {
         ...(classify ? { classify } : {}),
         modelRef: found.ref,
         family: cacheFamily(ctx.model),
+        cwd: ctx.cwd,
         ...(trustedIds ? { trustedIds } : {}),
         ...(ctx.model?.cost ? { prices: ctx.model.cost } : {}),
         signal: AbortSignal.any([

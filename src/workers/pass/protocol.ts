@@ -40,6 +40,8 @@ export interface PlanMessage {
   /** A run-end pass (default) or a mid-run checkpoint, which also needs the cache view for break-even. */
   phase?: "run-end" | "mid-run";
   cache?: CheckpointCacheView;
+  /** The session's working directory: the run's reads are checked against the disk there. */
+  cwd?: string;
 }
 
 /** The planned classifier requests `from` (inclusive) `to` (exclusive), packed in one buffer. */
