@@ -7,6 +7,7 @@ import { type Exchange, exchangeDrafts, exchangeResult, interpretExchanges } fro
 import { type ImageItem, imageDraft, imageResult } from "../items/images.ts";
 import { retryEditsThatPay } from "../items/retry.ts";
 import { interpretSmall, smallDraft, smallResult } from "../items/small.ts";
+import { changedOnDiskStub, staleReadResult } from "../items/stale-reads.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import type {
   Chunk,
@@ -305,6 +306,14 @@ export function finishPass(input: FinishInput): FinishOutput {
     if (omittedIds.has(item.entryId)) continue;
     drafts.push(imageDraft(item));
     results.push(imageResult(item));
+  }
+
+  // Earlier reads whose file changed on disk: out of date whatever the cache, so never deferred.
+  for (const item of input.plan.staleReads ?? []) {
+    if (omittedIds.has(item.entryId)) continue;
+    const text = changedOnDiskStub(item);
+    drafts.push({ type: "context_edit", targetId: item.entryId, replacement: { content: [{ type: "text", text }] } });
+    results.push(staleReadResult(item));
   }
   return { drafts, results };
 }

@@ -13,14 +13,13 @@ import {
   runTurns,
 } from "../cache/checkpoint.ts";
 import { type PlanBreakEven, planBreakEven } from "../cache/edit-gate.ts";
-import { anchoredChunks, laterEditTexts } from "../items/edit-anchors.ts";
 import { buildExchangeRequests, collectExchanges, type Exchange, exchangeMemo } from "../items/exchanges.ts";
 import { collectImages, type ImageItem } from "../items/images.ts";
 import { type GuardJudgments, readJudgments } from "../items/judged.ts";
+import { type OutputNotes, onDisk, outputNotes, plannedMarks } from "../items/output-notes.ts";
 import { collectRetries, retriesMayPay, retrySavingBound } from "../items/retry.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
-import { CHANGED_ON_DISK, type DiskCheck, withDiskChanges } from "../items/stale-reads.ts";
-import { supersededIn } from "../items/superseded.ts";
+import { CHANGED_ON_DISK, type DiskCheck, earlierStaleReads, type StaleRead } from "../items/stale-reads.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import { countLines } from "../shared/text.ts";
 import type { Candidate, Chunk, ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
@@ -89,6 +88,8 @@ export interface RunPlan {
   exchanges: Exchange[];
   exchangeBatches: PlannedBatch[];
   images: ImageItem[];
+  /** Earlier runs' reads whose file changed on disk since: replaced with no request. */
+  staleReads: StaleRead[];
   /** Every classifier request of the pass, all kinds, in one list for one limiter. */
   requests: ClassifierRequest[];
   kinds: ItemKind[];
@@ -122,12 +123,6 @@ type SegmentRequestBuilder = (
   segmentCount: number,
   totalLines: number,
 ) => ClassifierRequest;
-
-/** What the run's later calls and the disk say about its outputs (superseded.ts, stale-reads.ts, edit-anchors.ts). */
-export interface OutputNotes {
-  superseded: Map<string, string>;
-  editTexts: Map<string, string[]>;
-}
 
 function planOutputs(
   found: Candidate[],
@@ -173,11 +168,7 @@ function planOutputs(
       chunks: chunks.map(withoutText),
       segments: planned,
     };
-    if (notes?.superseded.get(candidate.entryId) === CHANGED_ON_DISK) out.changedOnDisk = true;
-    const editTexts = candidate.tool === "read" ? notes?.editTexts.get(candidate.entryId) : undefined;
-    const anchors = editTexts ? anchoredChunks(candidate.text, chunks, editTexts) : [];
-    if (anchors.length > 0) out.anchors = anchors;
-    candidates.push(out);
+    candidates.push({ ...out, ...plannedMarks(notes, candidate, chunks) });
   }
   return { candidates, files };
 }
@@ -195,7 +186,7 @@ function planLarge(
   // At run end only the disk's note is sent with a large output: an edit that superseded it is in the
   // final answer's run already, but a change from outside the agent is known from the disk alone.
   const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) => {
-    const onDisk = notes.superseded.get(candidate.entryId) === CHANGED_ON_DISK;
+    const stale = onDisk(notes, candidate.entryId);
     return buildRunEndRequest({
       span,
       candidate,
@@ -203,7 +194,7 @@ function planLarge(
       segmentIndex,
       segmentCount,
       totalLines,
-      ...(onDisk ? { superseded: CHANGED_ON_DISK } : {}),
+      ...(stale ? { superseded: CHANGED_ON_DISK } : {}),
     });
   };
   const { candidates, files } = planOutputs(found, build, config, requests, kinds, notes);
@@ -283,10 +274,7 @@ export function planRunEnd(
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
   const judged = readJudgments(entries);
 
-  const notes: OutputNotes = {
-    superseded: withDiskChanges(entries, span, supersededIn(entries, span), diskCheck),
-    editTexts: laterEditTexts(entries, span),
-  };
+  const notes = outputNotes(entries, span, diskCheck);
   const large = planLarge(entries, span, config, requests, kinds, notes);
 
   const small = collectSmall(entries, span, config, notes.superseded);
@@ -316,9 +304,11 @@ export function planRunEnd(
     ...images.map((i) => i.entryId),
   ]);
   const candidates = [...large.candidates, ...earlier.candidates];
+  const judging = new Set([...earlier.candidates.map((c) => c.entryId), ...earlier.small.map((i) => i.entryId)]);
+  const staleReads = earlierStaleReads(entries, span.startIndex, config, judging, diskCheck);
 
   // A planned output always gets a record result, even one that needed no request.
-  if (requests.length === 0 && images.length === 0 && candidates.length === 0) {
+  if (requests.length === 0 && images.length === 0 && candidates.length === 0 && staleReads.length === 0) {
     return { status: "skip", reason: "nothing to judge" };
   }
   return {
@@ -333,6 +323,7 @@ export function planRunEnd(
     exchanges,
     exchangeBatches,
     images,
+    staleReads,
     requests,
     kinds,
     breakEven,
@@ -371,7 +362,8 @@ export function planCheckpoint(
   const calls = resultCalls(entries, span.startIndex + 1);
   const eligible = (item: { entryId: string; tool: string }) =>
     eligibleAtCheckpoint({ ...item, callId: calls.get(item.entryId) }, turns, memo, config.midRunMinAgeTurns);
-  const superseded = withDiskChanges(entries, span, supersededIn(entries, span), diskCheck);
+  const notes = outputNotes(entries, span, diskCheck);
+  const superseded = notes.superseded;
   const large = collectCandidates(entries, span, config).filter(eligible);
   const small = collectSmall(entries, span, config, superseded).filter(eligible);
   const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex));
@@ -406,7 +398,6 @@ export function planCheckpoint(
       laterCalls: laterCalls(turns, calls.get(candidate.entryId)),
       superseded: superseded.get(candidate.entryId),
     });
-  const notes: OutputNotes = { superseded, editTexts: laterEditTexts(entries, span) };
   const { candidates } = planOutputs(large, build, config, requests, kinds, notes);
   const smallBatches = pushBatches(
     buildSmallRequests(small, span, "mid-run", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
@@ -435,6 +426,7 @@ export function planCheckpoint(
     exchanges: decision.batch.exchanges,
     exchangeBatches,
     images: decision.batch.images,
+    staleReads: [],
     requests,
     kinds,
     breakEven: planBreakEven(entries, config, view, config.midRunBreakEven, requestsSoFar),

@@ -19,7 +19,7 @@ import {
   type RunSpan,
   type SnapEntry,
 } from "../shared/types.ts";
-import { CHANGED_ON_DISK } from "./stale-reads.ts";
+import { CHANGED_ON_DISK, changedOnDiskStub } from "./stale-reads.ts";
 
 /** One small output to judge. */
 export interface SmallItem {
@@ -107,13 +107,7 @@ export function smallItem(c: Candidate, superseded?: string): SmallItem | undefi
 
 /** The line that replaces a small output judged not needed. */
 export function smallStub(item: Pick<SmallItem, "entryId" | "label" | "chars" | "superseded">): string {
-  if (item.superseded === CHANGED_ON_DISK) {
-    return (
-      `${GUARD_MARKER} Omitted the output of ${item.label} (${formatCount(item.chars)} chars): the file changed ` +
-      `on disk after this read; read it again for its current content. Old output: ` +
-      `recall(${JSON.stringify({ entryId: item.entryId })}).`
-    );
-  }
+  if (item.superseded === CHANGED_ON_DISK) return changedOnDiskStub(item);
   return (
     `${GUARD_MARKER} Omitted the output of ${item.label} (${formatCount(item.chars)} chars): judged no longer ` +
     `needed. Full output: recall(${JSON.stringify({ entryId: item.entryId })}).`

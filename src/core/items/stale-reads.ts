@@ -2,12 +2,25 @@
 // checkout`, another process). The core only says which reads to check and whether a read's text still
 // matches the file; the pass worker does the file system calls (workers/pass/read-freshness.ts).
 
-import type { RunSpan, SnapEntry } from "../shared/types.ts";
+import { type CandidateRuleConfig, resultCandidate } from "../distill/run.ts";
+import { formatCount } from "../shared/text.ts";
+import { GUARD_MARKER, type RecordResult, type RunSpan, type SnapEntry, type SnapToolCall } from "../shared/types.ts";
 import { callPath } from "./superseded.ts";
 
 /** The superseded note of a read whose file changed on disk since; its stub asks for a new read. */
-export const CHANGED_ON_DISK =
-  "the file changed on disk after this read (not through the agent's edit or write); read it again for its current content";
+export const CHANGED_ON_DISK = "the file changed on disk after this read; read it again for its current content";
+
+/** The record reason of an earlier run's read replaced because its file changed on disk. */
+export const CHANGED_ON_DISK_REASON = "changed-on-disk";
+
+/** The line that replaces a whole read whose file changed on disk since. */
+export function changedOnDiskStub(item: { entryId: string; label: string; chars: number }): string {
+  return (
+    `${GUARD_MARKER} Omitted the output of ${item.label} (${formatCount(item.chars)} chars): the file changed ` +
+    `on disk after this read; read it again for its current content. Old output: ` +
+    `recall(${JSON.stringify({ entryId: item.entryId })}).`
+  );
+}
 
 /** One read to compare with the file as it is now. */
 export interface ReadCheck {
@@ -58,22 +71,93 @@ export function readMatchesFile(body: string, startLine: number, fileText: strin
   return true;
 }
 
+/** The check of one tool result, when it is a successful text read the guard has not edited. */
+function readCheckOf(e: SnapEntry | undefined, calls: ReadonlyMap<string, SnapToolCall>): ReadCheck | undefined {
+  if (e?.role !== "toolResult" || e.toolCallId === undefined) return undefined;
+  if (!e.visible || e.edited === true || e.isError === true || e.images > 0 || e.timestamp === undefined) return;
+  const call = calls.get(e.toolCallId);
+  if (call?.name !== "read" || (e.toolName !== undefined && e.toolName !== "read")) return undefined;
+  const path = callPath(call.args ?? {});
+  const body = readBody(e.text);
+  if (path === undefined || body === undefined) return undefined;
+  const startLine = startLineOf(call.args ?? {});
+  return { entryId: e.id, path, startLine, body, toEnd: body === e.text, readAt: e.timestamp };
+}
+
 /** The run's successful text reads not already superseded (`skip`), with their result's time. */
 export function readsToCheck(entries: SnapEntry[], span: RunSpan, skip: ReadonlyMap<string, string>): ReadCheck[] {
   const out: ReadCheck[] = [];
   for (let i = span.startIndex + 1; i < entries.length; i++) {
-    const e = entries[i];
-    if (e?.role !== "toolResult" || e.toolCallId === undefined || skip.has(e.id)) continue;
-    if (!e.visible || e.edited === true || e.isError === true || e.images > 0 || e.timestamp === undefined) continue;
-    const call = span.calls.get(e.toolCallId);
-    if (call?.name !== "read" || (e.toolName !== undefined && e.toolName !== "read")) continue;
-    const path = callPath(call.args ?? {});
-    const body = readBody(e.text);
-    if (path === undefined || body === undefined) continue;
-    const startLine = startLineOf(call.args ?? {});
-    out.push({ entryId: e.id, path, startLine, body, toEnd: body === e.text, readAt: e.timestamp });
+    const check = skip.has(entries[i]?.id ?? "") ? undefined : readCheckOf(entries[i], span.calls);
+    if (check) out.push(check);
   }
   return out;
+}
+
+/** An earlier run's read whose file changed on disk since: replaced by its stub with no judgment. */
+export interface StaleRead {
+  entryId: string;
+  label: string;
+  chars: number;
+  kind: "large" | "small";
+}
+
+/**
+ * Reads before the run's prompt (`before`) that the earlier passes left in context and whose file has
+ * changed on disk since. What they show is known to be out of date, so no classifier is asked: each goes
+ * for its stub, when that is shorter. `skip`: outputs the pass judges anyway (retries).
+ */
+export function earlierStaleReads(
+  entries: SnapEntry[],
+  before: number,
+  config: CandidateRuleConfig & { minResultChars: number },
+  skip: ReadonlySet<string>,
+  check: DiskCheck | undefined,
+): StaleRead[] {
+  if (!check) return [];
+  const calls = new Map<string, SnapToolCall>();
+  const reads: ReadCheck[] = [];
+  const items = new Map<string, StaleRead>();
+  for (let i = 0; i < Math.min(before, entries.length); i++) {
+    const e = entries[i] as SnapEntry;
+    for (const call of e.toolCalls ?? []) calls.set(call.id, call);
+    if (skip.has(e.id)) continue;
+    const read = readCheckOf(e, calls);
+    const candidate = read ? resultCandidate(e, calls, config) : undefined;
+    if (!read || !candidate) continue;
+    const item: StaleRead = {
+      entryId: e.id,
+      label: candidate.label,
+      chars: e.text.length,
+      kind: e.text.length >= config.minResultChars ? "large" : "small",
+    };
+    if (changedOnDiskStub(item).length >= item.chars) continue;
+    reads.push(read);
+    items.set(e.id, item);
+  }
+  if (reads.length === 0) return [];
+  let changed: ReadonlySet<string>;
+  try {
+    changed = check(reads);
+  } catch {
+    return [];
+  }
+  return [...items.values()].filter((item) => changed.has(item.entryId));
+}
+
+/** The record result of an earlier run's read replaced by its stub. */
+export function staleReadResult(item: StaleRead): RecordResult {
+  return {
+    kind: item.kind,
+    entryId: item.entryId,
+    tool: "read",
+    label: item.label,
+    outcome: "removed",
+    reason: CHANGED_ON_DISK_REASON,
+    beforeChars: item.chars,
+    afterChars: changedOnDiskStub(item).length,
+    jev: ["disk"],
+  };
 }
 
 /**

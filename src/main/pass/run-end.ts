@@ -117,7 +117,7 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
   });
   if (plan.status === "skip") return { status: "skipped", reason: plan.reason };
-  if (!deps.classify && plan.images === 0) return { status: "skipped", reason: "no classifier" };
+  if (!deps.classify && plan.images === 0 && !plan.staleReads) return { status: "skipped", reason: "no classifier" };
   if (deps.classify && plan.requestCount > 0) deps.onJudging?.();
   const requests = worker.requests(passId, plan.requestCount, config.concurrency);
   // What follows the classifier (outcomes to the worker, finish, results back, validation) also has to

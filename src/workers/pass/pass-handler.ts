@@ -49,6 +49,7 @@ function plan(input: MessageOf<"plan">): PassReply<"plan"> {
     requestCount: result.requests.length,
     kinds: result.kinds,
     images: result.images.length,
+    staleReads: result.staleReads.length,
   } as const;
   return { storeId: synced.storeId, plan: summary };
 }

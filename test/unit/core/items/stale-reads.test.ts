@@ -170,3 +170,43 @@ describe("a pass with reads changed on disk", () => {
     expect(out.drafts[0]?.replacement?.content[0]?.text).not.toContain("changed on disk");
   });
 });
+
+describe("an earlier run's read whose file changed on disk", () => {
+  const text = Array.from({ length: 60 }, (_, i) => `old line ${i + 1}`).join("\n");
+  const read = toolCall("r0", "read", { path: "src/a.ts" });
+  const later = toolCall("b1", "bash", { command: "echo hi" });
+  const entries: SnapEntry[] = [
+    userEntry("u1", "read src/a.ts"),
+    assistantEntry("a1", "", [read]),
+    callResultEntry("t0", read, text, { timestamp: READ_AT }),
+    assistantEntry("z1", "it holds old lines"),
+    userEntry("u2", "say hi"),
+    assistantEntry("a2", "", [later]),
+    callResultEntry("t1", later, "hi"),
+    assistantEntry("z2", "hi"),
+  ];
+
+  it("is replaced by its stub without a request, and recorded as changed on disk", () => {
+    const plan = planRunEnd(entries, UNGATED, undefined, (reads) => {
+      expect(reads.map((r) => r.entryId)).toEqual(["t0"]);
+      return new Set(["t0"]);
+    }) as Extract<PassPlan, { status: "run" }>;
+    expect(plan.status).toBe("run");
+    expect(plan.requests).toEqual([]);
+    const out = finishPass({ plan, entries, texts: [], outcomes: [], config: UNGATED });
+    const stub = out.drafts.find((d) => d.targetId === "t0")?.replacement?.content[0]?.text;
+    expect(stub).toBe(
+      `[context-guard] Omitted the output of read src/a.ts (${text.length} chars): the file changed on disk after this read; read it again for its current content. Old output: recall({"entryId":"t0"}).`,
+    );
+    expect(out.results).toContainEqual(
+      expect.objectContaining({ entryId: "t0", kind: "small", outcome: "removed", reason: "changed-on-disk" }),
+    );
+  });
+
+  it("stays when the disk says it is unchanged", () => {
+    expect(planRunEnd(entries, UNGATED, undefined, () => new Set())).toEqual({
+      status: "skip",
+      reason: "nothing to judge",
+    });
+  });
+});
