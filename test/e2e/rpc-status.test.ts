@@ -160,7 +160,7 @@ describe("status bar and /guard in RPC mode", () => {
     const b = startRpc(unknown, cwd);
     try {
       await b.waitFor((r) => r.method === "setStatus");
-      expect(b.statuses()[0]).toBe("🛡 Jev model not found");
+      expect(b.statuses()[0]).toBe("🛡 model openrouter/no-such-classifier not found");
     } finally {
       await b.close();
     }

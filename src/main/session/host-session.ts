@@ -441,6 +441,7 @@ export class HostSession {
   readonly draw = callback("status-redraw", (ctx: ExtensionContext) => {
     if (!ctx.hasUI || this.closed) return;
     this.#footer.show(ctx, this.status(ctx));
+    this.routing.redraw(ctx);
   });
 
   /** What `/guard` (status) reports. */
@@ -451,6 +452,7 @@ export class HostSession {
       savings: currentSavings(this.guard.snapshots.entries(projectedEntries(ctx))),
       branch: ctx.sessionManager.getBranch(),
       paused: this.guard.breakerState(),
+      routing: this.routing.reportLine(),
     });
   }
 

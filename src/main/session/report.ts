@@ -19,6 +19,8 @@ export interface ReportInput {
   savings: Savings;
   branch: Branch;
   paused: BreakerState;
+  /** Routing's line (session-routing.ts), when there is anything to route. */
+  routing?: string;
 }
 
 /** The latest guard record on the branch. */
@@ -38,9 +40,10 @@ export function statusReport(input: ReportInput): string {
   const lines = [
     `context-guard ${c.enabled ? "on" : "off"} · model ${c.model}${found.ok ? "" : ` (${statusText({ kind: "unavailable", lookup: found }).slice(3)})`}`,
     `saved on this branch: ${formatCount(savings.chars)} chars (≈${formatCount(savings.chars / 4)} tokens) in ${savings.items} item(s); lifetime Σ ${formatCount(life.savedChars)} chars${life.compacted ? " (some before a compaction)" : ""}`,
-    `classifier: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
+    `classifier for passes: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
     `old exchanges: ${c.pruneExchanges ? `judged (gate ${c.exchangeBreakEven ? "on" : "off"})` : "off"} · small outputs: ${c.smallResultMinChars > 0 ? `from ${c.smallResultMinChars} chars` : "off"} · images kept ${c.imageKeepTurns} turns`,
   ];
+  if (input.routing) lines.splice(3, 0, input.routing);
   if (paused.kind === "open") {
     lines.push(
       `paused: the classifier failed ${paused.failures} pass(es) in a row${paused.error ? ` (${paused.error.slice(0, 160)})` : ""}; asked again after ${new Date(paused.until).toLocaleTimeString()}`,
