@@ -4,7 +4,7 @@
 
 import { formatProbability, isProbability } from "../distill/interpret.ts";
 import { hasHistory, workState } from "../distill/request.ts";
-import { collectRunResults } from "../distill/run.ts";
+import { chunkedFrom, collectRunResults, WHOLE_ITEM_MAX } from "../distill/run.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import { clip, formatCount, oneLine } from "../shared/text.ts";
 import {
@@ -54,8 +54,8 @@ export type SmallConfig = Pick<
   "smallResultMinChars" | "minResultChars" | "excludeTools" | "distillErrors"
 >;
 
-/** Most output characters shown to the classifier per item. */
-export const ITEM_TEXT_MAX = 4000;
+/** Most output characters shown to the classifier per item: collectSmall's items are never longer. */
+export const ITEM_TEXT_MAX = WHOLE_ITEM_MAX;
 
 const SITUATION_RUN_END =
   "A coding agent has replied (final_answer) to user_question. items holds short outputs of tools it called " +
@@ -84,7 +84,7 @@ export function collectSmall(
 ): SmallItem[] {
   if (config.smallResultMinChars <= 0) return [];
   const out: SmallItem[] = [];
-  for (const c of collectRunResults(entries, span, config, config.smallResultMinChars, config.minResultChars)) {
+  for (const c of collectRunResults(entries, span, config, config.smallResultMinChars, chunkedFrom(config))) {
     const item = smallItem(c, superseded.get(c.entryId));
     if (item) out.push(item);
   }

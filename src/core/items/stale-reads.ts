@@ -2,7 +2,7 @@
 // checkout`, another process). The core only says which reads to check and whether a read's text still
 // matches the file; the pass worker does the file system calls (workers/pass/read-freshness.ts).
 
-import { type CandidateRuleConfig, resultCandidate } from "../distill/run.ts";
+import { type CandidateConfig, chunkedFrom, resultCandidate } from "../distill/run.ts";
 import { formatCount } from "../shared/text.ts";
 import { GUARD_MARKER, type RecordResult, type RunSpan, type SnapEntry, type SnapToolCall } from "../shared/types.ts";
 import { callPath } from "./superseded.ts";
@@ -110,7 +110,7 @@ export interface StaleRead {
 export function earlierStaleReads(
   entries: SnapEntry[],
   before: number,
-  config: CandidateRuleConfig & { minResultChars: number },
+  config: CandidateConfig,
   skip: ReadonlySet<string>,
   check: DiskCheck | undefined,
 ): StaleRead[] {
@@ -129,7 +129,7 @@ export function earlierStaleReads(
       entryId: e.id,
       label: candidate.label,
       chars: e.text.length,
-      kind: e.text.length >= config.minResultChars ? "large" : "small",
+      kind: e.text.length >= chunkedFrom(config) ? "large" : "small",
     };
     if (changedOnDiskStub(item).length >= item.chars) continue;
     reads.push(read);
