@@ -125,7 +125,7 @@ describe("status bar and /guard in RPC mode", () => {
       const report = rpc.notices().find((n) => n.startsWith("context-guard on")) ?? "";
       expect(report).toContain("saved on this branch: 10.9k chars");
       expect(report).toMatch(
-        /bash `cat out\.txt`: distilled 11\.6k→\d+ chars \(chunks\) kw\.10 focus=chunk_1:\.70 keep 1\/31/,
+        /bash `cat out\.txt`: distilled 11\.6k → \d+ chars \(chunks\) kw\.10 focus=chunk_1:\.70 keep 1\/31/,
       );
 
       rpc.send({ id: "3", type: "prompt", message: "/guard off" });
