@@ -1,7 +1,8 @@
 // Reads whose file changed on disk, outside the agent, end to end in the real Pi: one changed between
 // runs (an earlier run's read, replaced at the next run end with no request) and one changed during the
 // run that read it (sent as superseded, judged not needed, stubbed). Both stubs ask for a new read, and
-// the next request shows them.
+// the next request shows them. The cache gate is off: with it, the earlier read waits until its rewrite
+// pays (core/distill/finish.ts; tested in test/unit/core/items/stale-reads.test.ts).
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -62,7 +63,7 @@ beforeAll(async () => {
   classifier = await startLoopbackClassifier({ policy });
   const agentDir = await mkdtemp(join(tmpdir(), "cg-stale-agent-"));
   const configPath = join(agentDir, "guard.json");
-  await writeFile(configPath, JSON.stringify({ pruneExchanges: false, midRun: false }));
+  await writeFile(configPath, JSON.stringify({ pruneExchanges: false, midRun: false, exchangeBreakEven: false }));
   process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
   s = await createTestSession({
     agentDir,

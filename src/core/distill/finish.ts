@@ -308,9 +308,25 @@ export function finishPass(input: FinishInput): FinishOutput {
     results.push(imageResult(item));
   }
 
-  // Earlier reads whose file changed on disk: out of date whatever the cache, so never deferred.
-  for (const item of input.plan.staleReads ?? []) {
-    if (omittedIds.has(item.entryId)) continue;
+  // Earlier reads whose file changed on disk, under the same gate as the earlier runs' outputs. One whose
+  // rewrite does not pay yet is left without a result: the disk is asked again at the next run end.
+  const stale = (input.plan.staleReads ?? []).filter((item) => !omittedIds.has(item.entryId));
+  const staleEdits = stale.map((item) => ({
+    entryId: item.entryId,
+    savingChars: item.chars - changedOnDiskStub(item).length,
+  }));
+  const stalePay =
+    gatesOn(input) && stale.length > 0
+      ? retryEditsThatPay(
+          input.entries,
+          staleEdits,
+          [...otherEditIds, ...omittedIds, ...retryEditIds],
+          family,
+          factorOf(input),
+        )
+      : new Set(stale.map((item) => item.entryId));
+  for (const item of stale) {
+    if (!stalePay.has(item.entryId)) continue;
     const text = changedOnDiskStub(item);
     drafts.push({ type: "context_edit", targetId: item.entryId, replacement: { content: [{ type: "text", text }] } });
     results.push(staleReadResult(item));

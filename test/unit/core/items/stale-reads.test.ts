@@ -203,6 +203,16 @@ describe("an earlier run's read whose file changed on disk", () => {
     );
   });
 
+  it("waits, with the cache gate on and a warm cache, until its rewrite pays", () => {
+    const gated = { ...DEFAULT_CONFIG, exchangeBreakEven: true };
+    const view = { family: "anthropic" as const, sinceRequestMs: 1000 };
+    const plan = planRunEnd(entries, gated, view, () => new Set(["t0"])) as Extract<PassPlan, { status: "run" }>;
+    expect(plan.staleReads.map((r) => r.entryId)).toEqual(["t0"]);
+    const out = finishPass({ plan, entries, texts: [], outcomes: [], config: gated, family: "anthropic" });
+    expect(out.drafts).toEqual([]);
+    expect(out.results.some((r) => r.entryId === "t0")).toBe(false);
+  });
+
   it("stays when the disk says it is unchanged", () => {
     expect(planRunEnd(entries, UNGATED, undefined, () => new Set())).toEqual({
       status: "skip",
