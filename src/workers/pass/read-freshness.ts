@@ -28,6 +28,13 @@ export function resolveReadPath(path: string, cwd: string): string {
 
 type FileState = { gone: true } | { mtimeMs: number; size: number } | undefined;
 
+/**
+ * Comparisons already made, by read and file version (mtime and size): a read left in context is checked at
+ * every run end, and its file is read again only when it changed since. Bounded; cleared when full.
+ */
+const compared = new Map<string, boolean>();
+const MAX_COMPARED = 10_000;
+
 function stateOf(file: string): FileState {
   try {
     const stat = statSync(file);
@@ -53,6 +60,12 @@ export function changedOnDisk(cwd: string, reads: readonly ReadCheck[]): Set<str
       continue;
     }
     if (state.mtimeMs < read.readAt - MTIME_SLACK_MS || state.size > MAX_COMPARED_BYTES) continue;
+    const key = `${read.entryId}\u0000${file}\u0000${state.mtimeMs}\u0000${state.size}`;
+    const known = compared.get(key);
+    if (known !== undefined) {
+      if (known) changed.add(read.entryId);
+      continue;
+    }
     if (!texts.has(file)) {
       let text: string | undefined;
       try {
@@ -63,7 +76,11 @@ export function changedOnDisk(cwd: string, reads: readonly ReadCheck[]): Set<str
       texts.set(file, text);
     }
     const text = texts.get(file);
-    if (text !== undefined && !readMatchesFile(read.body, read.startLine, text, read.toEnd)) changed.add(read.entryId);
+    if (text === undefined) continue;
+    const differs = !readMatchesFile(read.body, read.startLine, text, read.toEnd);
+    if (compared.size >= MAX_COMPARED) compared.clear();
+    compared.set(key, differs);
+    if (differs) changed.add(read.entryId);
   }
   return changed;
 }

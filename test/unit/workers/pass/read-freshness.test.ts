@@ -65,6 +65,13 @@ describe("changedOnDisk", () => {
     expect(changedOnDisk(dir, [same, moved])).toEqual(new Set(["moved"]));
   });
 
+  it("compares again once the file changed again (a checkout back to what was read)", () => {
+    write("a.ts", "new\n", T + 60_000);
+    expect(changedOnDisk(dir, [readOf("a.ts", "old\n", T)])).toEqual(new Set(["a.ts"]));
+    write("a.ts", "old\n", T + 120_000);
+    expect(changedOnDisk(dir, [readOf("a.ts", "old\n", T)]).size).toBe(0);
+  });
+
   it("tells nothing about a path that is not a file", () => {
     expect(changedOnDisk(dir, [readOf(".", "x", T)]).size).toBe(0);
     expect(statSync(dir).isDirectory()).toBe(true);
