@@ -1,6 +1,7 @@
-// Reads of the run whose file changed on disk after the read, whoever changed it (a formatter, `git
-// checkout`, another process). The core only says which reads to check and whether a read's text still
-// matches the file; the pass worker does the file system calls (workers/pass/read-freshness.ts).
+// Reads whose file changed on disk after the read, whoever changed it (a formatter, `git checkout`, another
+// process): the run's reads get a superseded note for the classifier, earlier runs' reads their stub. The
+// core only says which reads to check and whether a read's text still matches the file; the pass worker
+// does the file system calls (workers/pass/read-freshness.ts).
 
 import { type CandidateConfig, chunkedFrom, resultCandidate } from "../distill/run.ts";
 import { formatCount } from "../shared/text.ts";
@@ -74,7 +75,8 @@ export function readMatchesFile(body: string, startLine: number, fileText: strin
 /** The check of one tool result, when it is a successful text read the guard has not edited. */
 function readCheckOf(e: SnapEntry | undefined, calls: ReadonlyMap<string, SnapToolCall>): ReadCheck | undefined {
   if (e?.role !== "toolResult" || e.toolCallId === undefined) return undefined;
-  if (!e.visible || e.edited === true || e.isError === true || e.images > 0 || e.timestamp === undefined) return;
+  if (!e.visible || e.edited === true || e.isError === true || e.images > 0) return undefined;
+  if (e.timestamp === undefined) return undefined;
   const call = calls.get(e.toolCallId);
   if (call?.name !== "read" || (e.toolName !== undefined && e.toolName !== "read")) return undefined;
   const path = callPath(call.args ?? {});
@@ -105,7 +107,8 @@ export interface StaleRead {
 /**
  * Reads before the run's prompt (`before`) that the earlier passes left in context and whose file has
  * changed on disk since. What they show is known to be out of date, so no classifier is asked: each goes
- * for its stub, when that is shorter. `skip`: outputs the pass judges anyway (retries).
+ * for its stub, when that is shorter and its cache rewrite pays (finish.ts). `skip`: outputs the pass
+ * judges anyway (retries).
  */
 export function earlierStaleReads(
   entries: SnapEntry[],
