@@ -9,7 +9,7 @@ import { formatCount } from "../../core/shared/text.ts";
 import { type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
 import { knownSecrets } from "../platform/secrets.ts";
-import { statusText } from "./status.ts";
+import { lookupShort } from "./status.ts";
 
 type Branch = ReturnType<ExtensionContext["sessionManager"]["getBranch"]>;
 
@@ -38,7 +38,7 @@ export function statusReport(input: ReportInput): string {
   const { config: c, found, savings, branch, paused } = input;
   const life = lifetime(branch);
   const lines = [
-    `context-guard ${c.enabled ? "on" : "off"} · model ${c.model}${found.ok ? "" : ` (${statusText({ kind: "unavailable", lookup: found }).slice(3)})`}`,
+    `context-guard ${c.enabled ? "on" : "off"} · model ${c.model}${found.ok ? "" : ` (${lookupShort(found)})`}`,
     `saved on this branch: ${formatCount(savings.chars)} chars (≈${formatCount(savings.chars / 4)} tokens) in ${savings.items} item(s); lifetime Σ ${formatCount(life.savedChars)} chars${life.compacted ? " (some before a compaction)" : ""}`,
     `classifier for passes: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
     `old exchanges: ${c.pruneExchanges ? `judged (gate ${c.exchangeBreakEven ? "on" : "off"})` : "off"} · small outputs: ${c.smallResultMinChars > 0 ? `from ${c.smallResultMinChars} chars` : "off"} · images kept ${c.imageKeepTurns} turns`,

@@ -32,6 +32,12 @@ export function lookupProblem(lookup: Extract<ClassifierLookup, { ok: false }>):
   );
 }
 
+/** The classifier problem in a few words, after the model's name (`/guard`). */
+export function lookupShort(lookup: Extract<ClassifierLookup, { ok: false }>): string {
+  if (lookup.problem === "no-key") return `no ${lookup.provider} key`;
+  return lookup.problem === "not-found" ? "not found" : "not provider/id";
+}
+
 export function statusText(state: GuardState): string {
   switch (state.kind) {
     case "off":
