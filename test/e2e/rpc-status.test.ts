@@ -125,7 +125,7 @@ describe("status bar and /guard in RPC mode", () => {
       const report = rpc.notices().find((n) => n.startsWith("context-guard on")) ?? "";
       expect(report).toContain("saved on this branch: 10.9k chars");
       expect(report).toMatch(
-        /bash `cat out\.txt`: distilled 11\.6k→\d+ chars \(chunks\) kw\.10 focus=chunk_1:\.70 keep 1\/31/,
+        /bash `cat out\.txt`: distilled 11\.6k → \d+ chars \(chunks\) kw\.10 focus=chunk_1:\.70 keep 1\/31/,
       );
 
       rpc.send({ id: "3", type: "prompt", message: "/guard off" });
@@ -160,7 +160,7 @@ describe("status bar and /guard in RPC mode", () => {
     const b = startRpc(unknown, cwd);
     try {
       await b.waitFor((r) => r.method === "setStatus");
-      expect(b.statuses()[0]).toBe("🛡 Jev model not found");
+      expect(b.statuses()[0]).toBe("🛡 model openrouter/no-such-classifier not found");
     } finally {
       await b.close();
     }

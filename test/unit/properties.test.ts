@@ -8,7 +8,7 @@ import { chunkOutput, isGrepStyle, segmentChunks } from "../../src/core/distill/
 import { renderReplacement } from "../../src/core/distill/render.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/shared/config.ts";
 import { imageChars } from "../../src/core/shared/size.ts";
-import { countLines, oneLine } from "../../src/core/shared/text.ts";
+import { countLines, formatCount, oneLine } from "../../src/core/shared/text.ts";
 import type { ClassifierOutcome, ContextEditDraft, GuardRecord } from "../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
 import { runPass } from "../../src/main/pass/run-end.ts";
@@ -99,7 +99,11 @@ describe("replacements", () => {
       fc.property(withKeep, fc.boolean(), ({ text, chunks, keep }, grep) => {
         const out = renderReplacement({ entryId: "e1", label: "bash `x`", text, chunks, keep, grep });
         const header = out.indexOf("\n") === -1 ? out.length : out.indexOf("\n");
-        expect(out.slice(0, header)).toMatch(/^\[context-guard\] Distilled the output of bash `x`: kept /);
+        // The header states the sizes before and after, the after being the replacement's own length.
+        const sizes = `(${formatCount(text.length)} → ${formatCount(out.length)} chars)`;
+        expect(
+          out.slice(0, header).startsWith(`[context-guard] Distilled the output of bash \`x\` ${sizes}: kept `),
+        ).toBe(true);
         // Walk the body: each kept chunk (without its final newline) verbatim, each removed run one line.
         let pos = header + 1;
         let inRemoved = false;

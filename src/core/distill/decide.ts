@@ -16,6 +16,10 @@ export interface DecideInput {
   citedFiles?: string[];
   keepCitedFiles: boolean;
   maxKeepRatio: number;
+  /** Chunks that are never dropped (a read's lines a later edit matched). */
+  anchors?: number[];
+  /** A read whose file changed on disk since: its replacement asks for a new read. */
+  changedOnDisk?: boolean;
 }
 
 export interface ResultDecision {
@@ -56,6 +60,7 @@ export function decideResult(input: DecideInput): ResultDecision {
 
   const keep = new Set<number>();
   for (const d of input.decisions) for (const n of d.keep) keep.add(n);
+  for (const n of input.anchors ?? []) keep.add(n);
   const allKept = chunks.every((c) => keep.has(c.n));
   if (allKept) return leave(joinReasons(input.decisions, true));
 
@@ -73,7 +78,7 @@ export function decideResult(input: DecideInput): ResultDecision {
   }
   if (keptChars > input.maxKeepRatio * original) return leave("not-worth");
 
-  const base = { entryId: candidate.entryId, label: candidate.label };
+  const base = { entryId: candidate.entryId, label: candidate.label, changedOnDisk: input.changedOnDisk === true };
   const replacement =
     keptChunks === 0
       ? renderRemoved({ ...base, lines: countLines(candidate.text), chars: original })

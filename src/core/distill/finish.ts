@@ -7,6 +7,7 @@ import { type Exchange, exchangeDrafts, exchangeResult, interpretExchanges } fro
 import { type ImageItem, imageDraft, imageResult } from "../items/images.ts";
 import { retryEditsThatPay } from "../items/retry.ts";
 import { interpretSmall, smallDraft, smallResult } from "../items/small.ts";
+import { changedOnDiskStub, staleReadResult } from "../items/stale-reads.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import type {
   Chunk,
@@ -102,6 +103,8 @@ function finishLarge(
       citedFiles: planned.citedFiles ?? input.plan.citedFiles,
       keepCitedFiles: input.config.keepCitedFiles,
       maxKeepRatio: input.config.maxKeepRatio,
+      ...(planned.anchors ? { anchors: planned.anchors } : {}),
+      ...(planned.changedOnDisk ? { changedOnDisk: true } : {}),
     });
     const draft: ContextEditDraft | undefined =
       decision.replacement !== undefined && decision.outcome !== "kept"
@@ -303,6 +306,30 @@ export function finishPass(input: FinishInput): FinishOutput {
     if (omittedIds.has(item.entryId)) continue;
     drafts.push(imageDraft(item));
     results.push(imageResult(item));
+  }
+
+  // Earlier reads whose file changed on disk, under the same gate as the earlier runs' outputs. One whose
+  // rewrite does not pay yet is left without a result: the disk is asked again at the next run end.
+  const stale = (input.plan.staleReads ?? []).filter((item) => !omittedIds.has(item.entryId));
+  const staleEdits = stale.map((item) => ({
+    entryId: item.entryId,
+    savingChars: item.chars - changedOnDiskStub(item).length,
+  }));
+  const stalePay =
+    gatesOn(input) && stale.length > 0
+      ? retryEditsThatPay(
+          input.entries,
+          staleEdits,
+          [...otherEditIds, ...omittedIds, ...retryEditIds],
+          family,
+          factorOf(input),
+        )
+      : new Set(stale.map((item) => item.entryId));
+  for (const item of stale) {
+    if (!stalePay.has(item.entryId)) continue;
+    const text = changedOnDiskStub(item);
+    drafts.push({ type: "context_edit", targetId: item.entryId, replacement: { content: [{ type: "text", text }] } });
+    results.push(staleReadResult(item));
   }
   return { drafts, results };
 }

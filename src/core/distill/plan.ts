@@ -16,9 +16,10 @@ import { type PlanBreakEven, planBreakEven } from "../cache/edit-gate.ts";
 import { buildExchangeRequests, collectExchanges, type Exchange, exchangeMemo } from "../items/exchanges.ts";
 import { collectImages, type ImageItem } from "../items/images.ts";
 import { type GuardJudgments, readJudgments } from "../items/judged.ts";
+import { type OutputNotes, onDisk, outputNotes, plannedMarks } from "../items/output-notes.ts";
 import { collectRetries, retriesMayPay, retrySavingBound } from "../items/retry.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
-import { supersededIn } from "../items/superseded.ts";
+import { CHANGED_ON_DISK, type DiskCheck, earlierStaleReads, type StaleRead } from "../items/stale-reads.ts";
 import { type Pins, readPins, unpinned } from "../records/pins.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import { countLines } from "../shared/text.ts";
@@ -57,6 +58,10 @@ export interface PlannedCandidate {
   earlier?: boolean;
   /** Files its own run's answer names (for keepCitedFiles), when it is an earlier run's output. */
   citedFiles?: string[];
+  /** A read whose file changed on disk since: its replacement asks for a new read. */
+  changedOnDisk?: true;
+  /** Chunks holding lines a later edit of the run matched: never dropped. */
+  anchors?: number[];
 }
 
 export type ItemKind = "large" | "small" | "exchange";
@@ -84,6 +89,8 @@ export interface RunPlan {
   exchanges: Exchange[];
   exchangeBatches: PlannedBatch[];
   images: ImageItem[];
+  /** Earlier runs' reads whose file changed on disk since: replaced with no request. */
+  staleReads: StaleRead[];
   /** Every classifier request of the pass, all kinds, in one list for one limiter. */
   requests: ClassifierRequest[];
   kinds: ItemKind[];
@@ -124,6 +131,7 @@ function planOutputs(
   config: PlanConfig,
   requests: ClassifierRequest[],
   kinds: ItemKind[],
+  notes?: OutputNotes,
 ): { candidates: PlannedCandidate[]; files: Set<string> } {
   const candidates: PlannedCandidate[] = [];
   const files = new Set<string>();
@@ -150,7 +158,7 @@ function planOutputs(
       planned.push({ chunkNumbers, oversize: false, request: requests.length - 1 });
     }
     if (grep) for (const chunk of chunks) for (const f of chunk.files ?? []) files.add(f);
-    candidates.push({
+    const out: PlannedCandidate = {
       entryId: candidate.entryId,
       tool: candidate.tool,
       label: candidate.label,
@@ -160,7 +168,8 @@ function planOutputs(
       lineOffset: lineOffsetFor(candidate),
       chunks: chunks.map(withoutText),
       segments: planned,
-    });
+    };
+    candidates.push({ ...out, ...plannedMarks(notes, candidate, chunks) });
   }
   return { candidates, files };
 }
@@ -172,12 +181,25 @@ function planLarge(
   pins: Pins,
   requests: ClassifierRequest[],
   kinds: ItemKind[],
+  notes: OutputNotes,
 ): { candidates: PlannedCandidate[]; citedFiles: string[] } {
   const found = collectCandidates(entries, span, config).filter((c) => unpinned(pins, c.entryId));
   if (!runWorthDistilling(found, config.minRunChars)) return { candidates: [], citedFiles: [] };
-  const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) =>
-    buildRunEndRequest({ span, candidate, chunks, segmentIndex, segmentCount, totalLines });
-  const { candidates, files } = planOutputs(found, build, config, requests, kinds);
+  // At run end only the disk's note is sent with a large output: an edit that superseded it is in the
+  // final answer's run already, but a change from outside the agent is known from the disk alone.
+  const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) => {
+    const stale = onDisk(notes, candidate.entryId);
+    return buildRunEndRequest({
+      span,
+      candidate,
+      chunks,
+      segmentIndex,
+      segmentCount,
+      totalLines,
+      ...(stale ? { superseded: CHANGED_ON_DISK } : {}),
+    });
+  };
+  const { candidates, files } = planOutputs(found, build, config, requests, kinds, notes);
   const cited = config.keepCitedFiles ? citedFiles(span.answer, [...files]) : [];
   return { candidates, citedFiles: cited };
 }
@@ -247,7 +269,12 @@ function planEarlierOutputs(
  * pre-request gate for earlier runs' outputs assumes the most favourable one (finishPass applies the real
  * gate once the answers are in).
  */
-export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Partial<CheckpointCacheView>): PassPlan {
+export function planRunEnd(
+  entries: SnapEntry[],
+  config: PlanConfig,
+  view?: Partial<CheckpointCacheView>,
+  diskCheck?: DiskCheck,
+): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
   const breakEven = planBreakEven(entries, config, view, config.exchangeBreakEven, sessionRequests(entries));
@@ -258,11 +285,10 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
   // What the user restored or pinned is never judged again, by any kind of item.
   const pins = readPins(entries);
 
-  const large = planLarge(entries, span, config, pins, requests, kinds);
+  const notes = outputNotes(entries, span, diskCheck);
+  const large = planLarge(entries, span, config, pins, requests, kinds, notes);
 
-  const small = collectSmall(entries, span, config, supersededIn(entries, span)).filter((i) =>
-    unpinned(pins, i.entryId),
-  );
+  const small = collectSmall(entries, span, config, notes.superseded).filter((i) => unpinned(pins, i.entryId));
   const smallBatches = pushBatches(
     buildSmallRequests(small, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
     "small",
@@ -297,9 +323,13 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
     ...images.map((i) => i.entryId),
   ]);
   const candidates = [...large.candidates, ...earlier.candidates];
+  const judging = new Set([...earlier.candidates.map((c) => c.entryId), ...earlier.small.map((i) => i.entryId)]);
+  const staleReads = earlierStaleReads(entries, span.startIndex, config, judging, diskCheck).filter((r) =>
+    unpinned(pins, r.entryId),
+  );
 
   // A planned output always gets a record result, even one that needed no request.
-  if (requests.length === 0 && images.length === 0 && candidates.length === 0) {
+  if (requests.length === 0 && images.length === 0 && candidates.length === 0 && staleReads.length === 0) {
     return { status: "skip", reason: "nothing to judge" };
   }
   return {
@@ -314,6 +344,7 @@ export function planRunEnd(entries: SnapEntry[], config: PlanConfig, view?: Part
     exchanges,
     exchangeBatches,
     images,
+    staleReads,
     requests,
     kinds,
     breakEven,
@@ -339,7 +370,12 @@ function resultCalls(entries: readonly SnapEntry[], from: number): Map<string, s
  * A mid-run checkpoint: older outputs of the running run not judged yet, old exchanges not judged in
  * this run, and old images, if together they reach the batch size and the edit pays for its cache rewrite.
  */
-export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: CheckpointCacheView): PassPlan {
+export function planCheckpoint(
+  entries: SnapEntry[],
+  config: PlanConfig,
+  view: CheckpointCacheView,
+  diskCheck?: DiskCheck,
+): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
   const turns = runTurns(entries, span);
@@ -347,7 +383,8 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
   const calls = resultCalls(entries, span.startIndex + 1);
   const eligible = (item: { entryId: string; tool: string }) =>
     eligibleAtCheckpoint({ ...item, callId: calls.get(item.entryId) }, turns, memo, config.midRunMinAgeTurns);
-  const superseded = supersededIn(entries, span);
+  const notes = outputNotes(entries, span, diskCheck);
+  const superseded = notes.superseded;
   const pins = readPins(entries);
   const free = (item: { entryId: string }) => unpinned(pins, item.entryId);
   const large = collectCandidates(entries, span, config).filter((c) => eligible(c) && free(c));
@@ -386,7 +423,7 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
       laterCalls: laterCalls(turns, calls.get(candidate.entryId)),
       superseded: superseded.get(candidate.entryId),
     });
-  const { candidates } = planOutputs(large, build, config, requests, kinds);
+  const { candidates } = planOutputs(large, build, config, requests, kinds, notes);
   const smallBatches = pushBatches(
     buildSmallRequests(small, span, "mid-run", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
     "small",
@@ -414,6 +451,7 @@ export function planCheckpoint(entries: SnapEntry[], config: PlanConfig, view: C
     exchanges: decision.batch.exchanges,
     exchangeBatches,
     images: decision.batch.images,
+    staleReads: [],
     requests,
     kinds,
     breakEven: planBreakEven(entries, config, view, config.midRunBreakEven, requestsSoFar),

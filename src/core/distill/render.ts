@@ -1,7 +1,7 @@
 // The text that replaces a distilled output: a header saying what happened and how to get the full
 // output back, the kept chunks copied verbatim, and one line standing for each run of removed chunks.
 
-import { formatCount } from "../shared/text.ts";
+import { formatCount, sizeChange } from "../shared/text.ts";
 import { type Chunk, GUARD_MARKER } from "../shared/types.ts";
 
 export { GUARD_MARKER };
@@ -21,7 +21,12 @@ export interface RenderInput {
   grep: boolean;
   /** For `read` results: the file line number of the first output line. */
   lineOffset?: number;
+  /** A read whose file changed on disk since: the header asks for a new read. */
+  changedOnDisk?: boolean;
 }
+
+/** What a replacement of a read whose file changed on disk since says instead of the usual reason. */
+const READ_AGAIN = "The file changed on disk after this read: read it again for its current content.";
 
 /** `36100` → `36.1k`. */
 export function formatChars(n: number): string {
@@ -107,7 +112,6 @@ export function renderReplacement(input: RenderInput): string {
   const { chunks, keep } = input;
   const body: string[] = [];
   let keptLines = 0;
-  let keptChars = 0;
   let countedTo = 0;
   let removedFrom = -1;
   chunks.forEach((c, i) => {
@@ -124,20 +128,42 @@ export function renderReplacement(input: RenderInput): string {
     // Pieces of one long line count it once.
     keptLines += Math.max(0, c.lastLine - Math.max(c.firstLine, countedTo + 1) + 1);
     countedTo = Math.max(countedTo, c.lastLine);
-    keptChars += c.text.length;
   });
   if (removedFrom >= 0) body.push(omissionLine(chunks, removedFrom, chunks.length - 1, input));
   const totalLines = chunks.length > 0 ? chunks[chunks.length - 1]!.lastLine : 0;
-  const header =
-    `${GUARD_MARKER} Distilled the output of ${input.label}: kept ${keptLines} of ${plural(totalLines, "line")} ` +
-    `(${formatChars(keptChars)} of ${formatChars(input.text.length)} chars); the rest was judged not needed ` +
-    `for the answer. ${recallHint(input.entryId)}`;
-  return [header, ...body].join("\n");
+  const why = input.changedOnDisk ? `. ${READ_AGAIN}` : "; the rest was judged not needed for the answer.";
+  const header = (after: number) =>
+    `${GUARD_MARKER} Distilled the output of ${input.label} (${sizeChange(input.text.length, after)}): kept ` +
+    `${keptLines} of ${plural(totalLines, "line")}${why} ${recallHint(input.entryId)}`;
+  // The header states the replacement's own size, the figure /guard shows for the same edit: a few
+  // rounds settle it, since only a change of the rounded figure changes the header's length.
+  const bodyChars = body.reduce((n, line) => n + line.length + 1, 0);
+  let after = bodyChars;
+  let text = header(after);
+  for (let round = 0; round < 4; round++) {
+    const total = text.length + bodyChars;
+    if (formatChars(total) === formatChars(after)) break;
+    after = total;
+    text = header(after);
+  }
+  return [text, ...body].join("\n");
 }
 
 /** One-line replacement for an output of which nothing is kept. */
-export function renderRemoved(input: { entryId: string; label: string; lines: number; chars: number }): string {
+export function renderRemoved(input: {
+  entryId: string;
+  label: string;
+  lines: number;
+  chars: number;
+  changedOnDisk?: boolean;
+}): string {
   const size = `${formatChars(input.chars)} char${input.chars === 1 ? "" : "s"}`;
+  if (input.changedOnDisk) {
+    return (
+      `${GUARD_MARKER} Removed the output of ${input.label} (${plural(input.lines, "line")}, ${size}). ` +
+      `${READ_AGAIN} ${recallHint(input.entryId)}`
+    );
+  }
   return (
     `${GUARD_MARKER} Removed the output of ${input.label}: ${plural(input.lines, "line")} (${size}) judged not ` +
     `needed for the answer. ${recallHint(input.entryId)}`

@@ -25,6 +25,8 @@ export interface RunEndRequestInput {
   segmentCount: number;
   /** Lines in the whole output. */
   totalLines: number;
+  /** Why the output is out of date (a read whose file changed on disk since). */
+  superseded?: string;
 }
 
 const LIMITS = { question: 4000, answer: 6000, notes: 2000, args: 600, latestNote: 2000, earlierNotes: 2000 } as const;
@@ -148,6 +150,7 @@ export function buildRunEndRequest(input: RunEndRequestInput): ClassifierRequest
   const { span, candidate, chunks } = input;
   const withHistory = hasHistory(span.history);
   const state = workState(span, "run-end", { situation: SITUATION, historyNote: SITUATION_HISTORY, runEndNotes: true });
+  if (input.superseded) state.superseded = input.superseded;
   state.tool = candidate.tool;
   state.tool_arguments = clip(safeJson(candidate.args), LIMITS.args);
   if (candidate.isError) state.tool_status = FAILED_STATUS;

@@ -214,7 +214,21 @@ export function collectRun(entries: SnapEntry[], historyExchanges: number, end =
   };
 }
 
-export type CandidateConfig = Pick<GuardConfig, "minResultChars" | "excludeTools" | "distillErrors">;
+export type CandidateConfig = Pick<GuardConfig, "minResultChars" | "excludeTools" | "distillErrors"> &
+  Partial<Pick<GuardConfig, "smallResultMinChars">>;
+
+/** The longest output judged whole as a small item: the classifier is shown all of it. */
+export const WHOLE_ITEM_MAX = 4000;
+
+/**
+ * The length from which an output is chunked. With small items on it is never above WHOLE_ITEM_MAX: a
+ * longer output judged whole would be judged from an excerpt, and could then be dropped with parts no
+ * one looked at. Without them an output below `minResultChars` is not judged at all, so it stays.
+ */
+export function chunkedFrom(config: Pick<CandidateConfig, "minResultChars" | "smallResultMinChars">): number {
+  const small = (config.smallResultMinChars ?? 0) > 0;
+  return small ? Math.min(config.minResultChars, WHOLE_ITEM_MAX + 1) : config.minResultChars;
+}
 /** The settings the size-independent candidate rules read. */
 export type CandidateRuleConfig = Pick<GuardConfig, "excludeTools" | "distillErrors">;
 
@@ -266,7 +280,7 @@ export function collectRunResults(
 
 /** Tool results of the run that the pass may distill. */
 export function collectCandidates(entries: SnapEntry[], span: RunSpan, config: CandidateConfig): Candidate[] {
-  return collectRunResults(entries, span, config, config.minResultChars);
+  return collectRunResults(entries, span, config, chunkedFrom(config));
 }
 
 /** Only worth a classifier request when the candidates together are big enough. */

@@ -43,6 +43,7 @@ export function resultEdited(kind: unknown, outcome: unknown, reason: unknown): 
   if (typeof reason === "string" && reason.startsWith("rejected")) return false;
   const tokens = reasonTokens(reason);
   if (kind === "image") return true;
+  if (tokens.includes("changed-on-disk")) return true;
   if (kind === "small") return tokens.includes("not-needed");
   if (kind === "exchange") return tokens.includes("unrelated");
   return tokens.includes("chunks") || tokens.includes("none-needed");

@@ -6,7 +6,7 @@
 // and exchanges, and are made only when the saving pays for the rewrite they add.
 
 import { type CacheModel, REWRITE_FACTOR, rewriteChars, sessionRequests } from "../cache/break-even.ts";
-import { collectRun, isUserMessage, resultCandidate } from "../distill/run.ts";
+import { chunkedFrom, collectRun, isUserMessage, resultCandidate } from "../distill/run.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import type { Candidate, RunSpan, SnapEntry } from "../shared/types.ts";
 import { dueForRetry, type GuardJudgments } from "./judged.ts";
@@ -70,7 +70,7 @@ export function collectRetries(
       const e = entries[(due[k] as { index: number }).index] as SnapEntry;
       const c = span ? resultCandidate(e, span.calls, config) : undefined;
       if (!span || !c) continue;
-      if (c.text.length >= config.minResultChars) {
+      if (c.text.length >= chunkedFrom(config)) {
         large.push(c);
       } else if (config.smallResultMinChars > 0 && c.text.length >= config.smallResultMinChars) {
         superseded ??= supersededIn(entries, span);

@@ -4,7 +4,7 @@
 
 import { formatProbability, isProbability } from "../distill/interpret.ts";
 import { hasHistory, workState } from "../distill/request.ts";
-import { collectRunResults } from "../distill/run.ts";
+import { chunkedFrom, collectRunResults, WHOLE_ITEM_MAX } from "../distill/run.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import { clip, formatCount, oneLine } from "../shared/text.ts";
 import {
@@ -19,6 +19,7 @@ import {
   type RunSpan,
   type SnapEntry,
 } from "../shared/types.ts";
+import { CHANGED_ON_DISK, changedOnDiskStub } from "./stale-reads.ts";
 
 /** One small output to judge. */
 export interface SmallItem {
@@ -53,8 +54,8 @@ export type SmallConfig = Pick<
   "smallResultMinChars" | "minResultChars" | "excludeTools" | "distillErrors"
 >;
 
-/** Most output characters shown to the classifier per item. */
-export const ITEM_TEXT_MAX = 4000;
+/** Most output characters shown to the classifier per item: collectSmall's items are never longer. */
+export const ITEM_TEXT_MAX = WHOLE_ITEM_MAX;
 
 const SITUATION_RUN_END =
   "A coding agent has replied (final_answer) to user_question. items holds short outputs of tools it called " +
@@ -83,7 +84,7 @@ export function collectSmall(
 ): SmallItem[] {
   if (config.smallResultMinChars <= 0) return [];
   const out: SmallItem[] = [];
-  for (const c of collectRunResults(entries, span, config, config.smallResultMinChars, config.minResultChars)) {
+  for (const c of collectRunResults(entries, span, config, config.smallResultMinChars, chunkedFrom(config))) {
     const item = smallItem(c, superseded.get(c.entryId));
     if (item) out.push(item);
   }
@@ -105,7 +106,8 @@ export function smallItem(c: Candidate, superseded?: string): SmallItem | undefi
 }
 
 /** The line that replaces a small output judged not needed. */
-export function smallStub(item: Pick<SmallItem, "entryId" | "label" | "chars">): string {
+export function smallStub(item: Pick<SmallItem, "entryId" | "label" | "chars" | "superseded">): string {
+  if (item.superseded === CHANGED_ON_DISK) return changedOnDiskStub(item);
   return (
     `${GUARD_MARKER} Omitted the output of ${item.label} (${formatCount(item.chars)} chars): judged no longer ` +
     `needed. Full output: recall(${JSON.stringify({ entryId: item.entryId })}).`

@@ -34,7 +34,8 @@ export function normalizePath(path: string): string {
   return p;
 }
 
-function callPath(args: Record<string, unknown>): string | undefined {
+/** The file a call names (`path` or `file_path`), normalized. */
+export function callPath(args: Record<string, unknown>): string | undefined {
   const path = text(args.path) ?? text(args.file_path);
   return path === undefined ? undefined : normalizePath(path);
 }

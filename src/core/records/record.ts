@@ -2,7 +2,7 @@
 // `/guard` read these back from the branch, so nothing is kept in memory.
 
 import { redact, redactDeep, type Secrets } from "../shared/redact.ts";
-import { formatCount } from "../shared/text.ts";
+import { sizeChange } from "../shared/text.ts";
 import { type CustomDraft, type GuardRecord, RECORD_TYPE, type RecordResult } from "../shared/types.ts";
 
 export interface RecordInput {
@@ -67,14 +67,14 @@ export function recordDraft(record: GuardRecord): CustomDraft {
   return { type: "custom", customType: RECORD_TYPE, data: record };
 }
 
-/** One line per result for `/guard`, e.g. `bash \`rg foo\`: distilled 36.1k→1.2k chars (chunks) kw.15 …`. */
+/** One line per result for `/guard`, e.g. `bash \`rg foo\`: distilled 36.1k → 1.2k chars (chunks) kw.15 …`. */
 export function summarizeRecord(record: GuardRecord, secrets?: Secrets): string[] {
   // Read back from session files: a damaged record shows what it can instead of failing /guard.
   const results = Array.isArray(record.results) ? record.results : [];
   return results
     .filter((r) => typeof r === "object" && r !== null)
     .map((r) => {
-      const size = `${formatCount(r.beforeChars)}→${formatCount(r.afterChars)} chars`;
+      const size = sizeChange(r.beforeChars, r.afterChars);
       // Records are read back from session files, where an older or damaged one may lack traces.
       const traces = Array.isArray(r.jev) && r.jev.length > 0 ? ` ${r.jev.join(" | ")}` : "";
       // A record written before redaction covered fragments can still hold one: cut it again.

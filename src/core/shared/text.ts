@@ -29,6 +29,11 @@ export function formatCount(n: number): string {
   return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
 }
 
+/** A replacement's size in the one wording the header, `/guard` and the footer share: `51.2k → 1.8k chars`. */
+export function sizeChange(before: number, after: number): string {
+  return `${formatCount(before)} → ${formatCount(after)} chars`;
+}
+
 /** Number of lines in a text (a trailing newline does not start a new line). */
 export function countLines(text: string): number {
   if (text.length === 0) return 0;

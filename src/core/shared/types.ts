@@ -43,6 +43,8 @@ export interface SnapEntry {
   toolCallId?: string;
   toolName?: string;
   isError?: boolean;
+  /** Tool result: when Pi made the message (epoch ms), just after the tool ran. */
+  timestamp?: number;
   /** True when the visible content differs from the raw entry (a context_edit applies). */
   edited?: boolean;
   /** Raw text, only when `edited` (so the pass can tell our edits from other extensions'). */

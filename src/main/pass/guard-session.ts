@@ -66,6 +66,8 @@ export interface PassRequest {
   prices?: TokenPrices;
   signal?: AbortSignal;
   onJudging?: () => void;
+  /** The session's working directory, where the run's reads are checked against the disk. */
+  cwd?: string;
 }
 
 export interface PassOutcome {
@@ -120,6 +122,7 @@ export class GuardSession {
       },
       {
         phase: request.phase,
+        ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
         // Both phases need the family (break-even at checkpoints, the retry gate at run end).
         cache: {
           family: request.family,

@@ -48,6 +48,8 @@ export interface PlanRequest {
   config: PlanConfig;
   phase: "run-end" | "mid-run";
   cache?: CheckpointCacheView;
+  /** The session's working directory, for checking the run's reads against the disk (none in a replay). */
+  cwd?: string;
 }
 
 export class PassWorker {

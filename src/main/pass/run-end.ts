@@ -41,6 +41,8 @@ export interface PassOptions {
   phase: "run-end" | "mid-run";
   /** Mid-run: what the main model's cache can still read, for the break-even rule. */
   cache?: CheckpointCacheView;
+  /** The session's working directory: reads of the run whose file changed on disk since are stale. */
+  cwd?: string;
 }
 
 export type RunEndResult =
@@ -107,9 +109,15 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
   const started = performance.now();
   const passId = randomUUID();
   const worker = passWorkerOf(deps);
-  const plan = await worker.plan(entries, { passId, config, phase: options.phase, cache: options.cache });
+  const plan = await worker.plan(entries, {
+    passId,
+    config,
+    phase: options.phase,
+    cache: options.cache,
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+  });
   if (plan.status === "skip") return { status: "skipped", reason: plan.reason };
-  if (!deps.classify && plan.images === 0) return { status: "skipped", reason: "no classifier" };
+  if (!deps.classify && plan.images === 0 && !plan.staleReads) return { status: "skipped", reason: "no classifier" };
   if (deps.classify && plan.requestCount > 0) deps.onJudging?.();
   const requests = worker.requests(passId, plan.requestCount, config.concurrency);
   // What follows the classifier (outcomes to the worker, finish, results back, validation) also has to

@@ -25,6 +25,7 @@ interface MessageLike {
   stopReason?: string;
   summary?: string;
   customType?: string;
+  timestamp?: unknown;
 }
 
 interface Block {
@@ -103,6 +104,7 @@ function build(entry: ProjectedLike, first: MessageLike | undefined): SnapEntry 
     snap.toolCallId = raw.toolCallId;
     snap.toolName = raw.toolName;
     snap.isError = raw.isError === true;
+    if (typeof raw.timestamp === "number" && Number.isFinite(raw.timestamp)) snap.timestamp = raw.timestamp;
   }
   if (raw?.summary !== undefined) snap.summary = raw.summary;
   if (raw?.customType) snap.customType = raw.customType;

@@ -44,6 +44,9 @@ import { SkillBodies } from "./skill-bodies.ts";
 /** Consecutive failed batches after which routing and surfacing fall back to Pi's default. */
 export const FAIL_STATIC_AFTER = 2;
 
+/** Static reasons that mean no classifier can be asked at all. */
+const NO_CLASSIFIER = new Set(["no-key", "not-found", "bad-model", "unavailable"]);
+
 export interface RouterDeps {
   getConfig(): GuardConfig;
   telemetry: Telemetry;
@@ -60,6 +63,10 @@ export class Router {
   staticReason: string | undefined;
   frozen = false;
   failures = 0;
+  /** What the last boundary could route: model-invocable skills and namespaces with tools. */
+  routable: { skills: number; namespaces: number } | undefined;
+  /** Classifier use of every batch this session, applied or not (for `/guard`). */
+  readonly usage = { requests: 0, inputTokens: 0, costUsd: 0 };
   readonly loaded = new Map<string, LoadedSkill>();
   readonly pinned = new Set<string>();
   readonly pendingPins = new Set<string>();
@@ -140,6 +147,10 @@ export class Router {
     const groups = groupTools(input.tools, config.toolNamespaces, core);
     const skillsOn = config.enabled && config.routeSkills && input.skills.some((s) => !s.disableModelInvocation);
     const nsOn = config.enabled && [...groups.values()].some((g) => g.length > 0);
+    this.routable = {
+      skills: input.skills.filter((s) => !s.disableModelInvocation).length,
+      namespaces: [...groups.values()].filter((g) => g.length > 0).length,
+    };
     const turn = input.userTurn;
     let source: "fresh" | "late" | "none" = "none";
     let deadlinePassed = false;
@@ -194,10 +205,17 @@ export class Router {
           loaded: this.loaded,
           bodies: this.#bodies,
           signal: this.#closing.signal,
-        }).catch(
-          (error: unknown): BatchResult =>
-            emptyBatch(gen, "failed", { error: error instanceof Error ? error.message : String(error) }),
-        );
+        })
+          .catch(
+            (error: unknown): BatchResult =>
+              emptyBatch(gen, "failed", { error: error instanceof Error ? error.message : String(error) }),
+          )
+          .then((r) => {
+            this.usage.requests += r.requests;
+            this.usage.inputTokens += r.inputTokens;
+            this.usage.costUsd += r.costUsd;
+            return r;
+          });
         const settled = await this.#batches.settle(
           batch,
           gen,
@@ -362,22 +380,27 @@ export class Router {
     return ns;
   }
 
+  /**
+   * The routing footer, or nothing when there is nothing to route (no skill installed, no namespace with
+   * tools) or the guard is off. Before the session's first boundary only a restored routed state counts.
+   * README's "what you see" lists every text this returns.
+   */
   statusText(config: GuardConfig): string | undefined {
     if (!config.enabled) return undefined;
     const nsCount = Object.keys(config.toolNamespaces).length;
-    if (!config.routeSkills && nsCount === 0) return undefined;
+    const skillsOn = config.routeSkills && (this.routable ? this.routable.skills > 0 : this.skillsRouted);
+    const nsOn = nsCount > 0 && (this.routable ? this.routable.namespaces > 0 : this.toolsRouted);
+    if (!skillsOn && !nsOn) return undefined;
     if (this.mode === "static") {
-      if (!this.staticReason) return "🧭 all skills";
       if (this.staticReason === "failed") return "🧭 static (classifier errors)";
-      if (this.staticReason === "no-key" || this.staticReason === "not-found" || this.staticReason === "bad-model") {
-        return "🧭 static (no classifier)";
-      }
-      return "🧭 static";
+      if (this.staticReason !== undefined && NO_CLASSIFIER.has(this.staticReason)) return "🧭 static (no classifier)";
+      // No answer yet (or the guard was just turned back on): Pi's default catalog and tools.
+      return skillsOn ? "🧭 all skills" : "🧭 all tools";
     }
     const parts: string[] = [];
     const skills = this.loaded.size + this.pinned.size;
-    if (config.routeSkills) parts.push(`${skills} skill${skills === 1 ? "" : "s"}`);
-    if (nsCount > 0) parts.push(`${this.surfaced.size}/${nsCount} ns`);
+    if (skillsOn) parts.push(`${skills} skill${skills === 1 ? "" : "s"}`);
+    if (nsOn) parts.push(`${this.surfaced.size}/${nsCount} ns`);
     return `🧭 ${parts.join(" · ")}${this.frozen ? " (rate limited)" : ""}`;
   }
 }

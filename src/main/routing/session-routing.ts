@@ -4,6 +4,7 @@
 import type { BeforeAgentStartEvent, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { LOADED_SKILLS_SECTION } from "../../core/routing/routing.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
+import { formatCount } from "../../core/shared/text.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { redactKnown } from "../platform/secrets.ts";
 import type { Telemetry } from "../platform/telemetry.ts";
@@ -29,6 +30,8 @@ export class SessionRouting {
   #deps: SessionRoutingDeps;
   /** Notice classes already shown in this session: each is shown once. */
   #noticed = new Set<string>();
+  /** The footer text last sent to the UI. */
+  #shown: string | undefined;
 
   constructor(deps: SessionRoutingDeps) {
     this.#deps = deps;
@@ -97,9 +100,39 @@ export class SessionRouting {
     if (ns) this.#show(ctx);
   }
 
+  /**
+   * `/guard`'s line on routing: its classifier requests this session and the skills it loaded. Nothing
+   * when there is nothing to route.
+   */
+  reportLine(): string | undefined {
+    const config = this.#deps.getConfig();
+    const r = this.router;
+    if (!config.routeSkills && Object.keys(config.toolNamespaces).length === 0) return undefined;
+    if (r.routable && r.routable.skills === 0 && r.routable.namespaces === 0) return undefined;
+    const names = [...[...r.loaded.keys()].sort(), ...[...r.pinned].sort().map((p) => `${p} (pinned)`)];
+    const skills = names.length > 0 ? `skills loaded: ${names.join(", ")}` : "no skill loaded";
+    const u = r.usage;
+    return (
+      `classifier for routing: ${u.requests} request(s) this session, ${formatCount(u.inputTokens)} input tokens, ` +
+      `$${u.costUsd.toFixed(4)} · ${skills}`
+    );
+  }
+
   /** session_shutdown: requests still running in the background are aborted. */
   shutdown(): void {
     this.router.dispose();
+  }
+
+  /**
+   * The routing footer again, with the guard's footer: after `/guard off`, `on` and `reload` it follows the
+   * settings at once. Only a changed text reaches the UI.
+   */
+  redraw(ctx: ExtensionContext): void {
+    if (!ctx.hasUI) return;
+    const text = this.router.statusText(this.#deps.getConfig());
+    if (text === this.#shown) return;
+    this.#shown = text;
+    ctx.ui.setStatus(STATUS_KEY, text);
   }
 
   #show(ctx: ExtensionContext): void {
@@ -109,6 +142,6 @@ export class SessionRouting {
       // A notice never quotes a classifier error whole, but it is cut with the known credentials anyway.
       ctx.ui.notify(redactKnown(n.message), n.level);
     }
-    if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, this.router.statusText(this.#deps.getConfig()));
+    this.redraw(ctx);
   }
 }

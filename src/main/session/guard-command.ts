@@ -24,10 +24,21 @@ export function guardCommand(
 ): Omit<RegisteredCommand, "name" | "sourceInfo"> {
   return {
     description: "context-guard: status, stats, on, off, reload, list, restore <id>, pin <id>",
-    getArgumentCompletions: (prefix) =>
-      SUBCOMMANDS.filter((c) => c.startsWith(prefix.trim())).map((c) => ({ value: c, label: c })),
+    getArgumentCompletions: argumentCompletions,
     handler: (args, ctx) => runGuardCommand(args, ctx, session(), append),
   };
+}
+
+/**
+ * The subcommands the typed argument starts. None once it is a whole subcommand: while Pi's editor shows an
+ * argument menu, Enter applies the selected item instead of submitting, so a menu offering what is already
+ * typed would take the first Enter.
+ */
+export function argumentCompletions(prefix: string): Array<{ value: string; label: string }> | null {
+  const typed = prefix.trim().toLowerCase();
+  if (SUBCOMMANDS.includes(typed)) return null;
+  const items = SUBCOMMANDS.filter((c) => c.startsWith(typed)).map((c) => ({ value: c, label: c }));
+  return items.length > 0 ? items : null;
 }
 
 export async function runGuardCommand(

@@ -268,6 +268,7 @@ export class HostSession {
         ...(classify ? { classify } : {}),
         modelRef: found.ref,
         family: cacheFamily(ctx.model),
+        cwd: ctx.cwd,
         ...(trustedIds ? { trustedIds } : {}),
         ...(ctx.model?.cost ? { prices: ctx.model.cost } : {}),
         signal: AbortSignal.any([
@@ -421,6 +422,7 @@ export class HostSession {
   readonly draw = callback("status-redraw", (ctx: ExtensionContext) => {
     if (!ctx.hasUI || this.closed) return;
     this.#footer.show(ctx, this.status(ctx));
+    this.routing.redraw(ctx);
   });
 
   /** What `/guard` (status) reports. */
@@ -433,6 +435,7 @@ export class HostSession {
       pins: pinCounts(readPins(snap)),
       branch: ctx.sessionManager.getBranch(),
       paused: this.guard.breakerState(),
+      routing: this.routing.reportLine(),
     });
   }
 

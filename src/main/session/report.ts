@@ -9,7 +9,7 @@ import { formatCount } from "../../core/shared/text.ts";
 import { type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
 import { knownSecrets } from "../platform/secrets.ts";
-import { statusText } from "./status.ts";
+import { lookupShort } from "./status.ts";
 
 type Branch = ReturnType<ExtensionContext["sessionManager"]["getBranch"]>;
 
@@ -21,6 +21,8 @@ export interface ReportInput {
   paused: BreakerState;
   /** Items the user restored and other entries pinned on this branch. */
   pins?: { restored: number; pinned: number };
+  /** Routing's line (session-routing.ts), when there is anything to route. */
+  routing?: string;
 }
 
 /** The latest guard record on the branch. */
@@ -38,9 +40,9 @@ export function statusReport(input: ReportInput): string {
   const { config: c, found, savings, branch, paused } = input;
   const life = lifetime(branch);
   const lines = [
-    `context-guard ${c.enabled ? "on" : "off"} · model ${c.model}${found.ok ? "" : ` (${statusText({ kind: "unavailable", lookup: found }).slice(3)})`}`,
+    `context-guard ${c.enabled ? "on" : "off"} · model ${c.model}${found.ok ? "" : ` (${lookupShort(found)})`}`,
     `saved on this branch: ${formatCount(savings.chars)} chars (≈${formatCount(savings.chars / 4)} tokens) in ${savings.items} item(s); lifetime Σ ${formatCount(life.savedChars)} chars${life.compacted ? " (some before a compaction)" : ""}`,
-    `classifier: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
+    `classifier for passes: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
     `old exchanges: ${c.pruneExchanges ? `judged (gate ${c.exchangeBreakEven ? "on" : "off"})` : "off"} · small outputs: ${c.smallResultMinChars > 0 ? `from ${c.smallResultMinChars} chars` : "off"} · images kept ${c.imageKeepTurns} turns`,
   ];
   if (input.pins && (input.pins.restored > 0 || input.pins.pinned > 0)) {
@@ -48,6 +50,7 @@ export function statusReport(input: ReportInput): string {
       `restored: ${input.pins.restored} item(s) · pinned: ${input.pins.pinned} entr(ies); never judged again (/guard list)`,
     );
   }
+  if (input.routing) lines.splice(3, 0, input.routing);
   if (paused.kind === "open") {
     lines.push(
       `paused: the classifier failed ${paused.failures} pass(es) in a row${paused.error ? ` (${paused.error.slice(0, 160)})` : ""}; asked again after ${new Date(paused.until).toLocaleTimeString()}`,

@@ -1,6 +1,10 @@
 // Footer texts. Kept apart from the hooks so every state has one place that names it.
 import { type Lifetime, type Savings, savingsText } from "../../core/records/stats.ts";
+import { oneLine } from "../../core/shared/text.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
+
+/** Longest model reference the footer shows whole. */
+const FOOTER_REF_MAX = 60;
 
 export type GuardState =
   | { kind: "off" }
@@ -28,6 +32,12 @@ export function lookupProblem(lookup: Extract<ClassifierLookup, { ok: false }>):
   );
 }
 
+/** The classifier problem in a few words, after the model's name (`/guard`). */
+export function lookupShort(lookup: Extract<ClassifierLookup, { ok: false }>): string {
+  if (lookup.problem === "no-key") return `no ${lookup.provider} key`;
+  return lookup.problem === "not-found" ? "not found" : "not provider/id";
+}
+
 export function statusText(state: GuardState): string {
   switch (state.kind) {
     case "off":
@@ -42,7 +52,9 @@ export function statusText(state: GuardState): string {
       return "🛡 classifier failing · paused";
     case "unavailable":
       if (state.lookup.problem === "no-key") return `🛡 no ${state.lookup.provider} key`;
-      return "🛡 Jev model not found";
+      // Named, so a typo in "model" shows where it is.
+      if (state.lookup.problem === "not-found") return `🛡 model ${oneLine(state.lookup.ref, FOOTER_REF_MAX)} not found`;
+      return `🛡 model "${oneLine(state.lookup.ref, FOOTER_REF_MAX)}" is not provider/id`;
     case "ready":
       return savingsText(state.savings, state.lifetime) + pinsText(state.pins);
   }

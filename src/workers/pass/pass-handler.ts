@@ -9,6 +9,7 @@ import type { ClassifierOutcome, SnapEntry } from "../../core/shared/types.ts";
 import { type WorkerFailure, workerFailure } from "./failures.ts";
 import { packValues } from "./packed-values.ts";
 import { type MessageOf, PASS_KINDS, type PassKind, type PassMessage, type PassReply } from "./protocol.ts";
+import { changedOnDisk } from "./read-freshness.ts";
 import { DEFAULT_CLIENT, dropStore, syncEntries } from "./session-store.ts";
 
 interface HeldPass {
@@ -31,10 +32,13 @@ function keepFew<T>(map: Map<string, T>): void {
 function plan(input: MessageOf<"plan">): PassReply<"plan"> {
   const synced = syncEntries(input.sync, input.client ?? DEFAULT_CLIENT);
   if ("missing" in synced) return synced;
+  const cwd = input.cwd;
+  const diskCheck =
+    cwd === undefined ? undefined : (reads: Parameters<typeof changedOnDisk>[1]) => changedOnDisk(cwd, reads);
   const result =
     input.phase === "mid-run"
-      ? planCheckpoint(synced.entries, input.config, input.cache ?? { family: "other" })
-      : planRunEnd(synced.entries, input.config, input.cache);
+      ? planCheckpoint(synced.entries, input.config, input.cache ?? { family: "other" }, diskCheck)
+      : planRunEnd(synced.entries, input.config, input.cache, diskCheck);
   if (result.status !== "run") return { storeId: synced.storeId, plan: result };
   const byId = new Map(synced.entries.map((e) => [e.id, e.text]));
   const texts = result.candidates.map((c) => byId.get(c.entryId) ?? "");
@@ -45,6 +49,7 @@ function plan(input: MessageOf<"plan">): PassReply<"plan"> {
     requestCount: result.requests.length,
     kinds: result.kinds,
     images: result.images.length,
+    staleReads: result.staleReads.length,
   } as const;
   return { storeId: synced.storeId, plan: summary };
 }

@@ -40,6 +40,8 @@ export interface PlanMessage {
   /** A run-end pass (default) or a mid-run checkpoint, which also needs the cache view for break-even. */
   phase?: "run-end" | "mid-run";
   cache?: CheckpointCacheView;
+  /** The session's working directory: the run's reads are checked against the disk there. */
+  cwd?: string;
 }
 
 /** The planned classifier requests `from` (inclusive) `to` (exclusive), packed in one buffer. */
@@ -97,7 +99,7 @@ export type MessageOf<K extends PassKind> = Extract<PassMessage, { kind: K }>;
 /** What Pi's thread needs of a plan: how many requests there are. The rest stays in the worker. */
 export type PlanSummary =
   | { status: "skip"; reason: string }
-  | { status: "run"; requestCount: number; kinds: RunPlan["kinds"]; images: number };
+  | { status: "run"; requestCount: number; kinds: RunPlan["kinds"]; images: number; staleReads?: number };
 
 /**
  * `missing`: the store is another than the sender believed, or lacked an entry: it has started over

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { chunkFiles, chunkOutput, isGrepStyle } from "../../../../src/core/distill/chunk.ts";
 import { citedFiles, type DecideInput, decideResult } from "../../../../src/core/distill/decide.ts";
 import { renderRemoved } from "../../../../src/core/distill/render.ts";
+import { formatCount } from "../../../../src/core/shared/text.ts";
 import type { Candidate, Chunk, SegmentDecision, SegmentReason } from "../../../../src/core/shared/types.ts";
 
 function candidate(text: string, label = "bash `cmd`"): Candidate {
@@ -61,7 +62,7 @@ describe("decideResult", () => {
     expect(result.afterChars).toBe(result.replacement!.length);
     expect(result.afterChars).toBeLessThan(3000); // 2,400 kept + header + three omission lines
     const lines = result.replacement!.split("\n");
-    expect(lines[0]).toContain("kept 30 of 100 lines (2.4k of 8k chars)");
+    expect(lines[0]).toContain(`(8k → ${formatCount(result.afterChars)} chars): kept 30 of 100 lines`);
     expect(lines[1]).toBe("[… 10 lines omitted: output lines 1–10 …]");
     expect(result.replacement).toContain(plainChunks[1]!.text + plainChunks[2]!.text.slice(0, -1));
     expect(lines.at(-1)).toBe("[… 30 lines omitted: output lines 71–100 …]");

@@ -199,7 +199,10 @@ describe("answers, stats and status texts", () => {
       statusText({ kind: "unavailable", lookup: { ok: false, problem: "no-key", ref: "x/y", provider: "openrouter" } }),
     ).toBe("🛡 no openrouter key");
     expect(statusText({ kind: "unavailable", lookup: { ok: false, problem: "not-found", ref: "x/y" } })).toBe(
-      "🛡 Jev model not found",
+      "🛡 model x/y not found",
+    );
+    expect(statusText({ kind: "unavailable", lookup: { ok: false, problem: "bad-model", ref: "jev" } })).toBe(
+      '🛡 model "jev" is not provider/id',
     );
     expect(statusText({ kind: "ready", savings: { chars: 16_800, items: 3 } })).toBe("🛡 −4.2k · 3");
   });

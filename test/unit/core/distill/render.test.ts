@@ -45,10 +45,9 @@ describe("renderReplacement", () => {
       keep: new Set([2, 5]),
       grep: false,
     });
-    const kept = chunks[1]!.text.length + chunks[4]!.text.length;
     expect(out).toBe(
       [
-        `[context-guard] Distilled the output of bash \`make test\`: kept 10 of 30 lines (${kept} of ${text.length} chars); the rest was judged not needed for the answer. Full output: recall({"entryId":"e1"}).`,
+        `[context-guard] Distilled the output of bash \`make test\` (${text.length} → ${out.length} chars): kept 10 of 30 lines; the rest was judged not needed for the answer. Full output: recall({"entryId":"e1"}).`,
         "[… 5 lines omitted: output lines 1–5 …]",
         "line 6\nline 7\nline 8\nline 9\nline 10",
         "[… 10 lines omitted: output lines 11–20 …]",
@@ -139,15 +138,16 @@ describe("renderReplacement", () => {
     ];
     const out = renderReplacement({ entryId: "t", label: "x", text, chunks, keep: new Set([2]), grep: false });
     expect(out.split("\n").slice(1)).toEqual(["[… 2 lines omitted: output lines 1–2 …]", "three"]);
-    expect(out).toContain("kept 1 of 3 lines (5 of 13 chars)");
+    expect(out).toContain(`(13 → ${out.length} chars): kept 1 of 3 lines`);
   });
 
   it("formats large character counts compactly in the header", () => {
     const { text, chunks } = chunksOf(numbered(3000, "some output text that is long"), 100);
     const out = renderReplacement({ entryId: "big", label: "x", text, chunks, keep: new Set([1]), grep: false });
     expect(text.length).toBeGreaterThan(100_000);
+    // The header states the replacement's own size, as /guard does for the same edit.
     expect(out.split("\n")[0]).toContain(
-      `kept 100 of 3000 lines (${formatChars(chunks[0]!.text.length)} of ${formatChars(text.length)} chars)`,
+      `(${formatChars(text.length)} → ${formatChars(out.length)} chars): kept 100 of 3000 lines`,
     );
     expect(formatChars(text.length)).toMatch(/^\d+(\.\d)?k$/);
   });
@@ -210,7 +210,7 @@ describe("renderReplacement with a line cut into pieces", () => {
 
   it("counts a line kept in pieces once in the header", () => {
     const out = renderReplacement({ entryId: "p", label: "x", text, chunks, keep: new Set([2, 3, 4]), grep: false });
-    expect(out.split("\n")[0]).toContain("kept 1 of 4 lines (15 of 38 chars)");
+    expect(out.split("\n")[0]).toContain(`(38 → ${out.length} chars): kept 1 of 4 lines`);
   });
 
   it("renders real pieces of chunkOutput verbatim", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { type PassPlan, planRunEnd } from "../../../../src/core/distill/plan.ts";
 import { collectRun } from "../../../../src/core/distill/run.ts";
 import {
   buildSmallRequests,
@@ -21,7 +22,7 @@ import {
   type SnapEntry,
   type SnapToolCall,
 } from "../../../../src/core/shared/types.ts";
-import { assistantEntry, callResultEntry, toolCall, userEntry } from "../../../kit/snap.ts";
+import { assistantEntry, callResultEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
 
 let seq = 0;
 const nextId = () => `e${++seq}`;
@@ -161,17 +162,19 @@ describe("collectSmall", () => {
     for (const x of got) expect(smallStub(x).length).toBeLessThan(x.chars);
   });
 
-  it("clips the text to 4,000 characters and carries the superseded note", () => {
+  it("leaves what it could not show whole to chunking, and carries the superseded note", () => {
     const read = call("c1", "read", { path: "src/a.ts" });
     const edit = call("c2", "edit", { path: "src/a.ts", oldText: "a", newText: "b" });
-    const body = `${"h".repeat(3000)}${"t".repeat(2990)}`;
-    const entries = [user("q"), assistant("", [read]), result(read, body), assistant("", [edit]), result(edit, "ok")];
-    entries.push(assistant("a"));
-    const s = spanOf(entries);
-    const [got] = collectSmall(entries, s, { ...config, minResultChars: 10_000 }, supersededIn(entries, s));
-    expect(got?.chars).toBe(5990);
+    const collect = (body: string) => {
+      const entries = [user("q"), assistant("", [read]), result(read, body), assistant("", [edit]), result(edit, "ok")];
+      entries.push(assistant("a"));
+      const s = spanOf(entries);
+      return collectSmall(entries, s, { ...config, minResultChars: 10_000 }, supersededIn(entries, s));
+    };
+    expect(collect("h".repeat(ITEM_TEXT_MAX + 1))).toEqual([]);
+    const [got] = collect("h".repeat(ITEM_TEXT_MAX));
+    expect(got?.chars).toBe(ITEM_TEXT_MAX);
     expect(got?.text.length).toBe(ITEM_TEXT_MAX);
-    expect(got?.text).toContain("[…]");
     expect(got?.superseded).toBe("this file was changed after this read (edit src/a.ts, 1 turn later)");
   });
 });
@@ -363,5 +366,40 @@ describe("interpretSmall", () => {
       { entryId: "a", keep: undefined, trace: "error" },
     ]);
     expect(interpretSmall({ status: "timeout" }, ["a", "b"], 0.45).map((v) => v.trace)).toEqual(["timeout", "timeout"]);
+  });
+});
+
+describe("an output longer than a small item shows", () => {
+  // 51k characters: "small" under a large minResultChars, but far more than one item's excerpt.
+  const text = Array.from({ length: 1200 }, (_, i) => `log line ${i + 1}: ${"x".repeat(30)}`).join("\n");
+  const entries: SnapEntry[] = [
+    userEntry("u", "what failed?"),
+    assistantEntry("a", "", [toolCall("c1", "bash", { command: "make" })]),
+    toolResultEntry("t1", "c1", "bash", text),
+    assistantEntry("z", "nothing failed"),
+  ];
+  const config = { ...DEFAULT_CONFIG, minResultChars: 100_000, minRunChars: 0, exchangeBreakEven: false };
+
+  it("is chunked like a large output, never judged whole from an excerpt", () => {
+    expect(text.length).toBeGreaterThan(ITEM_TEXT_MAX);
+    const plan = planRunEnd(entries, config) as Extract<PassPlan, { status: "run" }>;
+    expect(plan.small).toEqual([]);
+    expect(plan.candidates.map((c) => c.entryId)).toEqual(["t1"]);
+    // Every chunk is in a request: the classifier sees all of the output.
+    const sent = plan.requests.flatMap((r) => Object.values(r.state.chunks as Record<string, string>)).join("");
+    expect(sent).toBe(text);
+  });
+
+  it("shows every small item whole", () => {
+    const shorter = entries.map((e) => (e.id === "t1" ? { ...e, text: text.slice(0, ITEM_TEXT_MAX) } : e));
+    const plan = planRunEnd(shorter, config) as Extract<PassPlan, { status: "run" }>;
+    expect(plan.small.map((i) => [i.entryId, i.text.length, i.chars])).toEqual([["t1", ITEM_TEXT_MAX, ITEM_TEXT_MAX]]);
+  });
+
+  it("stays as it is with small items off, since nothing would judge all of it", () => {
+    expect(planRunEnd(entries, { ...config, smallResultMinChars: 0 })).toEqual({
+      status: "skip",
+      reason: "nothing to judge",
+    });
   });
 });

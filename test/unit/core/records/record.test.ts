@@ -73,8 +73,8 @@ describe("summarizeRecord", () => {
       ]),
     );
     expect(summarizeRecord(record)).toEqual([
-      "[large] bash `rg -n status`: distilled 36.1k→1.2k chars (chunks) kw.15 focus=chunk_4:.52 keep 9/29 | kw.82 focus=whole:.71 keep all (whole-needed)",
-      "[large] read src/a.ts: kept 950→950 chars (not-worth)",
+      "[large] bash `rg -n status`: distilled 36.1k → 1.2k chars (chunks) kw.15 focus=chunk_4:.52 keep 9/29 | kw.82 focus=whole:.71 keep all (whole-needed)",
+      "[large] read src/a.ts: kept 950 → 950 chars (not-worth)",
     ]);
   });
 });

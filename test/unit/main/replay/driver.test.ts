@@ -163,7 +163,7 @@ describe("replaySession on a hand-built session", () => {
         {
           type: "text",
           text: [
-            '[context-guard] Distilled the output of bash `rg -n total src`: kept 8 of 240 lines (840 of 19.1k chars); the rest was judged not needed for the answer. Full output: recall({"entryId":"e04"}).',
+            '[context-guard] Distilled the output of bash `rg -n total src` (19.1k → 1.4k chars): kept 8 of 240 lines; the rest was judged not needed for the answer. Full output: recall({"entryId":"e04"}).',
             "[… 136 lines omitted: matches in src/module0/handler0.ts, src/module1/handler1.ts, src/module2/handler2.ts, src/module3/handler3.ts, src/module4/handler4.ts and 12 more …]",
             kept,
             "[… 96 lines omitted: matches in src/module18/handler18.ts, src/module19/handler19.ts, src/module20/handler20.ts, src/module21/handler21.ts, src/module22/handler22.ts and 7 more …]",

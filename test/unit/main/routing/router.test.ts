@@ -428,3 +428,47 @@ describe("custom-message runs and persistence", () => {
     expect(restored.catalog).toEqual(first.catalog);
   });
 });
+
+describe("the routing footer", () => {
+  it("shows nothing when no skill is installed and no namespace has tools", async () => {
+    const t = await setup({ toolNamespaces: {} });
+    await t.run("pdf", fake([]), { skills: [] });
+    expect(t.router.statusText(t.config)).toBeUndefined();
+  });
+
+  it("shows only the namespaces when no skill is installed", async () => {
+    const t = await setup();
+    await t.run("a browser click", fake([]), { skills: [] });
+    expect(t.router.statusText(t.config)).toBe("🧭 1/2 ns");
+  });
+
+  it("shows nothing while the guard is off, and no stale `static` once it is back on", async () => {
+    const t = await setup();
+    await t.run("pdf work", fake([]));
+    expect(t.router.statusText(t.config)).toMatch(/^🧭 \d+ skills? · \d\/2 ns$/);
+    const settings = t.config as { enabled: boolean };
+    settings.enabled = false;
+    await t.run("anything", fake([]));
+    expect(t.router.statusText(t.config)).toBeUndefined();
+    settings.enabled = true;
+    expect(t.router.statusText(t.config)).toBe("🧭 all skills");
+    await t.run("pdf again", fake([]));
+    expect(t.router.statusText(t.config)).toMatch(/^🧭 \d+ skills? · \d\/2 ns$/);
+  });
+
+  it("says why it is static, in the words README lists", async () => {
+    const t = await setup();
+    await t.run("pdf", undefined);
+    expect(t.router.statusText(t.config)).toBe("🧭 static (no classifier)");
+  });
+});
+
+describe("routing in /guard", () => {
+  it("counts every batch's classifier requests", async () => {
+    const t = await setup();
+    await t.run("split report.pdf", fake([]));
+    expect(t.router.usage.requests).toBeGreaterThan(0);
+    expect(t.router.usage.inputTokens).toBe(t.router.usage.requests * 100);
+    expect([...t.router.loaded.keys()]).toEqual(["pdf-tools"]);
+  });
+});

@@ -2,12 +2,16 @@
 // recorded HTTP bridge and exit watch, a scripted classifier, and a fake Pi context on a generated
 // session. Checks the order of start and shutdown, that routing runs on the same lifecycle, and that a
 // shutdown stops a pass in flight and closes the pools.
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, type GuardConfig } from "../../../../src/core/shared/config.ts";
 import type { ClassifierOutcome } from "../../../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { ROUTING_ENTRY, type RoutingSnapshot } from "../../../../src/main/routing/routing-shapes.ts";
+import { runGuardCommand } from "../../../../src/main/session/guard-command.ts";
 import { HostSession } from "../../../../src/main/session/host-session.ts";
 import { generateSession, toProjection } from "../../../kit/generate.ts";
 
@@ -83,11 +87,13 @@ function fakePi(tools: string[]) {
   };
 }
 
-async function open(options: { config?: Partial<GuardConfig>; classify?: ClassifyFn; tools?: string[] } = {}) {
+async function open(
+  options: { config?: Partial<GuardConfig>; classify?: ClassifyFn; tools?: string[]; settingsPath?: string } = {},
+) {
   const pi = fakePi(options.tools ?? ["read", "bash"]);
   const config: GuardConfig = { ...DEFAULT_CONFIG, model: "local/lexical", telemetry: false, ...options.config };
   const session = new HostSession({
-    settings: { config, warnings: [], path: "/nowhere/context-guard.json" },
+    settings: { config, warnings: [], path: options.settingsPath ?? "/nowhere/context-guard.json" },
     passRunner: await runner("pass-pool"),
     recallRunner: await runner("recall-pool"),
     http: {
@@ -121,7 +127,8 @@ describe("HostSession: start and shutdown", () => {
     const fake = fakeCtx();
     session.start(fake.ctx);
     expect(log).toEqual(["signals-watched"]);
-    expect(fake.statuses.map(([key]) => key)).toEqual(["context-guard", "context-guard-routing"]);
+    // No skill or namespace has been seen yet: routing has no footer to draw.
+    expect(fake.statuses.map(([key]) => key)).toEqual(["context-guard"]);
     expect(session.telemetry.session).toBe("host-session-test");
     await session.shutdown();
     expect(session.closed).toBe(true);
@@ -275,5 +282,25 @@ describe("HostSession: a pass", () => {
     expect(aborted).toBeGreaterThanOrEqual(0);
     expect(aborted).toBeLessThan(log.indexOf("pass-pool-destroyed"));
     expect(log).toContain("recall-pool-destroyed");
+  });
+});
+
+describe("HostSession: the routing footer follows /guard", () => {
+  it("clears with /guard off and comes back with /guard on, in the same command", async () => {
+    const settingsPath = join(await mkdtemp(join(tmpdir(), "cg-host-")), "context-guard.json");
+    const { session } = await open({ classify: neutral, settingsPath });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    const shown = (key: string) => fake.statuses.filter(([k]) => k === key).at(-1)?.[1];
+    // As after a boundary that saw two skills and no answer yet.
+    session.routing.router.routable = { skills: 2, namespaces: 0 };
+    session.draw(fake.ctx);
+    expect(shown("context-guard-routing")).toBe("🧭 all skills");
+    await runGuardCommand("off", fake.ctx, session);
+    expect(shown("context-guard")).toBe("🛡 guard off");
+    expect(shown("context-guard-routing")).toBeUndefined();
+    await runGuardCommand("on", fake.ctx, session);
+    expect(shown("context-guard-routing")).toBe("🧭 all skills");
+    await session.shutdown();
   });
 });
