@@ -2,7 +2,8 @@
 // back at the first later boundary after it has finished. By then the context has moved on, so each
 // draft is checked again against that boundary's context; a target shown with other content than the
 // checkpoint judged (edited meanwhile, by another extension or another pass) is dropped from it, and the
-// record says so. At most one runs at a time.
+// record says so. At most one runs at a time. The rest of a handed-over run-end pass takes the same slot
+// and lands the same way.
 import { recordDraft, savedChars } from "../../core/records/record.ts";
 import type { ContextEditDraft, CustomDraft, GuardRecord } from "../../core/shared/types.ts";
 import { background } from "../platform/callbacks.ts";
@@ -126,14 +127,21 @@ export class BackgroundCheckpoint {
       if (!this.#job.begun) this.#job.context = context;
       return false;
     }
-    const job: Job = {
-      context,
-      begun: false,
-      asking: false,
-      settled: false,
-      result: undefined,
-      done: Promise.resolve(),
-    };
+    this.#job = this.#run(context, false, run);
+    return true;
+  }
+
+  /**
+   * Takes the rest of a handed-over pass into the slot: it was judging `context` and is asking the
+   * classifier; its drafts land like a checkpoint's. A checkpoint pending here cannot be, since a pass
+   * at a boundary lands it first; it would be dropped.
+   */
+  adopt(context: readonly ProjectedLike[], rest: Promise<Judged | undefined>): void {
+    this.#job = this.#run(context, true, () => rest);
+  }
+
+  #run(context: readonly ProjectedLike[], asking: boolean, run: (job: RunningJob) => Promise<Judged | undefined>): Job {
+    const job: Job = { context, begun: asking, asking, settled: false, result: undefined, done: Promise.resolve() };
     const running: RunningJob = {
       begin: () => {
         job.begun = true;
@@ -150,8 +158,7 @@ export class BackgroundCheckpoint {
         job.settled = true;
       }
     });
-    this.#job = job;
-    return true;
+    return job;
   }
 
   /**
