@@ -102,5 +102,6 @@ export class BackgroundPass {
   /** Forgets the pending pass (shutdown): its drafts never land. */
   drop(): void {
     this.#slot.drop();
+    this.asking = false;
   }
 }

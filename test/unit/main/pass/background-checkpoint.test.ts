@@ -134,3 +134,28 @@ describe("BackgroundCheckpoint", () => {
     expect(checkpoint.start([output("a", long)], async () => undefined)).toBe(true);
   });
 });
+
+describe("the rest of a handed-over pass in the slot", () => {
+  it("holds the slot until it lands, is not waited for as planning, and is re-validated", async () => {
+    const slot = new BackgroundCheckpoint();
+    const then = [output("a", long), output("b", long)];
+    let finish!: (j: Judged) => void;
+    slot.adopt(
+      then,
+      new Promise<Judged>((r) => {
+        finish = r;
+      }),
+    );
+    expect(slot.pending).toBe(true);
+    expect(slot.planning).toBe(false);
+    // No checkpoint starts beside it.
+    expect(slot.start(then, async () => undefined)).toBe(false);
+    expect(await slot.land(then, { wait: false })).toBeUndefined();
+    finish(judged(["a", "b"], 500));
+    const now = [then[0] as ProjectedLike, editedAs(then[1] as ProjectedLike, "edited meanwhile")];
+    const landed = await slot.land(now, { wait: true });
+    expect(landed?.edits.map((e) => e.targetId)).toEqual(["a"]);
+    expect(landed?.record.results.find((r) => r.entryId === "b")?.outcome).toBe("kept");
+    expect(slot.pending).toBe(false);
+  });
+});
