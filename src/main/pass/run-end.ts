@@ -151,7 +151,8 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
     modelRef: deps.modelRef,
     queueStarted: performance.now(),
   };
-  if (deps.handOver && (await handedOver(queuing, deps.handOver)) && progress.final.size < plan.requestCount) {
+  const handOver = deps.classify ? deps.handOver : undefined;
+  if (handOver && (await handedOver(queuing, handOver)) && progress.final.size < plan.requestCount) {
     const parts = await finishHandedOver(queuing, progress, plan.requestCount, finishing);
     const first = await done(parts.answered, deps, options);
     return { ...first, rest: parts.waiting };
