@@ -1,4 +1,4 @@
-// A run-end pass handed over to a prompt (docs/DESIGN.md, a prompt is never held): the hook stops
+// A pass handed over to a prompt (docs/DESIGN.md, a prompt is never held): the hook stops
 // waiting for the classifier, but the queue goes on. What has been answered finishes now and lands at
 // once; the items still waiting for an answer finish when the queue ends, from the same plan in the
 // worker (core/distill/split.ts), and land at a later boundary. No request is cancelled or sent again.

@@ -304,7 +304,7 @@ describe("HostSession: a prompt during the run-end pass", () => {
   const turn = { ...settle, toolResults: [{}] };
   const records = (out: { entries: unknown[] } | undefined) =>
     (out?.entries ?? []).filter((e) => (e as { customType?: string }).customType === "context-guard") as Array<{
-      data: { results: Array<{ entryId: string; outcome: string; reason: string }> };
+      data: { requests: number; results: Array<{ entryId: string; outcome: string; reason: string }> };
     }>;
   const until = async (done: () => boolean) => {
     for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
@@ -318,7 +318,8 @@ describe("HostSession: a prompt during the run-end pass", () => {
     const pass = session.pass("run-end", settle, fake.ctx);
     await until(() => slow.asked.length >= 2);
     session.input({ text: "next", streamingBehavior: "followUp" }, fake.ctx);
-    const first = records(await pass)[0]?.data.results ?? [];
+    const firstRecord = records(await pass)[0]?.data;
+    const first = firstRecord?.results ?? [];
     const waiting = first.filter((r) => r.reason.includes("aborted"));
     expect(waiting.length).toBeGreaterThan(0);
     expect(first.length).toBeGreaterThan(waiting.length);
@@ -329,10 +330,13 @@ describe("HostSession: a prompt during the run-end pass", () => {
     slow.release();
     await until(() => session.status(fake.ctx).kind !== "checkpoint");
     const landed = await session.turnEnd(turn, fake.ctx);
-    const rest = records(landed)[0]?.data.results ?? [];
+    const restRecord = records(landed)[0]?.data;
+    const rest = restRecord?.results ?? [];
     expect(rest.map((r) => r.entryId).sort()).toEqual(waiting.map((r) => r.entryId).sort());
     for (const r of rest) expect(r.reason).not.toContain("aborted");
     expect(new Set(slow.asked).size).toBe(slow.asked.length);
+    // Each request is counted by one record: the one in flight at the hand-over by the first.
+    expect((firstRecord?.requests ?? 0) + (restRecord?.requests ?? 0)).toBe(slow.asked.length);
     // Landed once.
     expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
     await session.shutdown();
