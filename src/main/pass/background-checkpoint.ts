@@ -89,6 +89,8 @@ interface Job {
   begun: boolean;
   /** Its plan is made and it asks the classifier (until then it is quick to wait for). */
   asking: boolean;
+  /** Resolves once it asks the classifier or ends. */
+  planned: Promise<void>;
   done: Promise<void>;
   settled: boolean;
   result: Judged | undefined;
@@ -113,6 +115,11 @@ export class BackgroundCheckpoint {
   get planning(): boolean {
     const job = this.#job;
     return job?.begun === true && !job.asking && !job.settled;
+  }
+
+  /** Resolves once the pending checkpoint asks the classifier or ends: its plan is made. */
+  async planned(): Promise<void> {
+    await this.#job?.planned;
   }
 
   /**
@@ -141,7 +148,18 @@ export class BackgroundCheckpoint {
   }
 
   #run(context: readonly ProjectedLike[], asking: boolean, run: (job: RunningJob) => Promise<Judged | undefined>): Job {
-    const job: Job = { context, begun: asking, asking, settled: false, result: undefined, done: Promise.resolve() };
+    let planned = () => {};
+    const job: Job = {
+      context,
+      begun: asking,
+      asking,
+      settled: false,
+      result: undefined,
+      planned: new Promise((resolve) => {
+        planned = resolve;
+      }),
+      done: Promise.resolve(),
+    };
     const running: RunningJob = {
       begin: () => {
         job.begun = true;
@@ -149,6 +167,7 @@ export class BackgroundCheckpoint {
       },
       asking: () => {
         job.asking = true;
+        planned();
       },
     };
     job.done = background("checkpoint", async () => {
@@ -156,6 +175,7 @@ export class BackgroundCheckpoint {
         job.result = await run(running);
       } finally {
         job.settled = true;
+        planned();
       }
     });
     return job;

@@ -35,12 +35,11 @@ export class BackgroundPass {
     this.#host = host;
   }
 
-  /** One is planning (in the worker): it skips or starts asking within moments. */
-  get planning(): boolean {
-    return this.#slot.planning;
-  }
-
-  /** The pending pass's drafts appended to the boundary's, if it has finished (or once it has, with `wait`). */
+  /**
+   * The pending pass's drafts appended to the boundary's, if it has finished (or once it has, with
+   * `wait`). One still planning is waited for until it skips or asks (moments, no classifier): if it
+   * skips, this boundary can start the next.
+   */
   async land(
     event: Boundary,
     ctx: ExtensionContext,
@@ -48,6 +47,7 @@ export class BackgroundPass {
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (!this.#slot.pending) return;
     try {
+      if (!wait && this.#slot.planning) await this.#slot.planned();
       const landed = await this.#slot.land(event.context.contextEntries as ProjectedLike[], {
         wait,
         positionOf: (id) => this.#host.guard.snapshots.positionOf(id),

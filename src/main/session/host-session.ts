@@ -208,8 +208,7 @@ export class HostSession {
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (this.closed || !this.config.enabled) return;
     const last = event.toolResults.length === 0;
-    // One still planning is waited for (moments, no classifier): if it skips, this boundary starts the next.
-    const landing = () => this.#background.land(event, ctx, last || this.#background.planning);
+    const landing = () => this.#background.land(event, ctx, last);
     const landed = await (last ? this.#held(this.#background.stop, ctx, landing) : landing());
     if (landed || last || !this.config.midRun) return landed;
     if (this.config.midRunWait) return this.pass("mid-run", event, ctx);

@@ -125,6 +125,49 @@ describe("BackgroundCheckpoint", () => {
     expect(checkpoint.pending).toBe(false);
   });
 
+  it("says when a planning checkpoint has its plan: once it asks, or once it skips", async () => {
+    const checkpoint = new BackgroundCheckpoint();
+    let ask: () => void = () => undefined;
+    let finish: () => void = () => undefined;
+    checkpoint.start([output("a", long)], async (job) => {
+      job.begin();
+      await new Promise<void>((r) => {
+        ask = r;
+      });
+      job.asking();
+      await new Promise<void>((r) => {
+        finish = r;
+      });
+      return undefined;
+    });
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(checkpoint.planning).toBe(true);
+    let planned = false;
+    const waiting = checkpoint.planned().then(() => {
+      planned = true;
+    });
+    await Promise.resolve();
+    expect(planned).toBe(false);
+    ask();
+    await waiting;
+    // Asking: not waited for any more, and still pending.
+    expect(checkpoint.planning).toBe(false);
+    expect(await checkpoint.land([output("a", long)], { wait: false })).toBeUndefined();
+    expect(checkpoint.pending).toBe(true);
+    finish();
+    expect(await checkpoint.land([output("a", long)], { wait: true })).toBeUndefined();
+
+    // One that skips while planning is planned when it ends.
+    checkpoint.start([output("a", long)], async (job) => {
+      job.begin();
+      return undefined;
+    });
+    await checkpoint.planned();
+    expect(await checkpoint.land([output("a", long)], { wait: false })).toBeUndefined();
+    expect(checkpoint.pending).toBe(false);
+  });
+
   it("lands nothing from a run that failed, and frees the slot", async () => {
     const checkpoint = new BackgroundCheckpoint();
     checkpoint.start([output("a", long)], async () => {
