@@ -1,13 +1,19 @@
-// A prompt sent while the run-end pass waits for a slow classifier is not held: the pass hands over
-// (what was answered lands, the rest is recorded `aborted`), the prompt starts at once, and the outputs
-// left unanswered are asked again at the next run end.
+// A prompt sent while the run-end pass waits for a slow classifier is not held: the pass hands over, what
+// was answered lands at once, the prompt starts, and the rest of the pass goes on in the background (the
+// request in flight is not cancelled) and lands at a later boundary of the prompt's run. Every request
+// is sent once.
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { JsonObject } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GuardRecord } from "../../src/core/shared/types.ts";
-import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import {
+  type AnswerPolicy,
+  keywordPolicy,
+  type LoopbackClassifier,
+  startLoopbackClassifier,
+} from "../kit/loopback-classifier.ts";
 import { createTestSession, type FauxReply, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
 
 const EXTENSION = resolve(import.meta.dirname, "../../src/main/index.ts");
@@ -35,8 +41,34 @@ function records(): GuardRecord[] {
     .map((e) => (e as { data: GuardRecord }).data);
 }
 
+/** The text a model request showed of log `n`'s output (undefined when it shows none). */
+function logShown(call: number, n: number): string | undefined {
+  for (const m of s.contexts[call] ?? []) {
+    const msg = m as { role?: string; content?: unknown };
+    if (msg.role !== "toolResult" || !Array.isArray(msg.content)) continue;
+    const text = (msg.content as Array<{ type?: string; text?: string }>).map((b) => b.text ?? "").join("");
+    if (text.includes(`broken_${n}_50`)) return text;
+  }
+  return undefined;
+}
+const distilledLog = (call: number, n: number) => {
+  const text = logShown(call, n);
+  return text !== undefined && !text.includes(`PASS src/case${n}_120.test.ts`);
+};
+
+/** Requests about log `n` (its failing line is in the state). */
+const requestsAbout = (n: number) => classifier.requests.filter((b) => JSON.stringify(b).includes(`broken_${n}_50`));
+
 beforeAll(async () => {
-  classifier = await startLoopbackClassifier({ policy: keywordPolicy(/FAIL/), latencyMs: CLASSIFIER_MS });
+  // The first request is answered at once, the second takes CLASSIFIER_MS (it is in flight at the hand-over),
+  // every later one is quick.
+  const keyword = keywordPolicy(/FAIL/);
+  let seen = 0;
+  const policy: AnswerPolicy = (body) => {
+    classifier.set({ latencyMs: seen++ === 1 ? CLASSIFIER_MS : 0 });
+    return keyword(body);
+  };
+  classifier = await startLoopbackClassifier({ policy });
   const agentDir = await mkdtemp(join(tmpdir(), "cg-handover-agent-"));
   const configPath = join(agentDir, "guard.json");
   await writeFile(
@@ -45,7 +77,7 @@ beforeAll(async () => {
   );
   process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
   const timed =
-    (reply: () => FauxReply): FauxResponse =>
+    (reply: () => FauxReply | Promise<FauxReply>): FauxResponse =>
     () => {
       callTimes.push(performance.now());
       return reply();
@@ -62,21 +94,28 @@ beforeAll(async () => {
       timed(bash("cat log1.txt")),
       timed(bash("cat log2.txt")),
       timed(() => "The failures are in case0, case1 and case2."),
+      // The follow-up's run: the rest of the run-end pass is still being asked here.
+      timed(bash("echo one")),
+      // Until the classifier has answered the rest: the boundary after this turn lands it.
+      timed(async () => {
+        for (let i = 0; i < 2000 && classifier.requests.length < 3; i++) await sleep(10);
+        await sleep(500);
+        return bash("echo two")();
+      }),
+      timed(bash("echo three")),
       timed(() => "Summary: three failing cases."),
     ],
   });
   for (let i = 0; i < 3; i++) await writeFile(join(s.cwd, `log${i}.txt`), testLog(i));
   const run = s.session.prompt("Find the failing tests");
-  // The run-end pass is asking the (slow) classifier.
-  for (let i = 0; i < 2000 && classifier.requests.length === 0; i++) await sleep(10);
+  // The run-end pass is waiting for the second (slow) answer.
+  for (let i = 0; i < 2000 && classifier.requests.length < 2; i++) await sleep(10);
   await sleep(100);
   requestsAtHandOver = classifier.requests.length;
   sentAt = performance.now();
   await s.session.prompt("Now summarize", { streamingBehavior: "followUp" });
-  classifier.set({ latencyMs: 0 });
   await run;
-  // The follow-up's own run end may still be settling.
-  for (let i = 0; i < 500 && records().length < 2; i++) await sleep(10);
+  for (let i = 0; i < 500 && callTimes.length < 8; i++) await sleep(10);
 }, 120_000);
 afterAll(async () => {
   await s?.dispose();
@@ -85,21 +124,37 @@ afterAll(async () => {
 
 describe("a prompt during the run-end pass", () => {
   it("starts without waiting for the classifier", () => {
-    expect(requestsAtHandOver).toBeGreaterThan(0);
+    expect(requestsAtHandOver).toBe(2);
     const started = callTimes[4] as number;
     expect(started).toBeDefined();
-    // Far below the classifier's answer time: the prompt did not wait for it.
+    // Far below the answer time of the request in flight: the prompt did not wait for it.
     expect(started - sentAt).toBeLessThan(CLASSIFIER_MS / 4);
   });
 
-  it("records the unanswered outputs as aborted, and asks them again at the next run end", () => {
-    const [first, second] = records();
+  it("lands what was answered at once, and records the rest as not yet answered", () => {
+    const [first] = records();
     expect(first?.phase).toBe("run-end");
-    const aborted = (first?.results ?? []).filter((r) => r.reason.split(",").includes("aborted"));
-    expect(aborted.length).toBeGreaterThan(0);
-    for (const r of aborted) expect(r.outcome).toBe("kept");
-    expect(second?.phase).toBe("run-end");
-    const again = new Set(second?.results.map((r) => r.entryId));
-    for (const r of aborted) expect(again.has(r.entryId), r.entryId).toBe(true);
+    // The follow-up's first request already shows the answered output's edit, and the others whole.
+    expect(distilledLog(4, 0)).toBe(true);
+    expect(distilledLog(4, 1)).toBe(false);
+    expect(distilledLog(4, 2)).toBe(false);
+    const waiting = (first?.results ?? []).filter((r) => r.reason.split(",").includes("aborted"));
+    expect(waiting.length).toBe(2);
+    for (const r of waiting) expect(r.outcome).toBe("kept");
+  });
+
+  it("lands the rest at a later boundary, from the answers of the requests already sent", () => {
+    const [first, rest] = records();
+    expect(rest?.phase).toBe("run-end");
+    const waiting = (first?.results ?? []).filter((r) => r.reason.split(",").includes("aborted"));
+    const decided = new Map(rest?.results.map((r) => [r.entryId, r]));
+    for (const r of waiting) expect(decided.get(r.entryId)?.outcome, r.entryId).toBe("distilled");
+    // Its edits reach a later request of the follow-up's run.
+    expect(distilledLog(7, 1)).toBe(true);
+    expect(distilledLog(7, 2)).toBe(true);
+  });
+
+  it("asks about each output once", () => {
+    for (const n of [0, 1, 2]) expect(requestsAbout(n).length, `log${n}`).toBe(1);
   });
 });

@@ -2,7 +2,8 @@
 // back at the first later boundary after it has finished. By then the context has moved on, so each
 // draft is checked again against that boundary's context; a target shown with other content than the
 // checkpoint judged (edited meanwhile, by another extension or another pass), or one the user pinned
-// meanwhile, is dropped from it, and the record says so. At most one runs at a time.
+// meanwhile, is dropped from it, and the record says so. At most one runs at a time. The rest of a
+// handed-over run-end pass takes the same slot and lands the same way.
 import { type PinEntryLike, readPins } from "../../core/records/pins.ts";
 import { recordDraft, savedChars } from "../../core/records/record.ts";
 import type { ContextEditDraft, CustomDraft, GuardRecord } from "../../core/shared/types.ts";
@@ -106,6 +107,8 @@ interface Job {
   begun: boolean;
   /** Its plan is made and it asks the classifier (until then it is quick to wait for). */
   asking: boolean;
+  /** Resolves once it asks the classifier or ends. */
+  planned: Promise<void>;
   done: Promise<void>;
   settled: boolean;
   result: Judged | undefined;
@@ -132,6 +135,11 @@ export class BackgroundCheckpoint {
     return job?.begun === true && !job.asking && !job.settled;
   }
 
+  /** Resolves once the pending checkpoint asks the classifier or ends: its plan is made. */
+  async planned(): Promise<void> {
+    await this.#job?.planned;
+  }
+
   /**
    * Starts `run` unless a checkpoint is pending. `run` calls `begin` once it is ready to plan (the pass
    * worker is up) and judges the context it returns, and calls `asking` once its plan asks the
@@ -144,12 +152,30 @@ export class BackgroundCheckpoint {
       if (!this.#job.begun) this.#job.context = context;
       return false;
     }
+    this.#job = this.#run(context, false, run);
+    return true;
+  }
+
+  /**
+   * Takes the rest of a handed-over pass into the slot: it was judging `context` and is asking the
+   * classifier; its drafts land like a checkpoint's. A checkpoint pending here cannot be, since a pass
+   * at a boundary lands it first; it would be dropped.
+   */
+  adopt(context: readonly ProjectedLike[], rest: Promise<Judged | undefined>): void {
+    this.#job = this.#run(context, true, () => rest);
+  }
+
+  #run(context: readonly ProjectedLike[], asking: boolean, run: (job: RunningJob) => Promise<Judged | undefined>): Job {
+    let planned = () => {};
     const job: Job = {
       context,
-      begun: false,
-      asking: false,
+      begun: asking,
+      asking,
       settled: false,
       result: undefined,
+      planned: new Promise((resolve) => {
+        planned = resolve;
+      }),
       done: Promise.resolve(),
     };
     const running: RunningJob = {
@@ -159,6 +185,7 @@ export class BackgroundCheckpoint {
       },
       asking: () => {
         job.asking = true;
+        planned();
       },
     };
     job.done = background("checkpoint", async () => {
@@ -166,10 +193,10 @@ export class BackgroundCheckpoint {
         job.result = await run(running);
       } finally {
         job.settled = true;
+        planned();
       }
     });
-    this.#job = job;
-    return true;
+    return job;
   }
 
   /**

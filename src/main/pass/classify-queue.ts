@@ -27,6 +27,16 @@ export interface QueueOptions {
    * that answers every call with an error would otherwise get every request of the pass, twice.
    */
   failFast?: number;
+  /** Filled in as the queue runs, for a caller that stops waiting before it ends (a hand-over). */
+  progress?: QueueProgress;
+}
+
+/** What a running queue has settled so far. */
+export interface QueueProgress {
+  /** Outcomes no later attempt will change, by request index. */
+  final: Map<number, ClassifierOutcome>;
+  /** Classifier calls started, retries included. */
+  sent: number;
 }
 
 /** Failed calls in a row (before any answer) after which a pass stops sending. */
@@ -150,6 +160,7 @@ export async function classifyAll(
         if ((await untilStopped(ownTurn(), own.signal)) === STOPPED || closed) return;
         began = performance.now();
         sent++;
+        if (options.progress) options.progress.sent++;
         const call = classify(request, {
           signal: own.signal,
           timeoutMs: Math.ceil(Math.max(1, deadlineAt - performance.now())),
@@ -179,7 +190,12 @@ export async function classifyAll(
 
   try {
     options.signal?.throwIfAborted();
-    const all = queue.addAll(Array.from({ length: count }, (_, i) => () => runOne(i)));
+    const progress = options.progress;
+    const task = (i: number) => async () => {
+      await runOne(i);
+      if (progress && settled[i]) progress.final.set(i, outcomes[i] as ClassifierOutcome);
+    };
+    const all = queue.addAll(Array.from({ length: count }, (_, i) => task(i)));
     const winner = await untilStopped(all, controller.signal);
     const aborted = options.signal?.aborted === true;
     if (aborted) markAborted();

@@ -9,6 +9,7 @@ import { Breaker, type BreakerState } from "../../core/classifier/breaker.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import type { ClassifyFn } from "./classify-queue.ts";
+import type { ClassifierStats } from "./handed-over.ts";
 import { PassWorker } from "./pass-worker.ts";
 import { type PassOptions, type RunEndResult, runPassOnContext } from "./run-end.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
@@ -65,6 +66,8 @@ export interface PassRequest {
   /** The main model's prices (Pi's registry), for the break-even factor. */
   prices?: TokenPrices;
   signal?: AbortSignal;
+  /** A prompt was sent: stop waiting, finish what was answered, and hand back the rest (RunEndDeps). */
+  handOver?: AbortSignal;
   onJudging?: () => void;
   /** The session's working directory, where the run's reads are checked against the disk. */
   cwd?: string;
@@ -118,6 +121,7 @@ export class GuardSession {
         modelRef: request.modelRef,
         worker: this.worker,
         ...(request.signal ? { signal: request.signal } : {}),
+        ...(request.handOver ? { handOver: request.handOver } : {}),
         ...(request.onJudging ? { onJudging: request.onJudging } : {}),
       },
       {
@@ -133,12 +137,18 @@ export class GuardSession {
       },
     );
     if (result.status !== "done") return { result };
-    const { sent, answered, aborted, lastError } = result.classifier;
+    const opened = this.report(result.classifier);
+    return opened ? { result, opened } : { result };
+  }
+
+  /**
+   * Tells the breaker how the classifier did in a pass (a handed-over one's rest reports when it ends).
+   * Returns the breaker's state when this report opened it.
+   */
+  report({ sent, answered, aborted, lastError }: ClassifierStats): Extract<BreakerState, { kind: "open" }> | undefined {
     const now = this.clock();
-    if (this.breaker.report(now, { sent, answered, aborted, ...(lastError ? { error: lastError } : {}) })) {
-      const state = this.breaker.state(now);
-      if (state.kind === "open") return { result, opened: state };
-    }
-    return { result };
+    if (!this.breaker.report(now, { sent, answered, aborted, ...(lastError ? { error: lastError } : {}) })) return;
+    const state = this.breaker.state(now);
+    return state.kind === "open" ? state : undefined;
   }
 }

@@ -222,12 +222,16 @@ export class PassWorker {
     };
   }
 
-  /** Hands the outcomes over (in slices when many) and brings the drafts and results back (in parts). */
+  /**
+   * Hands the outcomes over (in slices when many) and brings the drafts and results back (in parts).
+   * `split`: one of the two finishes of a handed-over pass (FinishMessage).
+   */
   async finish(
     passId: string,
     outcomes: ClassifierOutcome[],
     config: FinishConfig,
     family?: CacheModel["family"],
+    split?: MessageOf<"finish">["split"],
   ): Promise<FinishOutput> {
     const inline = outcomes.length <= OUTCOME_SLICE;
     for (let from = 0; !inline && from < outcomes.length; from += OUTCOME_SLICE) {
@@ -240,6 +244,7 @@ export class PassWorker {
       ...(inline ? { outcomes } : {}),
       config,
       ...(family ? { family } : {}),
+      ...(split ? { split } : {}),
     });
     let drafts = first.drafts;
     let results = first.results;

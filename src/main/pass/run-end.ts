@@ -1,14 +1,23 @@
 // One pass, in order: plan in the pass worker, ask the classifier through the queue, finish in the
 // worker, validate the drafts, build the record. Every message to the worker goes through PassWorker.
+// A pass handed over to a prompt finishes in two parts (handed-over.ts).
 import { randomUUID } from "node:crypto";
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
-import { buildRecord, recordDraft } from "../../core/records/record.ts";
+import { recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../../core/shared/types.ts";
 import type { TaskRunner } from "../platform/pool.ts";
-import { knownSecrets } from "../platform/secrets.ts";
-import { type ClassifyFn, classifyAll, type QueueResult } from "./classify-queue.ts";
+import { type ClassifyFn, classifyAll, type QueueProgress, type QueueResult } from "./classify-queue.ts";
+import {
+  type ClassifierStats,
+  classifierOf,
+  type FinishedPart,
+  finishHandedOver,
+  handedOver,
+  type PassRest,
+  partRecord,
+} from "./handed-over.ts";
 import { PassWorker } from "./pass-worker.ts";
 import type { ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type Validation, validateEditsPaced } from "./validate.ts";
@@ -33,6 +42,11 @@ export interface RunEndDeps {
   onJudging?: () => void;
   /** Stops the classifier requests early (the agent's signal, mid-run). */
   signal?: AbortSignal;
+  /**
+   * Stops the wait, not the requests (a prompt was sent): what has been answered finishes at once, and
+   * the rest of the pass is the result's `rest`.
+   */
+  handOver?: AbortSignal;
   /** Without `worker`: most time one worker task may take before its thread is stopped. Default 30 s. */
   workerTimeoutMs?: number;
 }
@@ -53,7 +67,9 @@ export type RunEndResult =
       record: GuardRecord;
       recordDraft: CustomDraft;
       /** What the classifier did in this pass (for the circuit breaker). */
-      classifier: Pick<QueueResult, "sent" | "answered" | "aborted" | "lastError">;
+      classifier: ClassifierStats;
+      /** Handed over: the items still waiting for answers, finished once they come. */
+      rest?: Promise<PassRest>;
     };
 
 /** The pass worker of `deps`: the one given, or a new one on the runner (with the mirror, if any). */
@@ -125,25 +141,54 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
   // is kept back for it.
   const planned = performance.now() - started;
   const reserve = Math.min(config.timeoutMs / 4, FINISH_SHARE_OF_PLAN * planned);
-  const queued: QueueResult = deps.classify
-    ? await classifyAll(requests, deps.classify, {
+  const progress: QueueProgress = { final: new Map(), sent: 0 };
+  const queuing: Promise<QueueResult> = deps.classify
+    ? classifyAll(requests, deps.classify, {
         concurrency: config.concurrency,
         timeoutMs: Math.max(1, config.timeoutMs - planned - reserve),
         signal: deps.signal,
+        progress,
       })
-    : {
-        outcomes: Array.from({ length: plan.requestCount }, () => ({
-          status: "error" as const,
-          error: "no classifier",
-        })),
-        sent: 0,
-        answered: 0,
-        aborted: false,
-        gaveUp: false,
-        ms: 0,
-        timedOut: false,
-      };
+    : Promise.resolve(unasked(plan.requestCount));
+  const finishing = {
+    worker,
+    passId,
+    config,
+    family: deps.family,
+    phase: options.phase,
+    modelRef: deps.modelRef,
+    queueStarted: performance.now(),
+  };
+  const handOver = deps.classify ? deps.handOver : undefined;
+  if (handOver && (await handedOver(queuing, handOver)) && progress.final.size < plan.requestCount) {
+    const parts = await finishHandedOver(queuing, progress, plan.requestCount, finishing);
+    const first = await done(parts.answered, deps, options);
+    return { ...first, rest: parts.waiting };
+  }
+  const queued = await queuing;
   const finished = await worker.finish(passId, queued.outcomes, config, deps.family);
+  return done({ finished, outcomes: queued.outcomes, queued }, deps, options);
+}
+
+/** The outcomes of a pass that had no classifier to ask. */
+function unasked(count: number): QueueResult {
+  return {
+    outcomes: Array.from({ length: count }, () => ({ status: "error" as const, error: "no classifier" })),
+    sent: 0,
+    answered: 0,
+    aborted: false,
+    gaveUp: false,
+    ms: 0,
+    timedOut: false,
+  };
+}
+
+/** Validates a finished pass's drafts and builds its record. */
+async function done(
+  { finished, outcomes, queued }: FinishedPart,
+  deps: RunEndDeps,
+  options: PassOptions,
+): Promise<Extract<RunEndResult, { status: "done" }>> {
   let edits = finished.drafts;
   let results = finished.results;
   if (deps.validate) {
@@ -158,29 +203,6 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
       );
     }
   }
-  let inputTokens = 0;
-  let costUsd = 0;
-  for (const o of queued.outcomes) {
-    // A figure that is not a finite number says nothing about the call; the record caps the sums.
-    if (Number.isFinite(o.inputTokens)) inputTokens += o.inputTokens as number;
-    if (Number.isFinite(o.costUsd)) costUsd += o.costUsd as number;
-  }
-  const record = buildRecord({
-    phase: options.phase,
-    model: deps.modelRef,
-    results,
-    requests: queued.sent,
-    inputTokens,
-    costUsd,
-    ms: queued.ms,
-    timedOut: queued.timedOut,
-    secrets: knownSecrets(),
-  });
-  const classifier = {
-    sent: queued.sent,
-    answered: queued.answered,
-    aborted: queued.aborted,
-    ...(queued.lastError !== undefined ? { lastError: queued.lastError } : {}),
-  };
-  return { status: "done", edits, record, recordDraft: recordDraft(record), classifier };
+  const record = partRecord(options.phase, deps.modelRef, results, outcomes, queued);
+  return { status: "done", edits, record, recordDraft: recordDraft(record), classifier: classifierOf(queued) };
 }

@@ -15,10 +15,11 @@ import { recordDraft } from "../../core/records/record.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
-import { BackgroundCheckpoint, type Judged, type RunningJob } from "../pass/background-checkpoint.ts";
+import type { Judged, RunningJob } from "../pass/background-checkpoint.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { cacheFamily, GuardSession } from "../pass/guard-session.ts";
+import type { PassRest } from "../pass/handed-over.ts";
 import type { PassOptions } from "../pass/run-end.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { callback, setCallbackReporter } from "../platform/callbacks.ts";
@@ -31,10 +32,12 @@ import { recordPass, Telemetry } from "../platform/telemetry.ts";
 import { createThreadFetch } from "../platform/thread-fetch.ts";
 import { warn } from "../platform/warn.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
+import { BackgroundPass } from "./background-pass.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
 import { HandOver } from "./hand-over.ts";
 import type { Boundary, HostSessionParts } from "./host-parts.ts";
+import { PassNotices } from "./pass-notices.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
 import { PendingRestores } from "./restore.ts";
@@ -70,8 +73,6 @@ export class HostSession {
   readonly restores = new PendingRestores();
   /** A pass is asking the classifier (the footer says so). */
   busy = false;
-  /** A mid-run checkpoint is asking the classifier in the background (the footer says so). */
-  checkpointing = false;
   /** Shut down, or the process is exiting: nothing more is written. */
   closed = false;
   readonly #parts: HostSessionParts;
@@ -80,15 +81,12 @@ export class HostSession {
   /** Aborted at shutdown: a pass in flight stops at once instead of at its deadline. */
   readonly #stop = new AbortController();
   readonly #footer = new Footer();
-  /** The mid-run checkpoint running while the agent goes on, until its drafts land. */
-  readonly #checkpoint = new BackgroundCheckpoint();
-  /** Stops the pending checkpoint's classifier requests (when a prompt would otherwise wait for them). */
-  #checkpointStop: AbortController | undefined;
+  /** The checkpoint or handed-over rest running while the agent goes on, until its drafts land. */
+  readonly #background: BackgroundPass;
   readonly #handOver = new HandOver();
   /** The snapshot built after start and the worker sent the session: a pass waits for them. */
   readonly #warmUp: WarmUp;
-  /** The last failure notice shown: the same one is not repeated at every turn. */
-  #lastFailure: string | undefined;
+  readonly #notices = new PassNotices();
   #unwatchSignals: () => void = () => undefined;
 
   constructor(parts: HostSessionParts) {
@@ -108,6 +106,13 @@ export class HostSession {
       signal: this.#stop.signal,
     });
     this.telemetry = new Telemetry({ getConfig: () => (this.closed ? undefined : this.config) });
+    this.#background = new BackgroundPass({
+      telemetry: this.telemetry,
+      guard: this.guard,
+      notices: this.#notices,
+      closed: () => this.closed,
+      draw: (ctx) => this.draw(ctx),
+    });
     this.routing = new SessionRouting({
       pi: parts.pi,
       getConfig: () => this.config,
@@ -177,38 +182,14 @@ export class HostSession {
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (this.closed || !this.config.enabled) return;
     const last = event.toolResults.length === 0;
-    // One still planning is waited for (moments, no classifier): if it skips, this boundary starts the next.
-    const landing = () => this.#land(event, ctx, last || this.#checkpoint.planning);
-    const landed = await (last ? this.#held(this.#checkpointStop, ctx, landing) : landing());
+    const landing = () => this.#background.land(event, ctx, last);
+    const landed = await (last ? this.#held(this.#background.stop, ctx, landing) : landing());
     if (landed || last || !this.config.midRun) return landed;
     if (this.config.midRunWait) return this.pass("mid-run", event, ctx);
-    const stop = new AbortController();
-    const started = this.#checkpoint.start(event.context.contextEntries as ProjectedLike[], (job) =>
-      this.#judge("mid-run", () => job.begin(), ctx, { job, signal: stop.signal }),
+    this.#background.start(event.context.contextEntries as ProjectedLike[], (job, signal) =>
+      this.#judge("mid-run", () => job.begin(), ctx, { job, signal }),
     );
-    if (started) this.#checkpointStop = stop;
     return;
-  }
-
-  /** The pending background checkpoint's drafts, if it has finished (or once it has, with `wait`). */
-  async #land(
-    event: Boundary,
-    ctx: ExtensionContext,
-    wait: boolean,
-  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
-    if (!this.#checkpoint.pending) return;
-    try {
-      const landed = await this.#checkpoint.land(event.context.contextEntries as ProjectedLike[], {
-        wait,
-        positionOf: (id) => this.guard.snapshots.positionOf(id),
-      });
-      if (!landed || this.closed) return;
-      recordPass(this.telemetry, landed.record);
-      return { entries: [...event.entries, ...landed.edits, landed.recordDraft] };
-    } catch (error) {
-      this.#failed(ctx, error);
-      return;
-    }
   }
 
   /**
@@ -224,13 +205,17 @@ export class HostSession {
     if (this.closed || !this.config.enabled || (phase === "mid-run" && !this.config.midRun)) return;
     // A checkpoint lands at the run's last turn_end; one still pending here (that turn did not complete)
     // lands now, and the run-end pass is left to the next run end rather than ask its items again.
-    const landed = await this.#held(this.#checkpointStop, ctx, () => this.#land(event, ctx, true));
+    const landed = await this.#held(this.#background.stop, ctx, () => this.#background.land(event, ctx, true));
     if (landed) return landed;
-    const stop = new AbortController();
-    const judged = await this.#held(stop, ctx, () =>
-      this.#judge(phase, () => event.context.contextEntries as ProjectedLike[], ctx, { signal: stop.signal }),
+    // A prompt sent meanwhile stops the wait, not the classifier: the rest goes on and lands later.
+    const handOver = new AbortController();
+    const restStop = new AbortController();
+    const context = () => event.context.contextEntries as ProjectedLike[];
+    const judged = await this.#held(handOver, ctx, () =>
+      this.#judge(phase, context, ctx, { signal: restStop.signal, handOver: handOver.signal }),
     );
     if (!judged) return;
+    if (judged.rest) this.#background.adopt(ctx, context(), judged.rest, restStop);
     return { entries: [...event.entries, ...judged.edits, recordDraft(judged.record)] };
   }
 
@@ -243,9 +228,9 @@ export class HostSession {
     phase: PassOptions["phase"],
     contextNow: () => readonly ProjectedLike[],
     ctx: ExtensionContext,
-    /** The background checkpoint this pass is, if it is one, and a stop of the caller's. */
-    { job, signal }: { job?: RunningJob; signal?: AbortSignal } = {},
-  ): Promise<Judged | undefined> {
+    /** The background checkpoint this pass is, if it is one, a stop of the caller's, and its hand-over. */
+    { job, signal, handOver }: { job?: RunningJob; signal?: AbortSignal; handOver?: AbortSignal } = {},
+  ): Promise<(Judged & { rest?: Promise<PassRest> }) | undefined> {
     const inBackground = job !== undefined;
     await this.#warmUp.beforePass();
     if (this.closed) return;
@@ -261,6 +246,7 @@ export class HostSession {
       onExit: () => this.#exiting(),
       onAbort: () => userStop.abort(new Error("aborted by the user")),
     });
+    let rest: Promise<PassRest> | undefined;
     try {
       const { result, opened } = await this.guard.pass({
         phase,
@@ -269,6 +255,7 @@ export class HostSession {
         modelRef: found.ref,
         family: cacheFamily(ctx.model),
         cwd: ctx.cwd,
+        ...(handOver ? { handOver } : {}),
         ...(trustedIds ? { trustedIds } : {}),
         ...(ctx.model?.cost ? { prices: ctx.model.cost } : {}),
         signal: AbortSignal.any([
@@ -280,7 +267,7 @@ export class HostSession {
         onJudging: () => {
           if (job) {
             job.asking();
-            this.checkpointing = true;
+            this.#background.asking = true;
           } else this.busy = true;
           this.draw(ctx);
           if (ctx.hasUI && !inBackground) {
@@ -291,40 +278,33 @@ export class HostSession {
         },
       });
       if (result.status === "skipped" || this.closed) return;
-      this.#lastFailure = undefined;
-      if (opened) {
-        const wait = Math.max(1, Math.round((opened.until - this.guard.clock()) / 1000));
-        const why = result.classifier.lastError;
-        warn(
-          ctx,
-          `the classifier did not answer ${opened.failures} passes in a row` +
-            `${why ? ` (${why.slice(0, 160)})` : ""}; everything is kept, and it is asked again in ${wait} s`,
-        );
-      }
+      this.#notices.ran();
+      this.#notices.opened(ctx, opened, result.classifier.lastError, this.guard.clock());
       // A background checkpoint's record is counted when it lands (re-validation may change it).
       if (!inBackground) recordPass(this.telemetry, result.record);
-      return { edits: result.edits, record: result.record };
+      rest = result.rest;
+      return { edits: result.edits, record: result.record, ...(rest ? { rest } : {}) };
     } catch (error) {
-      this.#failed(ctx, error);
+      this.#notices.failed(ctx, error, this.closed);
       return;
     } finally {
-      unwatch();
+      // The rest of a handed-over pass still stops at the user's abort or Pi's exit, until it ends.
+      if (rest) rest.then(unwatch, unwatch);
+      else unwatch();
       // The footer is redrawn once Pi has applied the drafts: at the next turn_start or agent_settled.
       if (this.busy) {
         this.busy = false;
         if (ctx.hasUI) ctx.ui.setWorkingMessage();
       }
-      if (inBackground && this.checkpointing) {
-        this.checkpointing = false;
-        this.draw(ctx);
-      } else if (!this.closed && this.guard.breakerState().kind === "open") this.draw(ctx);
+      if (inBackground && this.#background.asking) this.#background.done(ctx);
+      else if (!this.closed && this.guard.breakerState().kind === "open") this.draw(ctx);
     }
   }
 
   /**
    * input: a prompt sent while a boundary waits for the classifier (Pi queues it as a steer or follow-up)
-   * hands the boundary over: the classifier is no longer waited for, what was answered lands now, and the
-   * rest is recorded `aborted`, to be asked again at the next pass.
+   * hands the boundary over: what was answered lands now, and the rest of a run-end pass goes on in the
+   * background (docs/DESIGN.md, a prompt is never held).
    */
   input(event: { text: string; streamingBehavior?: "steer" | "followUp" }, ctx: ExtensionContext): void {
     this.routing.input(event.text);
@@ -334,13 +314,6 @@ export class HostSession {
   /** Runs `work` while it holds the boundary: a prompt sent meanwhile stops `stop`. */
   #held<T>(stop: AbortController | undefined, ctx: ExtensionContext, work: () => Promise<T>): Promise<T> {
     return this.#handOver.hold(stop, work, () => this.draw(ctx));
-  }
-
-  /** A pass that failed: warned once (a fault that persists would say the same at every turn). */
-  #failed(ctx: ExtensionContext, error: unknown): void {
-    const message = `the pass failed, nothing was changed (${(error as Error).message})`;
-    if (!this.closed && message !== this.#lastFailure) warn(ctx, message);
-    this.#lastFailure = message;
   }
 
   /** turn_start: a queued prompt has been taken up; the footer is redrawn. */
@@ -399,7 +372,7 @@ export class HostSession {
     if (!found.ok) return { kind: "unavailable", lookup: found };
     if (this.#handOver.waiting) return { kind: "handing-over" };
     if (this.busy) return { kind: "busy" };
-    if (this.checkpointing) return { kind: "checkpoint" };
+    if (this.#background.asking) return { kind: "checkpoint" };
     const breaker = this.guard.breakerState();
     if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
     // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
@@ -449,7 +422,7 @@ export class HostSession {
   async shutdown(): Promise<void> {
     this.closed = true;
     this.#stop.abort();
-    this.#checkpoint.drop();
+    this.#background.drop();
     this.routing.shutdown();
     this.#unwatchSignals();
     await Promise.allSettled([this.guard.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);

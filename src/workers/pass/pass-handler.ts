@@ -5,6 +5,7 @@
 
 import { type FinishOutput, finishPass } from "../../core/distill/finish.ts";
 import { planCheckpoint, planRunEnd, type RunPlan } from "../../core/distill/plan.ts";
+import { answeredPart, waitingItems, waitingPart } from "../../core/distill/split.ts";
 import type { ClassifierOutcome, SnapEntry } from "../../core/shared/types.ts";
 import { type WorkerFailure, workerFailure } from "./failures.ts";
 import { packValues } from "./packed-values.ts";
@@ -20,7 +21,8 @@ interface HeldPass {
   outcomes: ClassifierOutcome[];
 }
 
-// A pass is planned and finished within one hook; keep a few in case passes (of several sessions) overlap.
+// A pass is planned and finished within one hook (a handed-over one, by its waiting part); keep a few
+// in case passes (of several sessions) overlap.
 const held = new Map<string, HeldPass>();
 const heldParts = new Map<string, FinishOutput[]>();
 const MAX_HELD = 8;
@@ -105,17 +107,20 @@ function splitOutput(out: FinishOutput): FinishOutput[] {
 function finish(input: MessageOf<"finish">): PassReply<"finish"> {
   const pass = held.get(input.passId);
   if (!pass) return workerFailure("pass-lost");
-  held.delete(input.passId);
-  const [first, ...rest] = splitOutput(
-    finishPass({
-      plan: pass.plan,
-      entries: pass.entries,
-      texts: pass.texts,
-      outcomes: input.outcomes ?? pass.outcomes,
-      config: input.config,
-      family: input.family,
-    }),
-  );
+  const { split } = input;
+  const waiting = split ? waitingItems(pass.plan, split.pending) : undefined;
+  // The first part of a handed-over pass keeps the plan for the second.
+  if (split?.part !== "answered") held.delete(input.passId);
+  const outcomes = input.outcomes ?? pass.outcomes;
+  const output = finishPass({
+    plan: pass.plan,
+    entries: pass.entries,
+    texts: pass.texts,
+    outcomes: waiting && split?.part === "answered" ? answeredPart(outcomes, waiting) : outcomes,
+    config: input.config,
+    family: input.family,
+  });
+  const [first, ...rest] = splitOutput(waiting && split?.part === "waiting" ? waitingPart(output, waiting) : output);
   if (rest.length > 0) {
     heldParts.set(input.passId, rest);
     keepFew(heldParts);

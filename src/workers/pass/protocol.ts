@@ -69,6 +69,12 @@ export interface FinishMessage {
   outcomes?: ClassifierOutcome[];
   config: FinishConfig;
   family?: CacheModel["family"];
+  /**
+   * A pass handed over before every answer came (core/distill/split.ts): `answered` finishes the items
+   * none of whose requests is `pending` and keeps the pass for a second finish; `waiting` finishes only
+   * the items that were waiting, with every answer, and releases it.
+   */
+  split?: { pending: number[]; part: "answered" | "waiting" };
 }
 
 /** The next part of a large finish output (in order; the last one releases the pass). */

@@ -125,6 +125,49 @@ describe("BackgroundCheckpoint", () => {
     expect(checkpoint.pending).toBe(false);
   });
 
+  it("says when a planning checkpoint has its plan: once it asks, or once it skips", async () => {
+    const checkpoint = new BackgroundCheckpoint();
+    let ask: () => void = () => undefined;
+    let finish: () => void = () => undefined;
+    checkpoint.start([output("a", long)], async (job) => {
+      job.begin();
+      await new Promise<void>((r) => {
+        ask = r;
+      });
+      job.asking();
+      await new Promise<void>((r) => {
+        finish = r;
+      });
+      return undefined;
+    });
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(checkpoint.planning).toBe(true);
+    let planned = false;
+    const waiting = checkpoint.planned().then(() => {
+      planned = true;
+    });
+    await Promise.resolve();
+    expect(planned).toBe(false);
+    ask();
+    await waiting;
+    // Asking: not waited for any more, and still pending.
+    expect(checkpoint.planning).toBe(false);
+    expect(await checkpoint.land([output("a", long)], { wait: false })).toBeUndefined();
+    expect(checkpoint.pending).toBe(true);
+    finish();
+    expect(await checkpoint.land([output("a", long)], { wait: true })).toBeUndefined();
+
+    // One that skips while planning is planned when it ends.
+    checkpoint.start([output("a", long)], async (job) => {
+      job.begin();
+      return undefined;
+    });
+    await checkpoint.planned();
+    expect(await checkpoint.land([output("a", long)], { wait: false })).toBeUndefined();
+    expect(checkpoint.pending).toBe(false);
+  });
+
   it("lands nothing from a run that failed, and frees the slot", async () => {
     const checkpoint = new BackgroundCheckpoint();
     checkpoint.start([output("a", long)], async () => {
@@ -162,5 +205,30 @@ describe("revalidate and the user's pins", () => {
     };
     const ex = await revalidate(exchange, [prompt, ...then], [prompt, ...then, pin("p", ["a"])]);
     expect(ex.edits).toEqual([]);
+  });
+});
+
+describe("the rest of a handed-over pass in the slot", () => {
+  it("holds the slot until it lands, is not waited for as planning, and is re-validated", async () => {
+    const slot = new BackgroundCheckpoint();
+    const then = [output("a", long), output("b", long)];
+    let finish!: (j: Judged) => void;
+    slot.adopt(
+      then,
+      new Promise<Judged>((r) => {
+        finish = r;
+      }),
+    );
+    expect(slot.pending).toBe(true);
+    expect(slot.planning).toBe(false);
+    // No checkpoint starts beside it.
+    expect(slot.start(then, async () => undefined)).toBe(false);
+    expect(await slot.land(then, { wait: false })).toBeUndefined();
+    finish(judged(["a", "b"], 500));
+    const now = [then[0] as ProjectedLike, editedAs(then[1] as ProjectedLike, "edited meanwhile")];
+    const landed = await slot.land(now, { wait: true });
+    expect(landed?.edits.map((e) => e.targetId)).toEqual(["a"]);
+    expect(landed?.record.results.find((r) => r.entryId === "b")?.outcome).toBe("kept");
+    expect(slot.pending).toBe(false);
   });
 });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { ClassifierOutcome, ClassifierRequest } from "../../../../src/core/shared/types.ts";
-import { type ClassifyFn, classifyAll, FAIL_FAST_CALLS } from "../../../../src/main/pass/classify-queue.ts";
+import {
+  type ClassifyFn,
+  classifyAll,
+  FAIL_FAST_CALLS,
+  type QueueProgress,
+} from "../../../../src/main/pass/classify-queue.ts";
 import { fullGc } from "../../../kit/stall.ts";
 import { turnCounter } from "../../../kit/turns.ts";
 
@@ -27,6 +32,32 @@ describe("classifyAll", () => {
     expect(out.outcomes.every((o) => o.status === "stop")).toBe(true);
     expect(out.sent).toBe(20);
     expect(out.timedOut).toBe(false);
+  });
+
+  it("reports progress: an outcome once no later attempt can change it, and every call sent", async () => {
+    const progress: QueueProgress = { final: new Map(), sent: 0 };
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let calls = 0;
+    const classify: ClassifyFn = async (request) => {
+      calls++;
+      const n = (request.state as { n: number }).n;
+      // 0 answers, 1 fails once then answers, 2 waits.
+      if (n === 1 && calls <= 2) return { status: "error", error: "flaky" };
+      if (n === 2) await held;
+      return answered;
+    };
+    const queue = classifyAll([req(0), req(1), req(2)], classify, { concurrency: 3, timeoutMs: 5000, progress });
+    for (let i = 0; i < 100 && progress.final.size < 2; i++) await new Promise((r) => setTimeout(r, 1));
+    expect([...progress.final.keys()].sort()).toEqual([0, 1]);
+    expect(progress.final.get(1)?.status).toBe("stop");
+    expect(progress.sent).toBe(4);
+    release();
+    const out = await queue;
+    expect(progress.final.size).toBe(3);
+    expect(progress.sent).toBe(out.sent);
   });
 
   it("starts each call in an event-loop turn of its own, also when a whole window is ready at once", async () => {

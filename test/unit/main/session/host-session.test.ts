@@ -304,3 +304,84 @@ describe("HostSession: the routing footer follows /guard", () => {
     await session.shutdown();
   });
 });
+
+describe("HostSession: a prompt during the run-end pass", () => {
+  /** Answers the first request at once and holds the others until `release`; counts what it was asked. */
+  function slowAfterFirst() {
+    const asked: string[] = [];
+    const stopped: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    const classify: ClassifyFn = async (request, { signal }) => {
+      asked.push(JSON.stringify(request.state));
+      if (asked.length > 1) {
+        await Promise.race([released, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
+        if (signal.aborted) {
+          stopped.push(JSON.stringify(request.state));
+          return { status: "aborted" };
+        }
+      }
+      return unlikely(request, { signal, timeoutMs: 1000 });
+    };
+    return { classify, asked, stopped, release: () => release() };
+  }
+  const config = { midRun: false, concurrency: 1, timeoutMs: 600_000, exchangeBreakEven: false };
+  const turn = { ...settle, toolResults: [{}] };
+  const records = (out: { entries: unknown[] } | undefined) =>
+    (out?.entries ?? []).filter((e) => (e as { customType?: string }).customType === "context-guard") as Array<{
+      data: { requests: number; results: Array<{ entryId: string; outcome: string; reason: string }> };
+    }>;
+  const until = async (done: () => boolean) => {
+    for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
+  };
+
+  it("lands what was answered at once, and the rest at a later boundary, asking nothing twice", async () => {
+    const slow = slowAfterFirst();
+    const { session } = await open({ classify: slow.classify, config });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    const pass = session.pass("run-end", settle, fake.ctx);
+    await until(() => slow.asked.length >= 2);
+    session.input({ text: "next", streamingBehavior: "followUp" }, fake.ctx);
+    const firstRecord = records(await pass)[0]?.data;
+    const first = firstRecord?.results ?? [];
+    const waiting = first.filter((r) => r.reason.includes("aborted"));
+    expect(waiting.length).toBeGreaterThan(0);
+    expect(first.length).toBeGreaterThan(waiting.length);
+    expect(session.status(fake.ctx).kind).toBe("checkpoint");
+    // Not finished yet: this boundary lands nothing.
+    session.turnStarted(fake.ctx);
+    expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
+    slow.release();
+    await until(() => session.status(fake.ctx).kind !== "checkpoint");
+    const landed = await session.turnEnd(turn, fake.ctx);
+    const restRecord = records(landed)[0]?.data;
+    const rest = restRecord?.results ?? [];
+    expect(rest.map((r) => r.entryId).sort()).toEqual(waiting.map((r) => r.entryId).sort());
+    for (const r of rest) expect(r.reason).not.toContain("aborted");
+    expect(new Set(slow.asked).size).toBe(slow.asked.length);
+    // Each request is counted by one record: the one in flight at the hand-over by the first.
+    expect((firstRecord?.requests ?? 0) + (restRecord?.requests ?? 0)).toBe(slow.asked.length);
+    // Landed once.
+    expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
+    await session.shutdown();
+  });
+
+  it("a shutdown while the rest is asked stops its requests and lands nothing", async () => {
+    const slow = slowAfterFirst();
+    const { session } = await open({ classify: slow.classify, config });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    const pass = session.pass("run-end", settle, fake.ctx);
+    await until(() => slow.asked.length >= 2);
+    session.input({ text: "next", streamingBehavior: "steer" }, fake.ctx);
+    expect(records(await pass)).toHaveLength(1);
+    await session.shutdown();
+    expect(slow.stopped).toHaveLength(1);
+    expect(session.status(fake.ctx).kind).not.toBe("checkpoint");
+    expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
+    expect(fake.notices.filter((n) => n.includes("failed"))).toEqual([]);
+  });
+});

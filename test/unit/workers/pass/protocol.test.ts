@@ -100,6 +100,49 @@ describe("the pass protocol, worker side", () => {
     expect(send({ kind: "finish", passId: "p-w", config: DEFAULT_CONFIG })).toEqual(workerFailure("pass-lost"));
   });
 
+  it("finishes a handed-over pass in two parts: the answered one keeps the plan, the waiting one releases it", () => {
+    const entries = session("h", 3);
+    const planned = unwrapFailure(
+      send({
+        kind: "plan",
+        client: "h",
+        passId: "p-h",
+        config: DEFAULT_CONFIG,
+        sync: { fresh: entries, order: { keep: 0, tail: entries.map((e) => e.id), version: 1 } },
+      }),
+    );
+    if (!("plan" in planned) || planned.plan.status !== "run") throw new Error(JSON.stringify(planned));
+    const count = planned.plan.requestCount;
+    const pack = unwrapFailure(send({ kind: "requests", passId: "p-h", from: 0, to: count }));
+    const outcomes = Array.from({ length: count }, (_, i) => dropEverything(unpackValue<ClassifierRequest>(pack, i)));
+    // The last request is still being asked at the hand-over.
+    const pending = [count - 1];
+    const now = outcomes.map((o, i): ClassifierOutcome => (pending.includes(i) ? { status: "aborted" } : o));
+    const held = heldPasses();
+    const first = unwrapFailure(
+      send({
+        kind: "finish",
+        passId: "p-h",
+        outcomes: now,
+        config: DEFAULT_CONFIG,
+        split: { pending, part: "answered" },
+      }),
+    );
+    expect(heldPasses()).toBe(held);
+    const rest = unwrapFailure(
+      send({ kind: "finish", passId: "p-h", outcomes, config: DEFAULT_CONFIG, split: { pending, part: "waiting" } }),
+    );
+    expect(heldPasses()).toBe(held - 1);
+    // One output waited: the first part kept it, the second distilled it; the others are the first part's.
+    expect(first.drafts).toHaveLength(2);
+    expect(rest.drafts).toHaveLength(1);
+    expect(rest.results.map((r) => r.entryId)).toEqual([rest.drafts[0]?.targetId]);
+    const waited = first.results.find((r) => r.entryId === rest.drafts[0]?.targetId);
+    expect(waited).toMatchObject({ outcome: "kept" });
+    expect(waited?.reason).toContain("aborted");
+    expect(send({ kind: "finish", passId: "p-h", config: DEFAULT_CONFIG })).toEqual(workerFailure("pass-lost"));
+  });
+
   it("reports a pass it does not hold as pass-lost, for every message that names one", () => {
     const lost: PassMessage[] = [
       { kind: "requests", passId: "nobody", from: 0, to: 1 },

@@ -1,0 +1,107 @@
+// The pass that goes on while the agent works (docs/DESIGN.md, mid-run checkpoints and a prompt is never
+// held): a mid-run checkpoint, or the rest of a run-end pass handed over to a prompt. At most one is
+// pending, in the BackgroundCheckpoint slot; this lands its drafts at a later boundary, holds the stop a
+// boundary waiting for it aborts when a prompt comes, and tells the footer while it asks.
+import type { ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
+import { BackgroundCheckpoint, type Judged, type RunningJob } from "../pass/background-checkpoint.ts";
+import type { GuardSession } from "../pass/guard-session.ts";
+import type { PassRest } from "../pass/handed-over.ts";
+import type { ProjectedLike } from "../pass/snapshot.ts";
+import type { Telemetry } from "../platform/telemetry.ts";
+import { recordPass } from "../platform/telemetry.ts";
+import { restResult } from "./hand-over.ts";
+import type { Boundary } from "./host-parts.ts";
+import type { PassNotices } from "./pass-notices.ts";
+
+/** What the pending pass needs of its session. */
+export interface BackgroundHost {
+  readonly telemetry: Telemetry;
+  /** The pass pipeline: the snapshot's positions, the breaker and its clock. */
+  readonly guard: Pick<GuardSession, "snapshots" | "report" | "clock">;
+  readonly notices: PassNotices;
+  closed(): boolean;
+  draw(ctx: ExtensionContext): void;
+}
+
+export class BackgroundPass {
+  readonly #slot = new BackgroundCheckpoint();
+  readonly #host: BackgroundHost;
+  /** Stops the pending pass's classifier requests (when a prompt would otherwise wait for them). */
+  stop: AbortController | undefined;
+  /** It is asking the classifier (the footer says so). */
+  asking = false;
+
+  constructor(host: BackgroundHost) {
+    this.#host = host;
+  }
+
+  /**
+   * The pending pass's drafts appended to the boundary's, if it has finished (or once it has, with
+   * `wait`). One still planning is waited for until it skips or asks (moments, no classifier): if it
+   * skips, this boundary can start the next.
+   */
+  async land(
+    event: Boundary,
+    ctx: ExtensionContext,
+    wait: boolean,
+  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    if (!this.#slot.pending) return;
+    try {
+      if (!wait && this.#slot.planning) await this.#slot.planned();
+      const landed = await this.#slot.land(event.context.contextEntries as ProjectedLike[], {
+        wait,
+        positionOf: (id) => this.#host.guard.snapshots.positionOf(id),
+      });
+      if (!landed || this.#host.closed()) return;
+      recordPass(this.#host.telemetry, landed.record);
+      return { entries: [...event.entries, ...landed.edits, landed.recordDraft] };
+    } catch (error) {
+      this.#host.notices.failed(ctx, error, this.#host.closed());
+      return;
+    }
+  }
+
+  /** Starts a checkpoint on `context` unless one is pending (BackgroundCheckpoint.start). */
+  start(
+    context: readonly ProjectedLike[],
+    run: (job: RunningJob, signal: AbortSignal) => Promise<Judged | undefined>,
+  ): void {
+    const stop = new AbortController();
+    if (this.#slot.start(context, (job) => run(job, stop.signal))) this.stop = stop;
+  }
+
+  /**
+   * Takes the rest of a pass handed over at a boundary whose context was `context`: it lands like a
+   * checkpoint, `stop` stops its requests, and the breaker hears how the classifier did in the whole pass.
+   */
+  adopt(
+    ctx: ExtensionContext,
+    context: readonly ProjectedLike[],
+    rest: Promise<PassRest>,
+    stop: AbortController,
+  ): void {
+    this.stop = stop;
+    this.asking = true;
+    const { guard, notices } = this.#host;
+    const judged = restResult(rest, {
+      report: (c) => notices.opened(ctx, guard.report(c), c.lastError, guard.clock()),
+      failed: (error) => notices.failed(ctx, error, this.#host.closed()),
+      ended: () => this.done(ctx),
+    });
+    this.#slot.adopt(context, judged);
+    this.#host.draw(ctx);
+  }
+
+  /** The pending pass stopped asking: the footer is redrawn. */
+  done(ctx: ExtensionContext): void {
+    if (!this.asking) return;
+    this.asking = false;
+    this.#host.draw(ctx);
+  }
+
+  /** Forgets the pending pass (shutdown): its drafts never land. */
+  drop(): void {
+    this.#slot.drop();
+    this.asking = false;
+  }
+}
