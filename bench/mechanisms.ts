@@ -389,14 +389,17 @@ function render(): void {
     "  p < 0.05. One that does not is *noise* when it is also small (at most " +
       `${SMALL_STALL_MS} ms of stall and ${Math.round((SMALL_SETTLE_RATIO - 1) * 100)}% of settle),`,
     "  else *unclear*: this run cannot tell, and the mechanism is kept until a quieter run can.",
-    "- **Control:** the same comparison between two clean worktrees (no patch) shows the differences the",
-    "  machine alone produces.",
   ];
+  lines.push(
+    all.has("control")
+      ? "- **Control:** the same comparison between two clean worktrees (no patch) shows the differences the machine alone produces."
+      : "- **Control:** the rows where a pass never runs a mechanism's code (`--only control` adds a clean-vs-clean compare).",
+  );
   if (runs.length > 0) {
     const first = runs.reduce((a, b) => (a.started < b.started ? a : b));
     const loads = runs.flatMap((r) => r.load);
     lines.push(
-      `- **Commit measured:** ${first.rev} (the patches apply to it). **Rounds:** ${first.compared.rounds} per mechanism.`,
+      `- **Commit measured:** ${first.rev} (the patches apply to it). **Rounds:** ${runs.map((r) => `${r.name} ${r.compared.rounds}`).join(", ")}.`,
       `- **Run:** ${runs.length} compares from ${first.started}, ${Math.round(runs.reduce((n, r) => n + r.seconds, 0) / 60)} min in all. **Load:** 1-minute load average ${fmt(Math.min(...loads))}–${fmt(Math.max(...loads))} at the compares' starts and ends, on 2 cores shared with other work (other test suites ran at the same time).`,
     );
   }
@@ -411,7 +414,7 @@ function render(): void {
   for (const m of MECHANISMS) {
     const rows = rowsOf(m, all);
     if (rows.length === 0) {
-      lines.push(`| ${m.title} | not measured | | — |`);
+      if (m.name !== "control") lines.push(`| ${m.title} | not measured | | — |`);
       continue;
     }
     const judged = rows.map((r) => ({ row: r, ...judge(r) }));
@@ -420,8 +423,9 @@ function render(): void {
     const worst = mine.reduce((a, b) => (b.dStall > a.dStall ? b : a), mine[0] as (typeof mine)[0]);
     const worstSettle = mine.reduce((a, b) => (b.ratio > a.ratio ? b : a), mine[0] as (typeof mine)[0]);
     const verdict = m.name === "control" ? undefined : verdictOf(judged);
+    const costing = mine.filter((j) => j.call === "costs").length;
     lines.push(
-      `| ${m.title} | ${signed(worst.dStall)} ms, p ${pOf(worst.pStall)} (${workload(worst.row.key)}) | ${worstSettle.ratio.toFixed(2)}×, p ${pOf(worstSettle.pSettle)} (${workload(worstSettle.row.key)}) | ${verdict ? VERDICT_TEXT[verdict] : "(no change: the noise)"} |`,
+      `| ${m.title} | ${signed(worst.dStall)} ms, p ${pOf(worst.pStall)} (${workload(worst.row.key)}) | ${worstSettle.ratio.toFixed(2)}×, p ${pOf(worstSettle.pSettle)} (${workload(worstSettle.row.key)}) | ${verdict ? `${VERDICT_TEXT[verdict]}, ${costing} of ${mine.length} rows cost` : "(no change: the noise)"} |`,
     );
     details.push(
       "",
@@ -449,7 +453,8 @@ function render(): void {
     "control's are the run's own measure of its noise.",
     "",
     `**Noise in this run:** of the ${controls.length} rows where nothing changed, ${controls.filter((c) => c === "costs").length} came out as *costs*, ` +
-      `${controls.filter((c) => c === "unclear").length} as *unclear*, ${controls.filter((c) => c === "noise").length} as *noise* and ${controls.filter((c) => c === "nothing").length} as *nothing*.`,
+      `${controls.filter((c) => c === "unclear").length} as *unclear*, ${controls.filter((c) => c === "noise").length} as *noise* and ${controls.filter((c) => c === "nothing").length} as *nothing*. ` +
+      "A verdict resting on one row near p = 0.05 is therefore weak; one resting on several rows, or on a p far below it, is not.",
     ...details,
   );
   writeFileSync(join(here, "MECHANISMS.md"), `${lines.join("\n")}\n`);
