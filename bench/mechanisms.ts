@@ -227,6 +227,7 @@ function measure(names: string[], rev: string, rounds: number, add: boolean): vo
     }
   } finally {
     for (const dir of made) git(["worktree", "remove", "--force", dir]);
+    rmSync(temp, { recursive: true, force: true });
   }
 }
 
