@@ -6,7 +6,8 @@
  *
  * Each round runs `bench/run.ts --quick --only sessions,outputs` in each folder and reads the JSON it
  * writes. The table gives, per workload, the medians over rounds of the piscina passes measured with the
- * quiet probe: the longest own stall of Pi's thread, and the settle time.
+ * quiet probe: the longest own stall of Pi's thread, and the settle time. `--json <file>` also writes every
+ * repetition and each round's median, per arm and workload (bench/mechanisms.ts reads it).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -23,6 +24,8 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     only: { type: "string", default: "sessions,outputs" },
     out: { type: "string", default: join(here, "COMPARISON.md") },
+    /** Also writes the samples and each round's medians as JSON (bench/mechanisms.ts reads it). */
+    json: { type: "string" },
   },
 });
 if (!values.base) throw new Error("--base <folder> is required (a checkout of the commit to compare with)");
@@ -40,7 +43,14 @@ interface Sample {
 }
 
 type Arm = keyof typeof folders;
-const samples: Record<Arm, Map<string, { stall: number[]; settle: number[] }>> = { base: new Map(), head: new Map() };
+/** Every repetition's figures, and each round's median (the run-to-run spread). */
+interface Slot {
+  stall: number[];
+  settle: number[];
+  roundStall: number[];
+  roundSettle: number[];
+}
+const samples: Record<Arm, Map<string, Slot>> = { base: new Map(), head: new Map() };
 
 function git(folder: string): string {
   try {
@@ -60,13 +70,23 @@ function runOnce(arm: Arm): void {
     sessions?: Sample[];
     outputs?: Sample[];
   };
+  const round = new Map<string, { stall: number[]; settle: number[] }>();
   for (const s of [...(r.sessions ?? []), ...(r.outputs ?? [])]) {
     if (s.probe !== "quiet") continue;
     const key = `${s.label ?? `${s.size} entries, ${s.pass}`} · ${s.backend}`;
-    const slot = samples[arm].get(key) ?? { stall: [], settle: [] };
+    const slot = samples[arm].get(key) ?? { stall: [], settle: [], roundStall: [], roundSettle: [] };
     slot.stall.push(s.stall.ownMaxMs);
     slot.settle.push(s.ms);
     samples[arm].set(key, slot);
+    const mine = round.get(key) ?? { stall: [], settle: [] };
+    mine.stall.push(s.stall.ownMaxMs);
+    mine.settle.push(s.ms);
+    round.set(key, mine);
+  }
+  for (const [key, mine] of round) {
+    const slot = samples[arm].get(key) as Slot;
+    slot.roundStall.push(summarize(mine.stall).median);
+    slot.roundSettle.push(summarize(mine.settle).median);
   }
 }
 
@@ -105,4 +125,13 @@ for (const [key, head] of samples.head) {
   );
 }
 writeFileSync(values.out, `${lines.join("\n")}\n`);
+if (values.json) {
+  const arms = Object.fromEntries(
+    (Object.keys(samples) as Arm[]).map((arm) => [
+      arm,
+      { commit: git(folders[arm]), ...Object.fromEntries(samples[arm]) },
+    ]),
+  );
+  writeFileSync(values.json, `${JSON.stringify({ rounds, only: values.only, arms }, null, 1)}\n`);
+}
 process.stdout.write(`${lines.join("\n")}\n`);
