@@ -11,9 +11,10 @@ import {
   readsToCheck,
   withDiskChanges,
 } from "../../../../src/core/items/stale-reads.ts";
+import { PIN_TYPE, pinData } from "../../../../src/core/records/pins.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../../../src/core/shared/types.ts";
-import { assistantEntry, callResultEntry, toolCall, userEntry } from "../../../kit/snap.ts";
+import { assistantEntry, callResultEntry, hiddenEntry, toolCall, userEntry } from "../../../kit/snap.ts";
 
 const READ_AT = 1_700_000_000_000;
 
@@ -211,6 +212,14 @@ describe("an earlier run's read whose file changed on disk", () => {
     const out = finishPass({ plan, entries, texts: [], outcomes: [], config: gated, family: "anthropic" });
     expect(out.drafts).toEqual([]);
     expect(out.results.some((r) => r.entryId === "t0")).toBe(false);
+  });
+
+  it("stays when the user pinned it, whatever the disk says", () => {
+    const pinned = [...entries, hiddenEntry("p", "custom", { customType: PIN_TYPE, data: pinData("pin", ["t0"]) })];
+    expect(planRunEnd(pinned, UNGATED, undefined, () => new Set(["t0"]))).toEqual({
+      status: "skip",
+      reason: "nothing to judge",
+    });
   });
 
   it("stays when the disk says it is unchanged", () => {
