@@ -18,8 +18,8 @@ export function chunkKeeper(keep: (n: number) => boolean): ClassifyFn {
 /** Needs none of any output. */
 export const keepNothing = chunkKeeper(() => false);
 
-/** Judges everything clearly not needed: every bool question 0.02, every choice "none". */
-export const dropAll: ClassifyFn = async (request: ClassifierRequest): Promise<ClassifierOutcome> => {
+/** The answer that judges everything clearly not needed: every bool question 0.02, every choice "none". */
+export function dropAllAnswer(request: ClassifierRequest): ClassifierOutcome {
   const answers: NonNullable<ClassifierOutcome["answers"]> = {};
   for (const [id, q] of Object.entries(request.questions)) {
     answers[id] =
@@ -28,4 +28,8 @@ export const dropAll: ClassifyFn = async (request: ClassifierRequest): Promise<C
         : { type: "choice", choice: "none", probabilities: { none: 0.95 } };
   }
   return { status: "stop", answers };
-};
+}
+
+/** Judges everything clearly not needed (dropAllAnswer, as a classifier). */
+export const dropAll: ClassifyFn = async (request: ClassifierRequest): Promise<ClassifierOutcome> =>
+  dropAllAnswer(request);

@@ -5,7 +5,8 @@ import { type PassPlan, planRunEnd } from "../../../../src/core/distill/plan.ts"
 import { collectRun } from "../../../../src/core/distill/run.ts";
 import { anchoredChunks, editOldTexts, laterEditTexts } from "../../../../src/core/items/edit-anchors.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
-import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../../../src/core/shared/types.ts";
+import type { SnapEntry } from "../../../../src/core/shared/types.ts";
+import { dropAllAnswer } from "../../../kit/answers.ts";
 import { assistantEntry, callResultEntry, toolCall, userEntry } from "../../../kit/snap.ts";
 
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `const value${i + 1} = compute(${i + 1});`).join("\n");
@@ -23,23 +24,12 @@ function session(editArgs: Record<string, unknown>, editPath = "src/big.ts"): Sn
   ];
 }
 
-function dropAll(request: ClassifierRequest): ClassifierOutcome {
-  const answers: NonNullable<ClassifierOutcome["answers"]> = {};
-  for (const [id, q] of Object.entries(request.questions)) {
-    answers[id] =
-      q.type === "bool"
-        ? { type: "bool", probability: 0.02 }
-        : { type: "choice", choice: "none", probabilities: { none: 0.95 } };
-  }
-  return { status: "stop", answers };
-}
-
 const UNGATED = { ...DEFAULT_CONFIG, exchangeBreakEven: false };
 
 function replacementOf(entries: SnapEntry[]): string {
   const plan = planRunEnd(entries, UNGATED) as Extract<PassPlan, { status: "run" }>;
   const texts = plan.candidates.map((c) => entries.find((e) => e.id === c.entryId)?.text ?? "");
-  const out = finishPass({ plan, entries, texts, outcomes: plan.requests.map(dropAll), config: UNGATED });
+  const out = finishPass({ plan, entries, texts, outcomes: plan.requests.map(dropAllAnswer), config: UNGATED });
   return out.drafts.find((d) => d.targetId === "t1")?.replacement?.content[0]?.text ?? "";
 }
 

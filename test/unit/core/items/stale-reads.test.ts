@@ -13,7 +13,8 @@ import {
 } from "../../../../src/core/items/stale-reads.ts";
 import { PIN_TYPE, pinData } from "../../../../src/core/records/pins.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
-import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../../../src/core/shared/types.ts";
+import type { SnapEntry } from "../../../../src/core/shared/types.ts";
+import { dropAllAnswer } from "../../../kit/answers.ts";
 import { assistantEntry, callResultEntry, hiddenEntry, toolCall, userEntry } from "../../../kit/snap.ts";
 
 const READ_AT = 1_700_000_000_000;
@@ -117,25 +118,16 @@ describe("withDiskChanges", () => {
   });
 });
 
-/** Answers every bool 0.02 and every choice "none": nothing is needed. */
-function dropAll(request: ClassifierRequest): ClassifierOutcome {
-  const answers: NonNullable<ClassifierOutcome["answers"]> = {};
-  for (const [id, q] of Object.entries(request.questions)) {
-    answers[id] =
-      q.type === "bool"
-        ? { type: "bool", probability: 0.02 }
-        : { type: "choice", choice: "none", probabilities: { none: 0.95 } };
-  }
-  return { status: "stop", answers };
-}
-
 const UNGATED = { ...DEFAULT_CONFIG, exchangeBreakEven: false };
 
 function pass(entries: SnapEntry[], changed: string[]) {
   const plan = planRunEnd(entries, UNGATED, undefined, () => new Set(changed)) as Extract<PassPlan, { status: "run" }>;
   expect(plan.status).toBe("run");
   const texts = plan.candidates.map((c) => entries.find((e) => e.id === c.entryId)?.text ?? "");
-  return { plan, out: finishPass({ plan, entries, texts, outcomes: plan.requests.map(dropAll), config: UNGATED }) };
+  return {
+    plan,
+    out: finishPass({ plan, entries, texts, outcomes: plan.requests.map(dropAllAnswer), config: UNGATED }),
+  };
 }
 
 describe("a pass with reads changed on disk", () => {
