@@ -5,7 +5,6 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { guardCommand } from "./session/guard-command.ts";
 import { type HostSession, openHostSession } from "./session/host-session.ts";
 import { executeRecall, RECALL_TOOL } from "./session/recall-tool.ts";
-import { withRestores } from "./session/restore.ts";
 
 export default function contextGuard(pi: ExtensionAPI): void {
   let session: HostSession | undefined;
@@ -23,30 +22,15 @@ export default function contextGuard(pi: ExtensionAPI): void {
 
   pi.on("agent_start", (_event, ctx) => session?.runStarted(ctx));
 
-  // Each boundary also appends the edits of restores asked for since the last one (/guard restore).
-  pi.on("agent_before_settle", async (event, ctx) => {
-    if (event.outcome !== "completed" || !session) return;
-    const s = session;
-    return withRestores(s.restores, s.guard.snapshots, event, ctx, await s.pass("run-end", event, ctx));
-  });
+  // Both boundaries also append the edits of restores asked for since the last one (/guard restore).
+  pi.on("agent_before_settle", (event, ctx) =>
+    event.outcome === "completed" ? session?.settle(event, ctx) : undefined,
+  );
 
   // Mid-run checkpoints: started at the end of a turn that called tools, landing at a later turn_end.
-  pi.on("turn_end", async (event, ctx) => {
-    if (event.outcome !== "completed" || !session) return;
-    const s = session;
-    return withRestores(s.restores, s.guard.snapshots, event, ctx, await s.turnEnd(event, ctx));
-  });
+  pi.on("turn_end", (event, ctx) => (event.outcome === "completed" ? session?.turnEnd(event, ctx) : undefined));
 
-  // Until a restore's edit lands, every request carries the original.
-  pi.on("context", (event, ctx) => {
-    try {
-      const messages = session?.restores.apply(event.messages, ctx.sessionManager);
-      return messages ? { messages } : undefined;
-    } catch {
-      // The request goes as it is; the boundary still lands the restore.
-      return undefined;
-    }
-  });
+  pi.on("context", (event, ctx) => session?.restoreContext(event.messages, ctx));
 
   pi.on("input", (event, ctx) => session?.input(event, ctx));
   pi.on("before_agent_start", (event, ctx) => session?.route(event, ctx));

@@ -40,7 +40,7 @@ import type { Boundary, HostSessionParts } from "./host-parts.ts";
 import { PassNotices } from "./pass-notices.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
-import { PendingRestores } from "./restore.ts";
+import { type Message, PendingRestores, withRestores } from "./restore.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
 import { WarmUp } from "./warm-up.ts";
 
@@ -174,9 +174,33 @@ export class HostSession {
   /**
    * turn_end (completed): lands a finished background checkpoint (re-validated), or starts one after a
    * turn that called tools and returns at once (docs/DESIGN.md, mid-run checkpoints). The run's last turn
-   * waits for one still running, so the run-end pass sees its record and asks nothing twice.
+   * waits for one still running, so the run-end pass sees its record and asks nothing twice. Both
+   * boundaries also append the edits of restores asked for since the last one.
    */
   async turnEnd(
+    event: Boundary & { toolResults: readonly unknown[] },
+    ctx: ExtensionContext,
+  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    return withRestores(this.restores, this.guard.snapshots, event, ctx, await this.#turnEnd(event, ctx));
+  }
+
+  /** agent_before_settle (completed): the run-end pass, and the pending restores. */
+  async settle(event: Boundary, ctx: ExtensionContext): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    return withRestores(this.restores, this.guard.snapshots, event, ctx, await this.pass("run-end", event, ctx));
+  }
+
+  /** context: until a restore's edit lands, every request carries the original (else it goes as it is). */
+  restoreContext(messages: Message[], ctx: ExtensionContext): { messages: Message[] } | undefined {
+    try {
+      const restored = this.restores.apply(messages, ctx.sessionManager);
+      return restored ? { messages: restored } : undefined;
+    } catch {
+      // The boundary still lands the restore.
+      return undefined;
+    }
+  }
+
+  async #turnEnd(
     event: Boundary & { toolResults: readonly unknown[] },
     ctx: ExtensionContext,
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {

@@ -20,7 +20,7 @@ import type { Boundary } from "./host-parts.ts";
 
 type SessionView = ExtensionContext["sessionManager"];
 type RawEntry = ReturnType<SessionView["getBranch"]>[number];
-type Message = ReturnType<SessionView["buildSessionProjection"]>["messages"][number];
+export type Message = ReturnType<SessionView["buildSessionProjection"]>["messages"][number];
 
 /** What the commands need of the session: the snapshot of what the model sees, and a way to append. */
 export interface RestoreHost {
