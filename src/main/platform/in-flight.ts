@@ -4,9 +4,7 @@
 // it dropped reachable for young-generation collections until the next full one (through its replaced
 // hash tables, as far as we can tell; overwriting a value before deleting it does not help), so everything
 // those values point to (a request body, the awaiting client's state) is copied and promoted on Pi's
-// thread. `bench/map-retention.ts` (Node 22, 20,000 bodies of 30 KB, six in flight): with a Map 82 young
-// collections took 174 ms (up to 6.1 ms each) and 34 full ones followed; with this dictionary object 46
-// took 21 ms, and 2 full ones.
+// thread. The measurement is in docs/performance.md ("Garbage that outlived its collections").
 export class InFlight<T> {
   #items: Record<number, T> = Object.create(null);
   #size = 0;
