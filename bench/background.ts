@@ -20,7 +20,12 @@ import { keywordPolicy, startLoopbackClassifier } from "../test/kit/loopback-cla
 import { createTestSession, type FauxReply, type FauxResponse } from "../test/kit/sdk-session.ts";
 import { machineInfo } from "./lib/machine.ts";
 
-const { values } = parseArgs({ options: { turns: { type: "string", default: "10" } } });
+const { values } = parseArgs({
+  options: {
+    turns: { type: "string", default: "10" },
+    out: { type: "string", default: resolve(import.meta.dirname, "BACKGROUND.md") },
+  },
+});
 const TURNS = Number(values.turns);
 const TURN_MS = 2000;
 const EXTENSION = resolve(import.meta.dirname, "../src/main/index.ts");
@@ -333,6 +338,6 @@ Before the rest went on in the background (commit 2bd7e52, two logs at 4 s each,
 the first request): the prompt started after 13 ms, the two outputs whose answers had not come were recorded
 \`aborted\`, the request in flight was cancelled, and both were asked again at the next run end.
 `;
-await writeFile(resolve(import.meta.dirname, "BACKGROUND.md"), md);
-console.log("wrote bench/BACKGROUND.md");
+await writeFile(values.out, md);
+console.log(`wrote ${values.out}`);
 process.exit(0);

@@ -23,9 +23,12 @@ import { measureStall, ownStall } from "../test/kit/stall.ts";
 import { summarize } from "./lib/stats.ts";
 import { appendedRun, baseSession, SessionSim } from "./lib/workloads.ts";
 
-const { values } = parseArgs({ options: { full: { type: "boolean", default: false } } });
-const sizes = values.full ? [2_000, 10_000] : [2_000];
-const reps = values.full ? 7 : 3;
+const { values } = parseArgs({
+  options: { full: { type: "boolean", default: false }, small: { type: "boolean", default: false } },
+});
+// --small is the smoke size (.ci/run): it checks the script runs, its figures mean nothing.
+const sizes = values.full ? [2_000, 10_000] : values.small ? [200] : [2_000];
+const reps = values.full ? 7 : values.small ? 1 : 3;
 
 const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 const cell = (xs: number[]) => {

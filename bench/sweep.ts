@@ -5,6 +5,7 @@
  *
  *   node bench/sweep.ts                 # writes bench/SWEEP.md and bench/out/sweep.json
  *   node bench/sweep.ts --only base,m2  # some settings only (written to bench/out/)
+ *   node bench/sweep.ts --only margin-2 --sessions session   # and some sessions (file names without .jsonl)
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -35,7 +36,7 @@ interface Cell {
   checkpoints: number;
 }
 
-const { values } = parseArgs({ options: { only: { type: "string" } } });
+const { values } = parseArgs({ options: { only: { type: "string" }, sessions: { type: "string" } } });
 const only = values.only ? new Set(values.only.split(",")) : undefined;
 const names = Object.keys(SETTINGS).filter((n) => only === undefined || only.has(n));
 
@@ -52,7 +53,9 @@ async function sessions(dir: string): Promise<string[]> {
     writeSessionFile(path, generateSession({ entries: 1500, seed, bigOutputs: true }));
     return path;
   });
-  return [...real, join(repo, "bench/sample/session.jsonl"), ...generated];
+  const all = [...real, join(repo, "bench/sample/session.jsonl"), ...generated];
+  const wanted = values.sessions?.split(",");
+  return wanted ? all.filter((f) => wanted.includes(basename(f, ".jsonl"))) : all;
 }
 
 async function replay(file: string, settings: Record<string, unknown>, dir: string): Promise<Cell> {
@@ -115,5 +118,5 @@ for (const name of names) {
 }
 mkdirSync(join(here, "out"), { recursive: true });
 writeFileSync(join(here, "out/sweep.json"), JSON.stringify(results, null, 1));
-writeFileSync(join(here, only ? "out/SWEEP.md" : "SWEEP.md"), `${lines.join("\n")}\n`);
+writeFileSync(join(here, only || values.sessions ? "out/SWEEP.md" : "SWEEP.md"), `${lines.join("\n")}\n`);
 process.stdout.write(`${lines.join("\n")}\n`);

@@ -86,17 +86,6 @@ export function secretSet(values: Iterable<string | null | undefined>): SecretSe
   return { windows, units, short: [...short].sort((a, b) => b.length - a.length) };
 }
 
-/** Merges two secret sets (e.g. the classifier's and another provider's). */
-export function mergeSecretSets(a: SecretSet, b: SecretSet): SecretSet {
-  if (a === EMPTY) return b;
-  if (b === EMPTY) return a;
-  return {
-    windows: new Set([...a.windows, ...b.windows]),
-    units: new Set([...a.units, ...b.units]),
-    short: [...new Set([...a.short, ...b.short])].sort((x, y) => y.length - x.length),
-  };
-}
-
 const WORD = /[A-Za-z0-9]/;
 const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff;
 const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff;

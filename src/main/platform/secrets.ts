@@ -11,7 +11,7 @@
 // see the registry (telemetry, notices) cut the same values.
 import type { Api, ClassifierApi, ClassifierModel, Model } from "@earendil-works/pi-ai";
 import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
-import { redact, redactDeep, type SecretSet, type Secrets, secretSet } from "../../core/shared/redact.ts";
+import { redact, type SecretSet, type Secrets, secretSet } from "../../core/shared/redact.ts";
 
 type Registry = Pick<ModelRegistry, "getApiKeyAndHeaders" | "getProviderAuth" | "getApiKeyForProvider">;
 
@@ -99,9 +99,4 @@ export function forgetSecrets(): void {
 /** {@link redact} with the known secrets (plus `extra`), for writers that have no registry at hand. */
 export function redactKnown(text: string, extra?: Secrets): string {
   return redact(extra ? redact(text, extra) : text, knownSecrets());
-}
-
-/** {@link redactDeep} with the known secrets. */
-export function redactKnownDeep<T>(value: T): T {
-  return redactDeep(value, knownSecrets());
 }

@@ -158,8 +158,3 @@ export function syncEntries(input: SyncInput, client = DEFAULT_CLIENT): SyncResu
   store.orderVersion = version;
   return { storeId: store.id, entries: out };
 }
-
-/** Entries in a client's store (tests). */
-export function storeSize(client = DEFAULT_CLIENT): number {
-  return stores.get(client)?.entries.size ?? 0;
-}

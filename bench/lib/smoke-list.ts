@@ -1,0 +1,25 @@
+// Every script in bench/ at its smallest size: `npm run bench:smoke` (and so .ci/run) runs each, so none can
+// rot unnoticed. A test checks that every script in bench/ is listed here.
+
+export interface SmokeRun {
+  /** The script, relative to bench/. */
+  script: string;
+  args: string[];
+}
+
+export const SMOKE: readonly SmokeRun[] = [
+  { script: "run.ts", args: ["--quick"] },
+  { script: "hooks.ts", args: ["--small"] },
+  { script: "checkpoints.ts", args: ["--turns", "4"] },
+  { script: "profile.ts", args: ["--entries", "200", "--steps", "2"] },
+  { script: "generate-sample.ts", args: ["--entries", "40", "--out", "{tmp}/generated.jsonl"] },
+  { script: "sweep.ts", args: ["--only", "margin-2", "--sessions", "session"] },
+  { script: "compare.ts", args: ["--base", "{repo}", "--rounds", "1", "--only", "outputs"] },
+  { script: "background.ts", args: ["--turns", "2", "--out", "{tmp}/BACKGROUND.md"] },
+];
+
+/** Scripts that need something CI has only sometimes, run by .ci/run on their own. */
+export const RUN_APART: readonly string[] = ["screenshot-report.ts"];
+
+/** Run by `npm run bench:smoke` itself. */
+export const RUNNER = "smoke.ts";
