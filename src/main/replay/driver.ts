@@ -422,12 +422,14 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   for (const p of passes) p.suspected = suspectedPerPass.get(p.n) ?? 0;
 
   const name = file.path.split("/").pop() ?? file.path;
+  const generator = (file.header as { generator?: unknown }).generator;
   const priced = money.price(passes, options.prices);
   options.onGuarded?.(on);
   return {
     file: file.path,
     name,
     version: file.version,
+    ...(typeof generator === "string" && generator ? { generated: generator } : {}),
     lines: file.lines,
     entries: branch.length,
     problems: file.problems,
