@@ -220,20 +220,11 @@ export const BLOCKS: Record<string, Block> = {
     file: "README.md",
     render: (fig) =>
       [
-        row([
-          "Session",
-          "Requests",
-          "Off (vs recorded)",
-          "On + classifier",
-          "Net",
-          "Context",
-          "Removed (likely needed)",
-        ]),
-        "|---|---:|---:|---:|---:|---:|---:|",
+        row(["Session", "Off (vs recorded)", "On + classifier", "Net", "Context", "Removed (likely needed)"]),
+        "|---|---:|---:|---:|---:|---:|",
         ...(["piMono", "volvox", "sample"] as Key[]).map((k) =>
           row([
             k === "sample" ? "`bench/sample` (generated)" : `${LABEL[k]} (MIT)`,
-            fig(`${k}.requests`),
             `${fig(`${k}.off`)} (${fig(`${k}.dollarsErr`)})`,
             `${fig(`${k}.on`)} + ${fig(`${k}.classifier`)}`,
             `**${fig(`${k}.netShare`)}**`,
