@@ -30,7 +30,8 @@ const out = values.out ?? `bench/out/session-${entries}.jsonl`;
 const t0 = performance.now();
 const session = generateSession({ entries, seed, bigOutputs: values.big });
 const t1 = performance.now();
-writeSessionFile(out, session, values.cwd);
+const generator = `bench/generate-sample.ts --entries ${entries} --seed ${seed}${values.big ? " --big" : ""}`;
+writeSessionFile(out, session, values.cwd, generator);
 const t2 = performance.now();
 
 let toolCalls = 0;

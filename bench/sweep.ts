@@ -7,7 +7,7 @@
  *   node bench/sweep.ts --only base,m2  # some settings only (written to bench/out/)
  *   node bench/sweep.ts --only margin-2 --sessions session   # and some sessions (file names without .jsonl)
  */
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -92,7 +92,11 @@ for (const name of names) {
 const usd = (x: number) => `$${x.toFixed(2)}`;
 const pct = (c: Cell) => ((c.on + c.classifier - c.off) / c.off) * 100;
 const sessionNames = files.map((f) => basename(f, ".jsonl"));
-const label = (s: string) => (s === "session" ? "bench/sample" : s.replace(/__session$|__large-session$/, ""));
+// bench/sample/session.jsonl and generated-* are generated sessions, not recorded ones.
+const isGenerated = (s: string) => s === "session" || s.startsWith("generated");
+const label = (s: string) =>
+  s === "session" ? "bench/sample (generated)" : s.replace(/__session$|__large-session$/, "");
+const commit = execFileSync("git", ["log", "-1", "--format=%h"], { cwd: here, encoding: "utf8" }).trim();
 const lines = [
   "# Break-even sweep",
   "",
@@ -100,6 +104,8 @@ const lines = [
   "dollars, from `context-guard replay --model local/lexical`; `cp` is the number of checkpoints that ran.",
   "The generated session is `test/kit/generate.ts` with 1,500 entries, seed 1. Reasons for the",
   "defaults: [docs/edits-that-pay.md](../docs/edits-that-pay.md).",
+  "",
+  `Run on ${new Date().toISOString().slice(0, 10)} at commit ${commit}: a lab note; today's figures are in docs/replay.md.`,
   "",
   `| setting | ${sessionNames.map(label).join(" | ")} | saved: real sessions · all |`,
   `|---|${sessionNames.map(() => "---|").join("")}---|`,
@@ -112,7 +118,7 @@ for (const name of names) {
   });
   const saved = (keys: string[]) =>
     keys.reduce((n, k) => n + (row[k] as Cell).off - (row[k] as Cell).on - (row[k] as Cell).classifier, 0);
-  const real = sessionNames.filter((k) => !k.startsWith("generated"));
+  const real = sessionNames.filter((k) => !isGenerated(k));
   const all = `${usd(saved(real))} real · ${usd(saved(sessionNames))} all`;
   lines.push(`| \`${name}\` ${JSON.stringify(SETTINGS[name])} | ${cells.join(" | ")} | ${all} |`);
 }

@@ -5,14 +5,14 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { agentDir as defaultAgentDir, loadSettings } from "./main/platform/settings.ts";
 
-const USAGE = `Usage: context-guard replay [session.jsonl | folder] [options]
+const USAGE = `Usage: context-guard replay [session.jsonl | folder]... [options]
 
 Replays Pi session files through context-guard's pipeline (the same worker pool, classifier queue,
 deadline and validation as the extension), applying each pass's edits before the next, and reports
 the context each request would have carried with the guard on vs off.
 
-  [session.jsonl | folder]  a session file, or a folder searched for *.jsonl
-                            (default: <agentDir>/sessions/)
+  [session.jsonl | folder]  session files, or folders searched for *.jsonl, replayed
+                            in the order given (default: <agentDir>/sessions/)
 
 Options:
   --model <provider/id>     classifier: local/lexical (embedded, offline; weaker than Jev) or a Pi
@@ -49,17 +49,20 @@ async function replayCommand(args: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (positionals.length > 1) throw new UsageError("give one session file or folder");
   const agentDir = values["agent-dir"] ?? defaultAgentDir();
-  const target = positionals[0] ?? join(agentDir, "sessions");
+  const targets = positionals.length > 0 ? positionals : [join(agentDir, "sessions")];
   const replay = await import("./main/replay/command.ts");
   const { ProgressBar } = await import("./main/replay/summary.ts");
   const settings = await loadSettings(
     values.config ?? process.env.PI_CONTEXT_GUARD_CONFIG ?? join(agentDir, "context-guard.json"),
   );
   for (const w of settings.warnings) process.stderr.write(`context-guard: ${w}\n`);
-  const files = await replay.findSessionFiles(target);
-  if (files.length === 0) throw new UsageError(`${target}: no .jsonl session files found`);
+  const files: string[] = [];
+  for (const target of targets) {
+    const found = await replay.findSessionFiles(target);
+    if (found.length === 0) throw new UsageError(`${target}: no .jsonl session files found`);
+    files.push(...found.filter((f) => !files.includes(f)));
+  }
   const classifier = await replay.chooseClassifier({
     model: values.model,
     configured: settings.config.model,

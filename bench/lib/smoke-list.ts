@@ -15,6 +15,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "generate-sample.ts", args: ["--entries", "40", "--out", "{tmp}/generated.jsonl"] },
   { script: "sweep.ts", args: ["--only", "margin-2", "--sessions", "session"] },
   { script: "compare.ts", args: ["--base", "{repo}", "--rounds", "1", "--only", "outputs"] },
+  { script: "figures.ts", args: ["--check"] },
   { script: "background.ts", args: ["--turns", "2", "--out", "{tmp}/BACKGROUND.md"] },
 ];
 

@@ -1545,11 +1545,20 @@ export function sessionHeader(cwd = DEFAULT_CWD, opts: { id?: string; timestamp?
   return { type: "session", version: SESSION_VERSION, id, timestamp, cwd };
 }
 
-/** Writes a JSONL session file (header line + one line per entry), creating the directory if needed. */
-export function writeSessionFile(path: string, entries: SessionEntryLike[], cwd = DEFAULT_CWD): void {
+/**
+ * Writes a JSONL session file (header line + one line per entry), creating the directory if needed. The
+ * header's `generator` (ignored by Pi) says what made the file, so the replay never reports it as a
+ * recorded session.
+ */
+export function writeSessionFile(
+  path: string,
+  entries: SessionEntryLike[],
+  cwd = DEFAULT_CWD,
+  generator = "test/kit/generate.ts",
+): void {
   mkdirSync(dirname(path), { recursive: true });
   const first = entries[0];
-  const header = sessionHeader(cwd, first ? { timestamp: first.timestamp } : {});
+  const header = { ...sessionHeader(cwd, first ? { timestamp: first.timestamp } : {}), generator };
   const fd = openSync(path, "w");
   try {
     let buf: string[] = [JSON.stringify(header)];

@@ -128,6 +128,8 @@ export interface SessionMetrics {
   name: string;
   /** Session format version as found in the file. */
   version: number;
+  /** What generated the file (its header's `generator`): absent for a recorded session. */
+  generated?: string;
   lines: number;
   /** Entries on the replayed branch. */
   entries: number;

@@ -422,12 +422,16 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   for (const p of passes) p.suspected = suspectedPerPass.get(p.n) ?? 0;
 
   const name = file.path.split("/").pop() ?? file.path;
+  // The header's own word that a tool generated the file; untrusted text, so no control characters.
+  const raw = (file.header as { generator?: unknown }).generator;
+  const generator = typeof raw === "string" ? raw.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").slice(0, 200) : "";
   const priced = money.price(passes, options.prices);
   options.onGuarded?.(on);
   return {
     file: file.path,
     name,
     version: file.version,
+    ...(generator ? { generated: generator } : {}),
     lines: file.lines,
     entries: branch.length,
     problems: file.problems,

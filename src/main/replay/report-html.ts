@@ -239,7 +239,7 @@ function problemsList(s: SessionMetrics): string {
 function sessionSection(i: number, s: SessionMetrics, lines: Map<number, string>): string {
   return `<section id="session-${i}">
 <h2>${esc(s.name)}</h2>
-<p class="meta">${esc(s.file)} · format v${s.version} · ${s.lines} lines · ${s.entries} entries on the branch · replayed in ${ms(s.ms)}</p>
+<p class="meta">${esc(s.file)}${s.generated ? ` · <strong>generated</strong> by ${esc(s.generated)}, not a recorded session` : ""} · format v${s.version} · ${s.lines} lines · ${s.entries} entries on the branch · replayed in ${ms(s.ms)}</p>
 ${problemsList(s)}
 <h3>Dollars</h3>
 ${moneySection(s)}
