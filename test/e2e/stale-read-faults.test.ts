@@ -42,7 +42,7 @@ const SWAPPED: Record<string, (file: string) => Promise<void>> = {
 
 /** Pi reads `no break.ts` (a plain space) for this name. */
 const NBSP_NAME = "no\u00A0break.ts";
-const untouched = (cwd: string) => [
+const untouched = (cwd: string): Array<Record<string, string | number>> => [
   { path: pathToFileURL(join(cwd, "src/url.ts")).href },
   { path: `src/${NBSP_NAME}` },
   { path: "src/offset.ts", offset: 2.5 },
