@@ -68,7 +68,7 @@ beforeAll(async () => {
     .map((e) => ({ id: e.id, text: textOf((e as { message: { content: unknown } }).message.content) }));
   for (const o of outputs) await s.session.prompt(`/guard restore ${o.id}`);
   await s.session.prompt("Continue with everything back");
-});
+}, 600_000);
 afterAll(async () => {
   if (s) await shutdown(s);
   await s?.dispose();
