@@ -1,6 +1,7 @@
 // The Pi extension: maps Pi's events to the session object (session/host-session.ts), which owns
 // everything of one Pi session. Nothing is started in the factory: Pi also runs it for commands that
 // never open a session (e.g. `pi --list-models`).
+import { registerSessionResourceCleanup } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { guardCommand } from "./session/guard-command.ts";
 import { type HostSession, openHostSession } from "./session/host-session.ts";
@@ -9,16 +10,28 @@ import { executeRecall, RECALL_TOOL } from "./session/recall-tool.ts";
 export default function contextGuard(pi: ExtensionAPI): void {
   let session: HostSession | undefined;
 
+  let unregister: (() => void) | undefined;
+  const shutdown = async () => {
+    const s = session;
+    session = undefined;
+    unregister?.();
+    unregister = undefined;
+    await s?.shutdown();
+  };
+
   pi.on("session_start", async (_event, ctx) => {
     session = await openHostSession(pi);
     session.start(ctx);
+    // An SDK host may end with `session.dispose()` alone, which tells extensions nothing; it does run pi-ai's
+    // session resource cleanups with the session's id. Without this the guard's threads keep the host alive.
+    const manager = ctx.sessionManager;
+    unregister?.();
+    unregister = registerSessionResourceCleanup((sessionId) => {
+      if (sessionId === manager.getSessionId()) void shutdown().catch(() => {});
+    });
   });
 
-  pi.on("session_shutdown", async () => {
-    const s = session;
-    session = undefined;
-    await s?.shutdown();
-  });
+  pi.on("session_shutdown", shutdown);
 
   pi.on("agent_start", (_event, ctx) => session?.runStarted(ctx));
 

@@ -6,7 +6,6 @@
 import { type CandidateConfig, chunkedFrom, resultCandidate } from "../distill/run.ts";
 import { formatCount } from "../shared/text.ts";
 import { GUARD_MARKER, type RecordResult, type RunSpan, type SnapEntry, type SnapToolCall } from "../shared/types.ts";
-import { callPath } from "./superseded.ts";
 
 /** The superseded note of a read whose file changed on disk since; its stub asks for a new read. */
 export const CHANGED_ON_DISK = "the file changed on disk after this read; read it again for its current content";
@@ -42,21 +41,34 @@ export interface ReadCheck {
 export type DiskCheck = (reads: ReadCheck[]) => ReadonlySet<string>;
 
 // The notices Pi's read tool appends after the file's lines (see its read tool): a truncated output
-// and a range the `limit` stopped early.
-const CONTINUATION =
-  /\n\n\[(?:Showing lines \d+-\d+ of \d+[^\]\n]*|\d+ more lines in file\. Use offset=\d+ to continue\.)\]$/;
+// and a range the `limit` stopped early. Their numbers come from the call's offset and limit, which
+// may be fractional or negative.
+const NUM = String.raw`-?\d+(?:\.\d+)?(?:e[+-]?\d+)?`;
+const CONTINUATION = new RegExp(
+  String.raw`\n\n\[(?:Showing lines ${NUM}-${NUM} of \d+[^\]\n]*|${NUM} more lines in file\. Use offset=${NUM} to continue\.)\]$`,
+);
 /** A read whose first line is too long: the output is only a notice, no file text to compare. */
 const LONG_FIRST_LINE = /^\[Line \d+ is .* exceeds .* limit\. Use bash: /;
 
 /** The file text of a read's output, or undefined when it holds none to compare. */
 export function readBody(text: string): string | undefined {
   if (LONG_FIRST_LINE.test(text)) return undefined;
-  return text.replace(CONTINUATION, "");
+  const body = text.replace(CONTINUATION, "");
+  // A notice alone: the limit selected no line (0, or a fraction below 1), so nothing to compare.
+  return body === "" && body !== text ? undefined : body;
 }
 
-function startLineOf(args: Record<string, unknown>): number {
+/**
+ * The 0-based first line Pi's read tool shows for the call's `offset`: it starts at `offset - 1` (none
+ * below 0) and slices its lines there, which drops a fraction (offset 2.5 starts at line 2). Undefined
+ * when the offset is not a number Pi reads from.
+ */
+export function startLineOf(args: Record<string, unknown>): number | undefined {
   const offset = args.offset;
-  return typeof offset === "number" && Number.isInteger(offset) && offset > 0 ? offset - 1 : 0;
+  if (offset === undefined || offset === null) return 0;
+  if (typeof offset !== "number") return undefined;
+  const start = Math.trunc(offset ? Math.max(0, offset - 1) : 0);
+  return Number.isFinite(start) ? start : undefined;
 }
 
 /**
@@ -79,10 +91,11 @@ function readCheckOf(e: SnapEntry | undefined, calls: ReadonlyMap<string, SnapTo
   if (e.timestamp === undefined) return undefined;
   const call = calls.get(e.toolCallId);
   if (call?.name !== "read" || (e.toolName !== undefined && e.toolName !== "read")) return undefined;
-  const path = callPath(call.args ?? {});
+  // The path exactly as given: the worker resolves it as Pi's read did (a trimmed name is another file).
+  const path = call.args?.path;
   const body = readBody(e.text);
-  if (path === undefined || body === undefined) return undefined;
   const startLine = startLineOf(call.args ?? {});
+  if (typeof path !== "string" || path === "" || body === undefined || startLine === undefined) return undefined;
   return { entryId: e.id, path, startLine, body, toEnd: body === e.text, readAt: e.timestamp };
 }
 

@@ -3,6 +3,7 @@
 // the run's own tool calls on the branch (nothing is counted in memory), with the recall results that
 // copied them, so the boundary can restore the entry, pin it and turn those results into notes.
 import { findRunStart } from "../distill/run.ts";
+import { noteThatFits } from "../shared/notes.ts";
 import { GUARD_MARKER, type SnapEntry } from "../shared/types.ts";
 
 export interface RecallUse {
@@ -46,10 +47,14 @@ export function recallSaysNeeded(use: RecallUse): boolean {
   return use.calls >= 2 || use.full;
 }
 
-/** What a recall result shows once its entry is back in context. */
-export function recallNote(entryId: string, calls: number): string {
-  return (
+/**
+ * What a recall result shows once its entry is back in context, given the result's size now: the full
+ * note, a short one, or undefined when even that is not shorter (a narrow recall stays as it is).
+ */
+export function recallNote(entryId: string, calls: number, resultChars: number): string | undefined {
+  return noteThatFits(resultChars, [
     `${GUARD_MARKER} This recall of ${entryId} is no longer needed: after ${calls} recall(s) the original ` +
-    "is back in context where it was, whole."
-  );
+      "is back in context where it was, whole.",
+    `${GUARD_MARKER} ${entryId} is back in context.`,
+  ]);
 }

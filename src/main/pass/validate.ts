@@ -19,7 +19,7 @@ function rawOf(entry: ProjectedLike["sourceEntry"]): { role?: string; content?: 
 }
 
 /** Context size of a content: text plus images by the size model. */
-function sizeOf(content: unknown): number {
+export function contentSize(content: unknown): number {
   const c = readContent(content);
   return c.text.length + c.imageHeads.reduce((n, head) => n + imageChars(head), 0);
 }
@@ -89,10 +89,10 @@ function* validationSteps(
     if (raw.role !== "user" && raw.role !== "toolResult" && raw.role !== "custom") {
       return `the guard never replaces ${raw.role} content`;
     }
-    let before = sizeOf(raw.content);
+    let before = contentSize(raw.content);
     if (raw.role === "user") {
       for (const i of exchangeOmissions(context, at, omitted)) {
-        before += sizeOf(rawOf((context[i] as ProjectedLike).sourceEntry)?.content);
+        before += contentSize(rawOf((context[i] as ProjectedLike).sourceEntry)?.content);
       }
     }
     return replacementSize(draft) >= before ? "replacement is not shorter than the original" : undefined;

@@ -15,6 +15,7 @@ import { PIN_TYPE, type PinEntryLike, pendingRestores, pinData, readPins } from 
 import { formatCount } from "../../core/shared/text.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
 import type { ProjectedLike, SnapshotBuilder } from "../pass/snapshot.ts";
+import { contentSize } from "../pass/validate.ts";
 import { BranchIndex } from "./branch-index.ts";
 import type { Boundary } from "./host-parts.ts";
 
@@ -189,14 +190,26 @@ export function recallSignalDrafts(
     const item = itemFor(items, id);
     if (!item) continue;
     const ids = [item.entryId, ...item.omitted];
-    const notes = use.resultIds.filter((r) => byId.has(r));
-    out.push({ type: "custom", customType: PIN_TYPE, data: pinData("restore", ids, notes) });
+    // A recall result becomes a note only when the note is shorter than the result.
+    const notes: Array<{ id: string; text: string }> = [];
+    for (const r of use.resultIds) {
+      const source = byId.get(r);
+      const text = source ? recallNote(item.entryId, use.calls, contentSize(rawContent(source))) : undefined;
+      if (text !== undefined) notes.push({ id: r, text });
+    }
+    const noteIds = notes.map((n) => n.id);
+    out.push({ type: "custom", customType: PIN_TYPE, data: pinData("restore", ids, noteIds) });
     out.push(...restoringEdits(ids, byId));
-    const note = recallNote(item.entryId, use.calls);
-    for (const r of notes)
-      out.push({ type: "context_edit", targetId: r, replacement: { content: [{ type: "text", text: note }] } });
+    for (const n of notes)
+      out.push({ type: "context_edit", targetId: n.id, replacement: { content: [{ type: "text", text: n.text }] } });
   }
   return out;
+}
+
+/** A message entry's raw content (undefined for other entries). */
+function rawContent(source: ProjectedLike["sourceEntry"]): unknown {
+  if (source.type === "message") return (source.message as { content?: unknown } | undefined)?.content;
+  return source.type === "custom_message" ? source.content : undefined;
 }
 
 /** The edits that put these entries' raw content back (targets on the context, messages only). */
@@ -207,9 +220,7 @@ function restoringEdits(
   const out: SessionBoundaryDraft[] = [];
   for (const id of ids) {
     const source = byId.get(id);
-    if (!source || (source.type !== "message" && source.type !== "custom_message")) continue;
-    const content =
-      source.type === "message" ? (source.message as { content?: unknown } | undefined)?.content : source.content;
+    const content = source ? rawContent(source) : undefined;
     if (content === undefined || content === null) continue;
     out.push({ type: "context_edit", targetId: id, replacement: { content: structuredClone(content) as never } });
   }

@@ -62,7 +62,7 @@ describe("readMatchesFile", () => {
 });
 
 describe("readsToCheck", () => {
-  it("lists the run's successful reads with path, first line, body and time", () => {
+  it("lists the run's successful reads with the path as given, first line, body and time", () => {
     const entries = session([
       { path: "./src/a.ts", text: "x\ny\n" },
       {
@@ -73,7 +73,7 @@ describe("readsToCheck", () => {
     ]);
     const span = collectRun(entries, 3)!;
     expect(readsToCheck(entries, span, new Map())).toEqual<ReadCheck[]>([
-      { entryId: "t0", path: "src/a.ts", startLine: 0, body: "x\ny\n", toEnd: true, readAt: READ_AT },
+      { entryId: "t0", path: "./src/a.ts", startLine: 0, body: "x\ny\n", toEnd: true, readAt: READ_AT },
       { entryId: "t1", path: "b.ts", startLine: 2, body: "3\n4", toEnd: false, readAt: READ_AT + 1 },
     ]);
   });
