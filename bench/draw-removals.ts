@@ -37,6 +37,10 @@ const { values, positionals } = parseArgs({
     // Draw from the removals of earlier runs (their "all") instead of replaying: default first, so an
     // item both runs removed counts as the default run's.
     merge: { type: "boolean", default: false },
+    // Take every tool output of at least 200 characters as removed whole at the first run end after
+    // it, as labelled-removals.md's "hand-picked" ones: this widens the set beyond what the classifier
+    // of the day removes.
+    whole: { type: "boolean", default: false },
   },
 });
 
@@ -69,7 +73,40 @@ if (values.merge) {
       all.push(r);
     }
   }
-} else await replay();
+} else if (values.whole) await wholeOutputs();
+else await replay();
+
+async function wholeOutputs(): Promise<void> {
+  for (const path of positionals) {
+    const file = await readSessionFile(path);
+    const session = basename(path);
+    const later = laterMessages(file.branch);
+    const ends = later.filter((m) => m.role === "assistant" && m.calls.length === 0).map((m) => m.index);
+    for (const m of later) {
+      if (m.role !== "toolResult" || m.text.length < 200) continue;
+      const end = ends.find((i) => i > m.index);
+      if (end === undefined) continue;
+      const entry = file.branch[m.index] as SessionEntry;
+      const r: LabelledRemoval = {
+        session,
+        line: file.lineOf.get(entry) ?? 0,
+        ...(file.version >= 2 ? { entryId: entry.id } : {}),
+        removed: "all",
+        afterLine: file.lineOf.get(file.branch[end] as SessionEntry) ?? 0,
+        what: `whole output: ${m.text.slice(0, 60).replace(/\s+/g, " ")}`,
+        suspectToday: false,
+        source: "hand-picked",
+        heldOut: false,
+        label: "not-needed",
+        reason: "",
+      };
+      const piece = pieceFor(file, r);
+      const tier = findSuspects([piece], later)[0]?.tier;
+      all.push({ ...r, flagged: tier === "likely-needed", chars: piece.text.length });
+    }
+    process.stderr.write(`${session}: ${all.length} so far\n`);
+  }
+}
 
 async function replay(): Promise<void> {
   const runner = await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 });

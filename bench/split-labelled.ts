@@ -1,6 +1,7 @@
 // Splits the labelled removals (test/fixtures/labelled-removals.json) into a tuning half and a
-// held-out half with a fixed seed, each label split evenly, and writes each removal's `half`. Run once,
-// before any rule is tuned on the set: the held-out half is what the replay's figures are measured on.
+// held-out half with a fixed seed, each label split evenly, and writes each removal's `half`. Removals
+// that already have a half keep it, so a batch added later is split on its own. Run before any rule is
+// tuned on the new labels: the held-out half is what the replay's figures are measured on.
 //
 //   node bench/split-labelled.ts [--seed 2028]
 import { readFileSync, writeFileSync } from "node:fs";
@@ -15,7 +16,7 @@ const set = JSON.parse(readFileSync(path, "utf8")) as { removals: LabelledRemova
 const rng = mulberry32(Number(values.seed));
 const key = (r: LabelledRemoval) => `${r.session}:${String(r.line).padStart(6, "0")}`;
 for (const label of ["needed", "not-needed"] as const) {
-  const group = set.removals.filter((r) => r.label === label).sort((a, b) => key(a).localeCompare(key(b)));
+  const group = set.removals.filter((r) => r.label === label && r.half === undefined).sort((a, b) => key(a).localeCompare(key(b)));
   for (let i = group.length - 1; i > 0; i--) {
     const j = Math.floor(rng() * (i + 1));
     [group[i], group[j]] = [group[j] as LabelledRemoval, group[i] as LabelledRemoval];
