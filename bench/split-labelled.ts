@@ -16,7 +16,9 @@ const set = JSON.parse(readFileSync(path, "utf8")) as { removals: LabelledRemova
 const rng = mulberry32(Number(values.seed));
 const key = (r: LabelledRemoval) => `${r.session}:${String(r.line).padStart(6, "0")}`;
 for (const label of ["needed", "not-needed"] as const) {
-  const group = set.removals.filter((r) => r.label === label && r.half === undefined).sort((a, b) => key(a).localeCompare(key(b)));
+  const group = set.removals
+    .filter((r) => r.label === label && r.half === undefined)
+    .sort((a, b) => key(a).localeCompare(key(b)));
   for (let i = group.length - 1; i > 0; i--) {
     const j = Math.floor(rng() * (i + 1));
     [group[i], group[j]] = [group[j] as LabelledRemoval, group[i] as LabelledRemoval];

@@ -1,7 +1,7 @@
 // The replay's terminal output: a progress bar while long sessions replay (only on a terminal), and
 // the summary printed at the end.
 import { combineProxy, type ProxyRate } from "../../core/replay/proxy.ts";
-import { likelyNeededCount, likelyNeededMeaning, otherTiers } from "../../core/replay/proxy-words.ts";
+import { heldOutQuality, likelyNeededAdvice, likelyNeededCount, otherTiers } from "../../core/replay/proxy-words.ts";
 import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
 import { moneyLines, moneyTotalLine } from "./summary-money.ts";
@@ -61,7 +61,8 @@ export function formatSummary(report: ReplayReport, out?: string): string {
   for (const s of report.sessions) lines.push(...sessionSummary(s), "");
   for (const f of report.failures) lines.push(`not replayed: ${f.file}: ${f.error}`);
   const proxy = combineProxy(report.sessions.map((s) => s.totals.proxy));
-  if (report.sessions.length > 0) lines.push(...wrap(likelyNeededMeaning(proxy), 110), "");
+  // The quality sentence stays on one line: scripts that keep the docs current read it.
+  if (report.sessions.length > 0) lines.push(`${heldOutQuality()}.`, ...wrap(likelyNeededAdvice(proxy), 110), "");
   if (report.sessions.length > 1) {
     let off = 0;
     let on = 0;
