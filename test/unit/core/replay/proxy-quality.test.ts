@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { findSuspects } from "../../../../src/core/replay/proxy.ts";
 import { type Confusion, confusion, PROXY_QUALITY, wilson } from "../../../../src/core/replay/proxy-quality.ts";
 import { heldOutQuality } from "../../../../src/core/replay/proxy-words.ts";
-import { laterMessages } from "../../../../src/main/replay/proxy-input.ts";
+import { compactionsOf, laterMessages } from "../../../../src/main/replay/proxy-input.ts";
 import { readSessionFile } from "../../../../src/main/replay/reader.ts";
 import { type LabelledRemoval, pieceFor, readLabelledSet, sessionPath } from "../../../kit/labelled-removals.ts";
 
@@ -20,7 +20,7 @@ beforeAll(async () => {
     const file = await readSessionFile(sessionPath(name));
     const removals = set.removals.filter((r) => r.session === name);
     const pieces = removals.map((r) => pieceFor(file, r));
-    const tiers = new Map(findSuspects(pieces, laterMessages(file.branch)).map((s) => [s.key, s.tier]));
+    const tiers = new Map(findSuspects(pieces, laterMessages(file.branch), compactionsOf(file.branch)).map((s) => [s.key, s.tier]));
     removals.forEach((r, i) => {
       verdicts.set(r, tiers.get(pieces[i]?.key ?? ""));
     });
