@@ -20,7 +20,9 @@ beforeAll(async () => {
     const file = await readSessionFile(sessionPath(name));
     const removals = set.removals.filter((r) => r.session === name);
     const pieces = removals.map((r) => pieceFor(file, r));
-    const tiers = new Map(findSuspects(pieces, laterMessages(file.branch), compactionsOf(file.branch)).map((s) => [s.key, s.tier]));
+    const tiers = new Map(
+      findSuspects(pieces, laterMessages(file.branch), compactionsOf(file.branch)).map((s) => [s.key, s.tier]),
+    );
     removals.forEach((r, i) => {
       verdicts.set(r, tiers.get(pieces[i]?.key ?? ""));
     });
