@@ -19,6 +19,7 @@ import {
   removedChunks,
   visibleTokens,
 } from "../../core/replay/proxy.ts";
+import { recallHarm } from "../../core/replay/recall-harm.ts";
 import {
   dollarsOf,
   type PassMetrics,
@@ -433,6 +434,18 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
 
   const name = file.path.split("/").pop() ?? file.path;
   const priced = money.price(passes, options.prices);
+  const neededAt = new Map(
+    suspectViews
+      .filter((s) => s.tier === "likely-needed")
+      .map((s) => [s.key, s.atLine ?? lineOf.get(branch[s.at] as SessionEntry)]),
+  );
+  const main = [...priced.models].filter((m) => m.prices).sort((a, b) => b.requests - a.requests)[0];
+  const harm = recallHarm(
+    pieces.map((p) => ({ chars: p.text.length, neededAtLine: neededAt.get(p.key) })),
+    requests,
+    main?.prices,
+    main !== undefined && main.family !== "none",
+  );
   options.onGuarded?.(on);
   return {
     file: file.path,
@@ -448,5 +461,6 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     ms: performance.now() - started,
     dollars: dollarsOf(priced),
     money: priced,
+    harm,
   };
 }
