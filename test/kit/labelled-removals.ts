@@ -3,7 +3,7 @@
 // the classifier removes today. What stays visible is everything on the branch up to the run end
 // (the removed entry's kept chunks included) except the removed text: as if the guard had removed
 // only this.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { chunkOutput } from "../../src/core/distill/chunk.ts";
@@ -13,10 +13,17 @@ import { messageText } from "../../src/main/replay/proxy-input.ts";
 import type { SessionFile } from "../../src/main/replay/reader.ts";
 
 export interface LabelledRemoval {
-  /** File name in test/fixtures/sessions. */
+  /** File name in test/fixtures/sessions, or in the shared sessions folder (SHARED_SESSIONS). */
   session: string;
-  /** Line (1-based) of the removed tool result in the session file (v1 files have no stable ids). */
+  /**
+   * Line (1-based) of the removed tool result in the session file (v1 files have no stable ids); for an
+   * omitted exchange, the line of its prompt.
+   */
   line: number;
+  /** A tool output (the default) or an old exchange omitted whole. */
+  kind?: "output" | "exchange";
+  /** An exchange's other omitted entries, by line (its prompt is `line`). */
+  omittedLines?: number[];
   /** Its entry id, for files that have ids. */
   entryId?: string;
   /** The removed chunks (numbers of chunkOutput), or "all" for the whole output. */
@@ -34,6 +41,8 @@ export interface LabelledRemoval {
   source: "replay" | "replay-aggressive" | "hand-picked";
   /** Labelled after the proxy's rules were settled: not used to tune them. */
   heldOut: boolean;
+  /** Which half of the set it is in (see labelled-removals.md): tuned on, or held out to report. */
+  half?: "tune" | "report";
   label: "needed" | "not-needed";
   reason: string;
 }
@@ -44,6 +53,19 @@ export interface LabelledSet {
 }
 
 export const FIXTURES = join(import.meta.dirname, "..", "fixtures");
+
+/** The real sessions shared beside the clone (../shared/sessions in CI, /work/shared/sessions here). */
+export const SHARED_SESSIONS = [
+  join(import.meta.dirname, "..", "..", "..", "shared", "sessions"),
+  "/work/shared/sessions",
+].find((dir) => existsSync(dir));
+
+/** Where a labelled removal's session file is: the fixtures first, then the shared folder. */
+export function sessionPath(session: string): string {
+  const local = join(FIXTURES, "sessions", session);
+  if (existsSync(local) || SHARED_SESSIONS === undefined) return local;
+  return join(SHARED_SESSIONS, session);
+}
 
 export function readLabelledSet(path = join(FIXTURES, "labelled-removals.json")): LabelledSet {
   return JSON.parse(readFileSync(path, "utf8")) as LabelledSet;
@@ -62,6 +84,7 @@ function textOf(entry: SessionEntry): string {
 
 /** The removed piece a labelled removal describes, rebuilt from its session file. */
 export function pieceFor(file: SessionFile, removal: LabelledRemoval): RemovedPiece {
+  if (removal.kind === "exchange") return exchangePieceFor(file, removal);
   const at = indexOfLine(file, removal.line);
   const after = indexOfLine(file, removal.afterLine);
   const entry = file.branch[at] as SessionEntry;
@@ -92,7 +115,43 @@ export function pieceFor(file: SessionFile, removal: LabelledRemoval): RemovedPi
     entryId: entry.id,
     pass: 0,
     after,
+    at,
     text,
+    calls,
+    visible: visibleTokens(shown),
+  };
+}
+
+/** An omitted exchange: its prompt and every omitted entry go; the rest of the branch stays in view. */
+function exchangePieceFor(file: SessionFile, removal: LabelledRemoval): RemovedPiece {
+  const lines = [removal.line, ...(removal.omittedLines ?? [])];
+  const gone = new Set(lines.map((l) => indexOfLine(file, l)));
+  const after = indexOfLine(file, removal.afterLine);
+  for (const i of gone)
+    if (i > after) throw new Error(`${file.path}: line ${removal.afterLine} comes before the exchange`);
+  const texts: string[] = [];
+  const calls: string[] = [];
+  const shown: string[] = [file.header.cwd ?? ""];
+  for (let i = 0; i <= after; i++) {
+    const e = file.branch[i] as SessionEntry;
+    if (!gone.has(i)) {
+      shown.push(textOf(e));
+      continue;
+    }
+    texts.push(textOf(e));
+    if (e.type !== "message") continue;
+    for (const call of readContent((e.message as { content?: unknown }).content).toolCalls)
+      calls.push(callSignature(call.name, call.args));
+  }
+  const prompt = file.branch[indexOfLine(file, removal.line)] as SessionEntry;
+  return {
+    key: `${removal.session}:${removal.line}`,
+    kind: "exchange",
+    entryId: prompt.id,
+    pass: 0,
+    after,
+    at: Math.min(...gone),
+    text: texts.join("\n"),
     calls,
     visible: visibleTokens(shown),
   };

@@ -23,8 +23,17 @@ function addDotted(text: string, out: Map<string, TokenKind>, max: number): void
   }
 }
 
+// JSON or a log printed as text keeps its escapes: `\nFor` must read as a line break and `For`, not as
+// the identifier `nFor`.
+const ESCAPE_RE = /\\[nrt]/g;
+
+function unescaped(text: string): string {
+  return text.includes("\\") ? text.replace(ESCAPE_RE, " ") : text;
+}
+
 /** Tokens of a removed piece or a later message: paths as written (no bare file names taken from them). */
-export function proxyTokens(text: string, max = MAX_TOKENS): Map<string, TokenKind> {
+export function proxyTokens(raw: string, max = MAX_TOKENS): Map<string, TokenKind> {
+  const text = unescaped(raw);
   const out = distinctiveTokens(text, max, false);
   // A quoted "package.json" names no file in particular either.
   for (const token of out.keys()) if (isCommonFileName(token)) out.delete(token);
@@ -32,13 +41,24 @@ export function proxyTokens(text: string, max = MAX_TOKENS): Map<string, TokenKi
   return out;
 }
 
-/** A relative import (`./theme.js`, `../src/utils.js`) follows a convention: weak evidence, like a number. */
+// Names that read like a product or a library's everyday API more than like this project's code: two
+// capitalised words (`OpenClaw`, `ForEach`, `TypeScript`), or a word with a number (`base64`, `utf16`).
+const COMMON_NAME_RE = /^(?:[A-Z][a-z]+[A-Z][a-z]+|[a-z]+\d+)$/;
+// A MIME type (`application/json`) is not a path.
+const MIME_RE = /^(?:application|text|image|audio|video|multipart|font)\/[\w.+-]+$/;
+
+/**
+ * Weak evidence, needed two at a time: numbers, relative imports (`./theme.js` follows a convention),
+ * common names and MIME types.
+ */
 export function isWeak(token: string, kind: TokenKind): boolean {
-  return kind === "number" || token.startsWith("./") || token.startsWith("../");
+  if (kind === "number" || token.startsWith("./") || token.startsWith("../")) return true;
+  return COMMON_NAME_RE.test(token) || MIME_RE.test(token);
 }
 
 /** Tokens of what stays in view: the file name of each path too, so a bare name in a piece is seen. */
-export function shownTokens(text: string, max = MAX_TOKENS): Map<string, TokenKind> {
+export function shownTokens(raw: string, max = MAX_TOKENS): Map<string, TokenKind> {
+  const text = unescaped(raw);
   const out = distinctiveTokens(text, max);
   addDotted(text, out, max);
   return out;

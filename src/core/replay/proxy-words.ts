@@ -1,7 +1,7 @@
 // What the needed-later proxy's figures mean, in words the terminal summary and the HTML report share:
 // the likely-needed count with its measured precision and recall, and what the other tiers are.
 import type { ProxyRate, Tier } from "./proxy.ts";
-import { PROXY_QUALITY } from "./proxy-quality.ts";
+import { PROXY_QUALITY, wilson } from "./proxy-quality.ts";
 
 export const TIER_WORDS: Readonly<Record<Tier, string>> = {
   "likely-needed": "likely needed",
@@ -25,16 +25,37 @@ export function likelyNeededCount(p: ProxyRate): string {
 
 /** How far the count can be trusted, and what to do with it. */
 export function likelyNeededMeaning(p: ProxyRate): string {
+  return `${heldOutQuality()}. ${likelyNeededAdvice(p)}`;
+}
+
+/** What the likely-needed count means for the agent, given the measured quality. */
+export function likelyNeededAdvice(p: ProxyRate): string {
   const l = p.likelyNeeded;
   const expected = Math.round(l.expected);
   const expect =
     l.items === 0
-      ? "none of the removed items looks needed later"
-      : `expect about ${expected} removed item${expected === 1 ? "" : "s"} the agent would have had to recall`;
+      ? "None of the removed items looks needed later"
+      : `Expect about ${expected} removed item${expected === 1 ? "" : "s"} the agent would have had to recall`;
   return (
-    `On ${PROXY_QUALITY.labelled} hand-labelled removals the likely-needed tier was right ${whole(l.precision)} of the ` +
-    `time and found ${whole(l.recall)} of the needed ones, so ${expect}. Recall returns them whole, so nothing is ` +
-    `lost; a rate that rises after a change means the guard removes more of what the agent still uses.`
+    `${expect}. Recall returns them whole, so nothing is lost; a rate that rises after a change means the guard ` +
+    `removes more of what the agent still uses.`
+  );
+}
+
+const interval = (hits: number, n: number) => {
+  const { low, high } = wilson(hits, n);
+  return `95% CI ${whole(low)}–${whole(high)}`;
+};
+
+/**
+ * The proxy's quality as measured on the held-out labelled removals, with 95% Wilson intervals, in one
+ * sentence whose wording stays fixed: scripts that keep the docs current read it from the replay's output.
+ */
+export function heldOutQuality(q = PROXY_QUALITY): string {
+  return (
+    `On ${q.labelled} held-out hand-labelled removals (${q.needed} needed) the likely-needed tier was right ` +
+    `${whole(q.precision)} of the time (${interval(q.flaggedNeeded, q.flagged)}) and found ${whole(q.recall)} of ` +
+    `the needed ones (${interval(q.flaggedNeeded, q.needed)})`
   );
 }
 

@@ -28,6 +28,8 @@ export interface RemovedPiece {
   pass: number;
   /** Position (in the replayed branch) of the run end after which it is gone. */
   after: number;
+  /** Position of the removed entry (an exchange's prompt), when known: earlier uses prove nothing. */
+  at?: number;
   /** The removed text. */
   text: string;
   /** Signatures (callSignature) of the calls whose output was removed. */
@@ -38,8 +40,16 @@ export interface RemovedPiece {
 
 export interface LaterCall {
   signature: string;
-  /** The call as text: its name and JSON arguments. */
+  /** The call as text: its name and JSON arguments (without `fresh`). */
   text: string;
+  /** Text the call writes anew (a write's content, an edit's new text): see splitCallArgs. */
+  fresh?: string;
+}
+
+/** A compaction of the branch: at `index`, everything before `firstKept` left the model's view. */
+export interface Compaction {
+  index: number;
+  firstKept: number;
 }
 
 /** A recorded message of the branch, in order. */
@@ -104,6 +114,8 @@ interface Mention {
   role: LaterMessage["role"];
   /** Signature of the tool call whose arguments hold it. */
   call?: string;
+  /** In text the agent writes anew: a name there may be its own, not read from an output. */
+  fresh?: boolean;
 }
 
 /** Where each token is mentioned; a path also answers for the other spellings of the same file. */
@@ -139,24 +151,50 @@ interface Use {
   token: string;
   kind: TokenKind;
   at: number;
+  /** Only in text the agent wrote anew: weak evidence. */
+  fresh?: boolean;
 }
 
-/** The first later use of a token by the agent, and whether a tool result had shown it again first. */
-function firstUse(mentions: readonly Mention[], piece: RemovedPiece): { at: number; seenFirst: boolean } | undefined {
+/**
+ * The first later use of a token by the agent before `until`, and whether a tool result had shown it
+ * again first.
+ */
+function firstUse(
+  mentions: readonly Mention[],
+  piece: RemovedPiece,
+  until: number,
+): { at: number; seenFirst: boolean; fresh: boolean } | undefined {
   let seenFirst = false;
   for (const m of mentions) {
     if (m.at <= piece.after) continue;
+    if (m.at > until) break;
     if (m.role === "toolResult") seenFirst = true;
     // Naming the file again in the same call is a re-run, not a use of what the output said.
     else if (m.role === "assistant" && !(m.call !== undefined && piece.calls.includes(m.call)))
-      return { at: m.at, seenFirst };
+      return { at: m.at, seenFirst, fresh: m.fresh === true };
   }
   return undefined;
 }
 
-/** Strong enough evidence: one strong token, or two weak ones (numbers, relative imports). */
+/** The agent named it before the removed entry existed: it had the token from elsewhere. */
+function knownBefore(mentions: readonly Mention[], piece: RemovedPiece): boolean {
+  const at = piece.at;
+  return at !== undefined && mentions.some((m) => m.at < at && m.role === "assistant");
+}
+
+/** Where a compaction dropped the piece anyway: later uses are not the guard's doing. */
+function droppedAt(piece: RemovedPiece, compactions: readonly Compaction[]): number {
+  const at = piece.at ?? piece.after;
+  for (const c of compactions) if (c.index > piece.after && at < c.firstKept) return c.index;
+  return Number.POSITIVE_INFINITY;
+}
+
+/**
+ * Strong enough evidence: one strong token, or two weak ones (numbers, relative imports, names only in
+ * text the agent wrote anew).
+ */
 function enough(uses: readonly Use[]): boolean {
-  const weak = uses.filter((u) => isWeak(u.token, u.kind)).length;
+  const weak = uses.filter((u) => u.fresh || isWeak(u.token, u.kind)).length;
   return uses.length - weak >= 1 || weak >= 2;
 }
 
@@ -197,14 +235,22 @@ function earliest(uses: Use[]): Use[] {
   return uses.sort((a, b) => a.at - b.at);
 }
 
-/** Judges every removed piece against the later conversation; pieces without evidence are left out. */
-export function findSuspects(pieces: readonly RemovedPiece[], messages: readonly LaterMessage[]): Suspect[] {
+/**
+ * Judges every removed piece against the later conversation; pieces without evidence are left out.
+ * `compactions` (in branch order) end the evidence for the pieces they dropped.
+ */
+export function findSuspects(
+  pieces: readonly RemovedPiece[],
+  messages: readonly LaterMessage[],
+  compactions: readonly Compaction[] = [],
+): Suspect[] {
   const mentions = new Mentions();
   const callAt = new Map<string, number[]>();
   for (const m of messages) {
     mentions.add(m.text, { at: m.index, role: m.role });
     for (const call of m.calls) {
       mentions.add(call.text, { at: m.index, role: m.role, call: call.signature });
+      if (call.fresh) mentions.add(call.fresh, { at: m.index, role: m.role, call: call.signature, fresh: true });
       if (m.role !== "assistant") continue;
       const list = callAt.get(call.signature) ?? [];
       list.push(m.index);
@@ -215,13 +261,15 @@ export function findSuspects(pieces: readonly RemovedPiece[], messages: readonly
   for (const piece of pieces) {
     const used: Use[] = [];
     const seen: Use[] = [];
+    const until = droppedAt(piece, compactions);
     for (const [token, kind] of proxyTokens(piece.text)) {
       if (isVisible(token, kind, piece.visible)) continue;
       const list = mentions.of(token, kind);
       // The user typed it: the agent had it from the user, not from the removed copy.
       if (list.some((m) => m.role === "user")) continue;
-      const use = firstUse(list, piece);
-      if (use) (use.seenFirst ? seen : used).push({ token, kind, at: use.at });
+      if (knownBefore(list, piece)) continue;
+      const use = firstUse(list, piece, until);
+      if (use) (use.seenFirst ? seen : used).push({ token, kind, at: use.at, fresh: use.fresh });
     }
     const base = { key: piece.key, kind: piece.kind, entryId: piece.entryId, pass: piece.pass };
     if (enough(used)) {

@@ -7,6 +7,7 @@ import { CHARS_PER_TOKEN, imageChars } from "../shared/size.ts";
 import { IMAGE_HEAD_CHARS } from "../shared/types.ts";
 import type { SessionMoney } from "./money.ts";
 import { type ProxyRate, proxyRate, type RemovedKind, type Suspect } from "./proxy.ts";
+import type { RecallHarm } from "./recall-harm.ts";
 
 /** One request to the main model: an assistant message, and the context it was sent with. */
 export interface RequestPoint {
@@ -142,6 +143,8 @@ export interface SessionMetrics {
   /** Main-model dollars off → on and the classifier's cost (see money.ts). */
   dollars?: SessionDollars;
   money?: SessionMoney;
+  /** The likely-needed removals by items, characters and the dollars their recalls would cost. */
+  harm?: RecallHarm;
 }
 
 export interface SessionDollars {

@@ -19,6 +19,7 @@ import {
   removedChunks,
   visibleTokens,
 } from "../../core/replay/proxy.ts";
+import { recallHarm } from "../../core/replay/recall-harm.ts";
 import {
   dollarsOf,
   type PassMetrics,
@@ -39,7 +40,7 @@ import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import { MoneyLog } from "./money-log.ts";
 import type { PriceBook } from "./prices.ts";
-import { laterMessages, messageText } from "./proxy-input.ts";
+import { compactionsOf, laterMessages, messageText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
 
 export interface ReplayOptions {
@@ -171,6 +172,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const offSize = new ContextSize();
   const money = new MoneyLog();
   const byId = new Map<string, SessionEntry>();
+  const indexById = new Map<string, number>();
   const callById = new Map<string, { name: string; args: Record<string, unknown> }>();
   const requests: RequestPoint[] = [];
   const passes: PassMetrics[] = [];
@@ -198,6 +200,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     const line = lineOf.get(original);
     if (line !== undefined) lineOfId.set(original.id, line);
     byId.set(original.id, original);
+    indexById.set(original.id, i);
     const message = messageOf(original);
     if (message?.role === "assistant") {
       requests.push({ n: requests.length + 1, line: line ?? 0, off: offSize.current(off), on: onSize.current(on) });
@@ -367,7 +370,15 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     for (const r of changed) {
       const entry = byId.get(r.entryId);
       const kind = r.kind ?? "large";
-      const base = { key: `${pass}:${r.entryId}`, entryId: r.entryId, pass, after, visible };
+      const at = indexById.get(r.entryId);
+      const base = {
+        key: `${pass}:${r.entryId}`,
+        entryId: r.entryId,
+        pass,
+        after,
+        visible,
+        ...(at === undefined ? {} : { at }),
+      };
       if (kind === "large") {
         const text = readContent(messageOf(entry)?.content).text;
         const shown = replacement.get(r.entryId);
@@ -400,7 +411,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
 
   // The needed-later proxy reads what the session did next: the recorded messages after each pass.
   const later = laterMessages(branch);
-  const suspects = findSuspects(pieces, later);
+  const suspects = findSuspects(pieces, later, compactionsOf(branch));
   const pieceByKey = new Map(pieces.map((p) => [p.key, p]));
   const suspectViews: SuspectView[] = suspects.map((s) => {
     const piece = pieceByKey.get(s.key);
@@ -426,6 +437,18 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const raw = (file.header as { generator?: unknown }).generator;
   const generator = typeof raw === "string" ? raw.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").slice(0, 200) : "";
   const priced = money.price(passes, options.prices);
+  const neededAt = new Map(
+    suspectViews
+      .filter((s) => s.tier === "likely-needed")
+      .map((s) => [s.key, s.atLine ?? lineOf.get(branch[s.at] as SessionEntry)]),
+  );
+  const main = [...priced.models].filter((m) => m.prices).sort((a, b) => b.requests - a.requests)[0];
+  const harm = recallHarm(
+    pieces.map((p) => ({ chars: p.text.length, neededAtLine: neededAt.get(p.key) })),
+    requests,
+    main?.prices,
+    main !== undefined && main.family !== "none",
+  );
   options.onGuarded?.(on);
   return {
     file: file.path,
@@ -442,5 +465,6 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     ms: performance.now() - started,
     dollars: dollarsOf(priced),
     money: priced,
+    harm,
   };
 }

@@ -1,7 +1,7 @@
 // What the needed-later proxy reads of a session: the recorded user, assistant and tool-result
 // messages of the branch in order, and the text of a message as the model sees it.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { callSignature, type LaterMessage } from "../../core/replay/proxy.ts";
+import { type Compaction, callSignature, type LaterMessage } from "../../core/replay/proxy.ts";
 import { readContent } from "../pass/snapshot.ts";
 
 /** Text of a message as the proxy reads it: text blocks, tool-call arguments, summaries. */
@@ -21,11 +21,47 @@ export function laterMessages(branch: readonly SessionEntry[]): LaterMessage[] {
     const m = entry.message as { role?: string; content?: unknown };
     if (m.role !== "user" && m.role !== "assistant" && m.role !== "toolResult") return;
     const content = readContent(m.content);
-    const calls = content.toolCalls.map((c) => ({
-      signature: callSignature(c.name, c.args),
-      text: `${c.name} ${JSON.stringify(c.args)}`,
-    }));
+    const calls = content.toolCalls.map((c) => {
+      const { reference, fresh } = splitCallArgs(c.args);
+      return {
+        signature: callSignature(c.name, c.args),
+        text: `${c.name} ${JSON.stringify(reference)}`,
+        ...(fresh ? { fresh } : {}),
+      };
+    });
     out.push({ index, role: m.role, text: content.text, calls });
+  });
+  return out;
+}
+
+// Arguments that carry text the agent writes anew (a write's content, an edit's replacement), as opposed
+// to what it refers to (a path, a command, an edit's old text, which must match what it read).
+const FRESH_KEYS = new Set(["content", "newText", "new_string", "newString", "new_str", "file_text"]);
+
+/** A call's arguments without the text it writes anew, and that text. */
+export function splitCallArgs(args: Record<string, unknown>): { reference: unknown; fresh: string } {
+  const fresh: string[] = [];
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (value === null || typeof value !== "object") return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      if (FRESH_KEYS.has(key) && typeof v === "string") fresh.push(v);
+      else out[key] = walk(v);
+    }
+    return out;
+  };
+  return { reference: walk(args), fresh: fresh.join("\n") };
+}
+
+/** The branch's compactions, each with the position of the first entry it kept. */
+export function compactionsOf(branch: readonly SessionEntry[]): Compaction[] {
+  const indexOf = new Map(branch.map((e, i) => [e.id, i]));
+  const out: Compaction[] = [];
+  branch.forEach((entry, index) => {
+    if (entry.type !== "compaction") return;
+    const kept = indexOf.get((entry as { firstKeptEntryId?: string }).firstKeptEntryId ?? "");
+    out.push({ index, firstKept: kept ?? index });
   });
   return out;
 }

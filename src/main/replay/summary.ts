@@ -1,10 +1,10 @@
 // The replay's terminal output: a progress bar while long sessions replay (only on a terminal), and
 // the summary printed at the end.
 import { combineProxy, type ProxyRate } from "../../core/replay/proxy.ts";
-import { likelyNeededCount, likelyNeededMeaning, otherTiers } from "../../core/replay/proxy-words.ts";
+import { heldOutQuality, likelyNeededAdvice, likelyNeededCount, otherTiers } from "../../core/replay/proxy-words.ts";
 import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
-import { moneyLines, moneyTotalLine } from "./summary-money.ts";
+import { dollars, moneyLines, moneyTotalLine, netText } from "./summary-money.ts";
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);
@@ -30,7 +30,7 @@ export function sessionSummary(s: SessionMetrics): string[] {
     `  edits             ${edits(t.edits)}  (${t.passesWithEdits} of ${t.passes} passes edited; ${t.drafts} context_edit drafts${t.invalidDrafts ? `, ${t.invalidDrafts} invalid` : ""})`,
     `  classifier        ${t.classifierRequests} requests${t.cacheHits ? ` (${t.cacheHits} from cache)` : ""} · latency p50 ${ms(t.latencyP50)}, max ${ms(t.latencyMax)} · ${usd(t.costUsd)}`,
     `  settle            p50 ${ms(t.settleP50)}, max ${ms(t.settleMax)} · main-thread stall max ${ms(t.stallMax)}`,
-    ...proxyLines(t.proxy),
+    ...proxyLines(t.proxy, s),
   ];
   // A damaged file can have hundreds: the first few say what happened, the JSON and HTML list them all.
   for (const p of s.problems.slice(0, MAX_PROBLEMS)) lines.push(`  problem: ${p.message}`);
@@ -39,8 +39,17 @@ export function sessionSummary(s: SessionMetrics): string[] {
 }
 
 /** The needed-later proxy's count and tiers; what the count means is said once, under all sessions. */
-function proxyLines(p: ProxyRate): string[] {
-  return [`  needed later?     likely needed: ${likelyNeededCount(p)} · ${otherTiers(p)}`];
+function proxyLines(p: ProxyRate, s: SessionMetrics): string[] {
+  const lines = [`  needed later?     likely needed: ${likelyNeededCount(p)} · ${otherTiers(p)}`];
+  const h = s.harm;
+  if (h && h.items > 0) {
+    const share = h.removedChars > 0 ? ` (${pct(h.chars / h.removedChars)})` : "";
+    const net = s.money?.priced ? ` · ${netText(s.money.off.dollars, s.money.net - h.dollars)} after them` : "";
+    lines.push(
+      `  if recalled       ${formatCount(h.chars)} of ${formatCount(h.removedChars)} removed chars${share} · recalls ${dollars(h.dollars)}${net}`,
+    );
+  }
+  return lines;
 }
 
 function wrap(text: string, width: number): string[] {
@@ -61,7 +70,8 @@ export function formatSummary(report: ReplayReport, out?: string): string {
   for (const s of report.sessions) lines.push(...sessionSummary(s), "");
   for (const f of report.failures) lines.push(`not replayed: ${f.file}: ${f.error}`);
   const proxy = combineProxy(report.sessions.map((s) => s.totals.proxy));
-  if (report.sessions.length > 0) lines.push(...wrap(likelyNeededMeaning(proxy), 110), "");
+  // The quality sentence stays on one line: scripts that keep the docs current read it.
+  if (report.sessions.length > 0) lines.push(`${heldOutQuality()}.`, ...wrap(likelyNeededAdvice(proxy), 110), "");
   if (report.sessions.length > 1) {
     let off = 0;
     let on = 0;

@@ -1,4 +1,5 @@
 // The needed-later proxy: its tiers, its evidence tokens, and the chunks a replacement left out.
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { chunkOutput } from "../../../../src/core/distill/chunk.ts";
 import { decideResult } from "../../../../src/core/distill/decide.ts";
@@ -15,6 +16,7 @@ import {
 } from "../../../../src/core/replay/proxy.ts";
 import { proxyTokens, samePath } from "../../../../src/core/replay/proxy-tokens.ts";
 import { distinctiveTokens } from "../../../../src/core/shared/tokens.ts";
+import { laterMessages, splitCallArgs } from "../../../../src/main/replay/proxy-input.ts";
 
 const piece = (over: Partial<RemovedPiece>): RemovedPiece => ({
   key: "1:r1",
@@ -211,5 +213,67 @@ describe("removedChunks", () => {
     const text = "a\n".repeat(3000);
     const removed = removedChunks(text, "[context-guard] Removed the output of bash `x`: 3000 lines.");
     expect(removed.length).toBe(chunkOutput(text).length);
+  });
+});
+
+describe("findSuspects on what real sessions showed (issue 28)", () => {
+  it("reads JSON escapes as breaks, so a \\n glued to a word is no token", () => {
+    expect([...proxyTokens('"description": "Cancels all.\\nFor normal wagers"').keys()]).not.toContain("nFor");
+    const removed = piece({ text: '{"doc": "line one\\nfetchUser"}' });
+    expect(findSuspects([removed], [said(9, "see nfetchUser")])).toEqual([]);
+  });
+
+  it("skips a token the agent had named before the removed entry existed", () => {
+    const removed = piece({ at: 3, text: "ok: computeShipping(order)" });
+    const messages = [said(2, "I will call computeShipping"), said(9, "`computeShipping` again")];
+    expect(findSuspects([removed], messages)).toEqual([]);
+    expect(findSuspects([{ ...removed, at: 1 }], messages)).toMatchObject([{ tier: "likely-needed" }]);
+  });
+
+  it("weighs a name only in text the agent writes anew as weak, but an edit's old text as strong", () => {
+    // As the replay reads a session: the agent's tool calls, through laterMessages.
+    const agentCalls = (index: number, name: string, args: Record<string, unknown>) =>
+      laterMessages([
+        ...Array.from({ length: index }, (_, i) => ({ type: "label", id: `x${i}` }) as unknown as SessionEntry),
+        {
+          type: "message",
+          id: "a1",
+          parentId: null,
+          timestamp: "",
+          message: { role: "assistant", content: [{ type: "toolCall", id: "c1", name, arguments: args }] },
+        } as unknown as SessionEntry,
+      ]);
+    const removed = piece({ text: "fn main() { Duration::from_millis(10); let planExpired = false; }" });
+    const wrote = agentCalls(9, "write", { path: "src/new.rs", content: "let d = Duration::from_millis(5);" });
+    expect(findSuspects([removed], wrote)).toEqual([]);
+    const edited = agentCalls(9, "edit", { path: "src/a.rs", oldText: "let planExpired = false;", newText: "x" });
+    expect(findSuspects([removed], edited)).toMatchObject([{ tier: "likely-needed", tokens: ["planExpired"] }]);
+  });
+
+  it("ignores uses after a compaction that had dropped the removed entry anyway", () => {
+    const removed = piece({ at: 3, text: "see src/cart/ship.ts" });
+    const messages = [said(9, "open src/cart/ship.ts")];
+    expect(findSuspects([removed], messages, [{ index: 7, firstKept: 6 }])).toEqual([]);
+    // A compaction that kept the entry changes nothing.
+    expect(findSuspects([removed], messages, [{ index: 7, firstKept: 2 }])).toMatchObject([{ tier: "likely-needed" }]);
+  });
+
+  it("needs two common names, MIME types or small words with numbers, like numbers", () => {
+    const removed = piece({ text: "OpenClaw 2026 uses base64 over application/json" });
+    expect(findSuspects([removed], [said(9, "OpenClaw is fine")])).toEqual([]);
+    expect(findSuspects([removed], [said(9, "application/json please")])).toEqual([]);
+    expect(findSuspects([removed], [said(9, "OpenClaw sends base64")])).toMatchObject([{ tier: "likely-needed" }]);
+  });
+});
+
+describe("splitCallArgs", () => {
+  it("takes out what a call writes anew, nested edits included, and keeps what it refers to", () => {
+    const { reference, fresh } = splitCallArgs({
+      path: "a.ts",
+      edits: [{ oldText: "old one", newText: "new one" }],
+      content: "whole file",
+    });
+    expect(reference).toEqual({ path: "a.ts", edits: [{ oldText: "old one" }] });
+    expect(fresh.split("\n").sort()).toEqual(["new one", "whole file"]);
   });
 });
