@@ -16,6 +16,20 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "sweep.ts", args: ["--only", "margin-2", "--sessions", "session"] },
   { script: "compare.ts", args: ["--base", "{repo}", "--rounds", "1", "--only", "outputs"] },
   { script: "figures.ts", args: ["--check"] },
+  {
+    script: "draw-removals.ts",
+    args: [
+      "--flagged",
+      "2",
+      "--unflagged",
+      "2",
+      "--out",
+      "{tmp}/drawn.json",
+      "test/fixtures/sessions/rycerzes__trl__session.jsonl",
+    ],
+  },
+  // Every labelled removal already has its half, so this rewrites the fixture unchanged.
+  { script: "split-labelled.ts", args: [] },
   { script: "background.ts", args: ["--turns", "2", "--out", "{tmp}/BACKGROUND.md"] },
 ];
 
