@@ -3,6 +3,7 @@
 // offline through the extension's own pipeline and reports what the guard would have done.
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { escapeControls } from "./core/shared/control-chars.ts";
 import { agentDir as defaultAgentDir, loadSettings } from "./main/platform/settings.ts";
 
 const USAGE = `Usage: context-guard replay [session.jsonl | folder] [options]
@@ -57,7 +58,7 @@ async function replayCommand(args: string[]): Promise<number> {
   const settings = await loadSettings(
     values.config ?? process.env.PI_CONTEXT_GUARD_CONFIG ?? join(agentDir, "context-guard.json"),
   );
-  for (const w of settings.warnings) process.stderr.write(`context-guard: ${w}\n`);
+  for (const w of settings.warnings) process.stderr.write(`context-guard: ${escapeControls(w)}\n`);
   const files = await replay.findSessionFiles(target);
   if (files.length === 0) throw new UsageError(`${target}: no .jsonl session files found`);
   const classifier = await replay.chooseClassifier({
@@ -80,8 +81,9 @@ async function replayCommand(args: string[]): Promise<number> {
     await writeFile(values.json, `${JSON.stringify(result.report, null, 2)}\n`);
   }
   process.stdout.write(`${replay.formatSummary(result.report, out)}\n`);
-  if (result.written) process.stdout.write(`guarded session: ${result.written}\n`);
-  return result.report.sessions.length === 0 ? 1 : 0;
+  if (result.written) process.stdout.write(`guarded session: ${escapeControls(result.written)}\n`);
+  if (result.writeError) process.stderr.write(`context-guard: ${escapeControls(result.writeError)}\n`);
+  return result.report.sessions.length === 0 || result.writeError ? 1 : 0;
 }
 
 class UsageError extends Error {}
@@ -96,6 +98,10 @@ async function main(argv: string[]): Promise<number> {
   return replayCommand(rest);
 }
 
+// Past a file size limit (ulimit -f) the kernel signals SIGXFSZ, which would kill the process mid-write;
+// with a handler the write fails with EFBIG instead, and the temporary file is cleaned up.
+process.on("SIGXFSZ", () => {});
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
@@ -106,7 +112,7 @@ main(process.argv.slice(2)).then(
       error instanceof UsageError ||
       (error as Error)?.name === "ReplayUsageError" ||
       (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS"));
-    const message = error instanceof Error ? error.message : String(error);
+    const message = escapeControls(error instanceof Error ? error.message : String(error));
     process.stderr.write(`context-guard: ${message}\n${usage ? "Run `context-guard replay --help` for usage.\n" : ""}`);
     process.exitCode = usage ? 2 : 1;
   },
