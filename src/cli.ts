@@ -67,7 +67,12 @@ async function replayCommand(args: string[]): Promise<number> {
     agentDir,
     cacheDir: values.cache ?? join(agentDir, "context-guard-cache"),
   });
-  const progress = new ProgressBar(process.stderr, !values["no-progress"] && process.stderr.isTTY === true);
+  const { ProgressLines } = await import("./main/replay/progress-lines.ts");
+  // A bar on a terminal; elsewhere a line now and then for a long session only.
+  const progress =
+    process.stderr.isTTY === true || values["no-progress"]
+      ? new ProgressBar(process.stderr, !values["no-progress"] && process.stderr.isTTY === true)
+      : new ProgressLines(process.stderr);
   const result = await replay.replayFiles(files, {
     classifier,
     config: settings.config,

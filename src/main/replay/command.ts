@@ -138,7 +138,7 @@ export interface ReplayFilesOptions {
   config: GuardConfig;
   /** Defaults to a one-thread Piscina pool, like the extension's pass pool. */
   runner?: TaskRunner;
-  progress?: ProgressBar;
+  progress?: Pick<ProgressBar, "update" | "clear">;
   /** Prices for the money view; default: Pi's registry (with the agent dir's models.json). */
   prices?: PriceBook;
   agentDir?: string;

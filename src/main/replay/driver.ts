@@ -169,7 +169,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const off: SessionEntry[] = [];
   const onSize = new ContextSize();
   const offSize = new ContextSize();
-  const money = new MoneyLog();
+  const money = new MoneyLog(branch, now, options.prices);
   const byId = new Map<string, SessionEntry>();
   const callById = new Map<string, { name: string; args: Record<string, unknown> }>();
   const requests: RequestPoint[] = [];
@@ -422,7 +422,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   for (const p of passes) p.suspected = suspectedPerPass.get(p.n) ?? 0;
 
   const name = file.path.split("/").pop() ?? file.path;
-  const priced = money.price(passes, options.prices);
+  const priced = money.price(passes);
   options.onGuarded?.(on);
   return {
     file: file.path,
