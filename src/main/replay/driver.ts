@@ -56,6 +56,8 @@ export interface ReplayOptions {
   prices?: PriceBook;
   /** Called once at the end with the guarded branch: the entries with the guard's, as Pi would keep them. */
   onGuarded?: (entries: readonly SessionEntry[]) => void;
+  /** false: no pass runs (the session as recorded, for measuring what the guard adds). Default: true. */
+  guard?: boolean;
   /** Called with the entries Pi appended for a pass (its context_edit entries, then the record). */
   onApplied?: (entries: SessionEntry[], pass: PassMetrics) => void;
 }
@@ -227,7 +229,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
 
     const phase = boundaryAt(branch, i, message?.role === "assistant" ? message : lastAssistant);
     if (message?.role === "assistant") lastAssistant = message;
-    if (phase && (phase === "run-end" || options.config.midRun)) {
+    if (phase && options.guard !== false && (phase === "run-end" || options.config.midRun)) {
       const pass = await runBoundary(phase, i, line ?? 0);
       if (pass) passes.push(pass);
     }
