@@ -5,11 +5,11 @@
  *   npm exec -- node bench/generate-sample.ts --entries 10000 --out /tmp/s10k.jsonl
  *   npm exec -- node bench/replay-scale.ts /tmp/s10k.jsonl [--only guard|off]
  *
- * Each arm runs in a child process of its own (one after the other), so each peak RSS is its own:
+ * Each arm runs in a child process of its own (both at once), so each peak RSS is its own:
  * RSS and V8 heap are sampled every 1,000 entries, the peak is the process's maxRSS.
  */
-import { execFileSync } from "node:child_process";
-import { parseArgs } from "node:util";
+import { execFile } from "node:child_process";
+import { parseArgs, promisify } from "node:util";
 import { DEFAULT_CONFIG } from "../src/core/shared/config.ts";
 import { localClassify } from "../src/main/pass/classifier.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
@@ -54,6 +54,10 @@ async function runArm(arm: "guard" | "off"): Promise<ArmResult> {
         if (done % 1000 !== 0) return;
         const m = process.memoryUsage();
         samples.push({ entries: done, rssMb: mb(m.rss), heapMb: mb(m.heapUsed) });
+        // On stderr as it goes, so a run stopped early still says how far it got and at what size.
+        process.stderr.write(
+          `${arm} ${done} entries · ${((performance.now() - t1) / 60_000).toFixed(2)} min · RSS ${mb(m.rss)} MB · heap ${mb(m.heapUsed)} MB\n`,
+        );
       },
     });
   } finally {
@@ -73,14 +77,18 @@ if (values.arm === "guard" || values.arm === "off") {
   process.stdout.write(`${JSON.stringify(await runArm(values.arm))}\n`);
 } else {
   const arms = values.only ? [values.only] : ["guard", "off"];
-  const results: ArmResult[] = arms.map((arm) => {
-    const out = execFileSync(process.execPath, [import.meta.filename, file, "--arm", arm], {
-      encoding: "utf8",
-      maxBuffer: 64 << 20,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    return JSON.parse(out.trim().split("\n").at(-1) as string) as ArmResult;
-  });
+  // The arms run at once, each in its own process: their memory is their own, their times share the CPU.
+  const results: ArmResult[] = await Promise.all(
+    arms.map(async (arm) => {
+      const child = promisify(execFile)(process.execPath, [import.meta.filename, file, "--arm", arm], {
+        encoding: "utf8",
+        maxBuffer: 64 << 20,
+      });
+      child.child.stderr?.pipe(process.stderr);
+      const { stdout } = await child;
+      return JSON.parse(stdout.trim().split("\n").at(-1) as string) as ArmResult;
+    }),
+  );
   for (const r of results) {
     const per10k = r.entries > 0 ? ((r.readMs + r.replayMs) / 60_000 / (r.entries / 10_000)).toFixed(2) : "?";
     console.log(

@@ -17,7 +17,6 @@ import {
   findSuspects,
   type RemovedPiece,
   removedChunks,
-  visibleTokens,
 } from "../../core/replay/proxy.ts";
 import {
   dollarsOf,
@@ -41,6 +40,7 @@ import { MoneyLog } from "./money-log.ts";
 import type { PriceBook } from "./prices.ts";
 import { laterMessages, messageText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
+import { VisibleMemo } from "./visible-memo.ts";
 
 export interface ReplayOptions {
   runner: TaskRunner;
@@ -183,6 +183,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   let promptIndex = -1;
   let previousVisible: MessageLike | undefined;
 
+  const visibleMemo = new VisibleMemo();
   const calls: number[] = [];
   const requestSizes: number[] = [];
   const classify: ClassifyFn | undefined = options.classify
@@ -358,7 +359,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     const changed = record.results.filter((r) => r.outcome !== "kept");
     if (changed.length === 0) return [];
     // The working folder is in the system prompt: naming it proves nothing.
-    const visible = visibleTokens([cwd, ...manager.buildSessionProjection().messages.map(messageText)]);
+    const visible = visibleMemo.of(cwd, manager.buildSessionProjection().messages);
     const replacement = new Map(edits.map((e) => [e.targetId, e.replacement]));
     const signatureOf = (entry: SessionEntry | undefined): string[] => {
       const id = (messageOf(entry) as { toolCallId?: string } | undefined)?.toolCallId;
