@@ -12,12 +12,7 @@ import {
   SessionManager,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
-import {
-  callSignature,
-  findSuspects,
-  type RemovedPiece,
-  removedChunks,
-} from "../../core/replay/proxy.ts";
+import { callSignature, findSuspects, type RemovedPiece, removedChunks } from "../../core/replay/proxy.ts";
 import {
   dollarsOf,
   type PassMetrics,
