@@ -30,6 +30,8 @@ interface ArmResult {
   readMs: number;
   replayMs: number;
   maxRssMb: number;
+  /** CPU seconds of the process, its worker threads included. */
+  cpuS: number;
   samples: Array<{ entries: number; rssMb: number; heapMb: number }>;
 }
 
@@ -69,6 +71,7 @@ async function runArm(arm: "guard" | "off"): Promise<ArmResult> {
     readMs,
     replayMs: performance.now() - t1,
     maxRssMb: mb(process.resourceUsage().maxRSS * 1024),
+    cpuS: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1e6),
     samples,
   };
 }
@@ -92,7 +95,7 @@ if (values.arm === "guard" || values.arm === "off") {
   for (const r of results) {
     const per10k = r.entries > 0 ? ((r.readMs + r.replayMs) / 60_000 / (r.entries / 10_000)).toFixed(2) : "?";
     console.log(
-      `${r.arm}: ${r.entries} entries · read ${(r.readMs / 1000).toFixed(1)} s · replay ${(r.replayMs / 60_000).toFixed(2)} min (${per10k} min per 10k) · peak RSS ${r.maxRssMb} MB`,
+      `${r.arm}: ${r.entries} entries · read ${(r.readMs / 1000).toFixed(1)} s · replay ${(r.replayMs / 60_000).toFixed(2)} min (${per10k} min per 10k) · CPU ${r.cpuS} s · peak RSS ${r.maxRssMb} MB`,
     );
   }
   console.log(`\n| entries | ${results.map((r) => `RSS ${r.arm} (MB) | heap ${r.arm} (MB)`).join(" | ")} |`);
