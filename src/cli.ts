@@ -22,7 +22,8 @@ Options:
   --out <file.html>         report file (default: ./context-guard-report.html)
   --json <file.json>        also write the metrics as JSON
   --write <out.jsonl>       write the guarded session (one file: its branch with the guard's
-                            context_edit entries and records), which Pi opens
+                            context_edit entries and records), which Pi opens; never the
+                            replayed file itself, and written whole or not at all
   --cache <dir>             answer cache for hosted classifiers (default: <agentDir>/context-guard-cache)
   --config <file>           settings file (default: <agentDir>/context-guard.json)
   --agent-dir <dir>         Pi's agent folder (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)
