@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `context-guard` command. `context-guard replay [session.jsonl | folder]` replays Pi sessions
 // offline through the extension's own pipeline and reports what the guard would have done.
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { escapeControls } from "./core/shared/control-chars.ts";
 import { agentDir as defaultAgentDir, loadSettings } from "./main/platform/settings.ts";
@@ -54,6 +54,11 @@ async function replayCommand(args: string[]): Promise<number> {
   if (positionals.length > 1) throw new UsageError("give one session file or folder");
   const agentDir = values["agent-dir"] ?? defaultAgentDir();
   const target = positionals[0] ?? join(agentDir, "sessions");
+  if (values.write !== undefined) {
+    // A target that cannot be written fails now, before Pi's runtime loads (replayFiles checks it too).
+    const { checkWriteTarget } = await import("./main/replay/write-target.ts");
+    await checkWriteTarget(values.write, [resolve(target)]);
+  }
   const replay = await import("./main/replay/command.ts");
   const { ProgressBar } = await import("./main/replay/summary.ts");
   const settings = await loadSettings(

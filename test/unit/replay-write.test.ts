@@ -67,7 +67,8 @@ describe("replay --write", () => {
       expect(await readFile(input)).toEqual(sample);
     }
     expect((await readdir(folder)).sort()).toEqual(["alias.jsonl", "hard.jsonl", "session.jsonl"]);
-  });
+    // Three CLI runs on a shared machine.
+  }, 180_000);
 
   it("a folder or /dev/full as target fails at once with a clear message", async () => {
     const { folder, input } = await copyOfSample("bad-target");
@@ -86,7 +87,7 @@ describe("replay --write", () => {
     expect(noFolder.stderr).toContain("cannot create a file in");
     expect(await readFile(input)).toEqual(sample);
     expect((await readdir(folder)).sort()).toEqual(["out", "session.jsonl"]);
-  });
+  }, 180_000);
 
   it("a write cut short by a file size limit leaves the target and the input as they were", async () => {
     const { folder, input } = await copyOfSample("fsize");
