@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The `context-guard` command. `context-guard replay [session.jsonl | folder]` replays Pi sessions
 // offline through the extension's own pipeline and reports what the guard would have done.
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { escapeControls } from "./core/shared/control-chars.ts";
 import { agentDir as defaultAgentDir, loadSettings } from "./main/platform/settings.ts";
 
 const USAGE = `Usage: context-guard replay [session.jsonl | folder]... [options]
@@ -21,7 +22,8 @@ Options:
   --out <file.html>         report file (default: ./context-guard-report.html)
   --json <file.json>        also write the metrics as JSON
   --write <out.jsonl>       write the guarded session (one file: its branch with the guard's
-                            context_edit entries and records), which Pi opens
+                            context_edit entries and records), which Pi opens; never the
+                            replayed file itself, and written whole or not at all
   --cache <dir>             answer cache for hosted classifiers (default: <agentDir>/context-guard-cache)
   --config <file>           settings file (default: <agentDir>/context-guard.json)
   --agent-dir <dir>         Pi's agent folder (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)
@@ -51,12 +53,20 @@ async function replayCommand(args: string[]): Promise<number> {
   }
   const agentDir = values["agent-dir"] ?? defaultAgentDir();
   const targets = positionals.length > 0 ? positionals : [join(agentDir, "sessions")];
+  if (values.write !== undefined) {
+    // A target that cannot be written fails now, before Pi's runtime loads (replayFiles checks it too).
+    const { checkWriteTarget } = await import("./main/replay/write-target.ts");
+    await checkWriteTarget(
+      values.write,
+      targets.map((t) => resolve(t)),
+    );
+  }
   const replay = await import("./main/replay/command.ts");
   const { ProgressBar } = await import("./main/replay/summary.ts");
   const settings = await loadSettings(
     values.config ?? process.env.PI_CONTEXT_GUARD_CONFIG ?? join(agentDir, "context-guard.json"),
   );
-  for (const w of settings.warnings) process.stderr.write(`context-guard: ${w}\n`);
+  for (const w of settings.warnings) process.stderr.write(`context-guard: ${escapeControls(w)}\n`);
   const files: string[] = [];
   for (const target of targets) {
     const found = await replay.findSessionFiles(target);
@@ -69,7 +79,12 @@ async function replayCommand(args: string[]): Promise<number> {
     agentDir,
     cacheDir: values.cache ?? join(agentDir, "context-guard-cache"),
   });
-  const progress = new ProgressBar(process.stderr, !values["no-progress"] && process.stderr.isTTY === true);
+  const { ProgressLines } = await import("./main/replay/progress-lines.ts");
+  // A bar on a terminal; elsewhere a line now and then for a long session only.
+  const progress =
+    process.stderr.isTTY === true || values["no-progress"]
+      ? new ProgressBar(process.stderr, !values["no-progress"] && process.stderr.isTTY === true)
+      : new ProgressLines(process.stderr);
   const result = await replay.replayFiles(files, {
     classifier,
     config: settings.config,
@@ -83,8 +98,9 @@ async function replayCommand(args: string[]): Promise<number> {
     await writeFile(values.json, `${JSON.stringify(result.report, null, 2)}\n`);
   }
   process.stdout.write(`${replay.formatSummary(result.report, out)}\n`);
-  if (result.written) process.stdout.write(`guarded session: ${result.written}\n`);
-  return result.report.sessions.length === 0 ? 1 : 0;
+  if (result.written) process.stdout.write(`guarded session: ${escapeControls(result.written)}\n`);
+  if (result.writeError) process.stderr.write(`context-guard: ${escapeControls(result.writeError)}\n`);
+  return result.report.sessions.length === 0 || result.writeError ? 1 : 0;
 }
 
 class UsageError extends Error {}
@@ -99,6 +115,10 @@ async function main(argv: string[]): Promise<number> {
   return replayCommand(rest);
 }
 
+// Past a file size limit (ulimit -f) the kernel signals SIGXFSZ, which would kill the process mid-write;
+// with a handler the write fails with EFBIG instead, and the temporary file is cleaned up.
+process.on("SIGXFSZ", () => {});
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
@@ -109,7 +129,7 @@ main(process.argv.slice(2)).then(
       error instanceof UsageError ||
       (error as Error)?.name === "ReplayUsageError" ||
       (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS"));
-    const message = error instanceof Error ? error.message : String(error);
+    const message = escapeControls(error instanceof Error ? error.message : String(error));
     process.stderr.write(`context-guard: ${message}\n${usage ? "Run `context-guard replay --help` for usage.\n" : ""}`);
     process.exitCode = usage ? 2 : 1;
   },

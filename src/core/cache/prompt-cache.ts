@@ -81,15 +81,36 @@ export function dollars(cost: Omit<RequestCost, "dollars">, prices: Prices): num
   );
 }
 
-/** Prefix identities: entry i names blocks 0..i (a rolling hash), so equal entries mean equal prefixes. */
-function prefixKeys(blocks: readonly PromptBlock[]): string[] {
-  const out: string[] = [];
-  let chain = "";
-  for (const b of blocks) {
-    chain = hashOf(`${chain}|${b.key}`);
-    out.push(`${out.length}:${chain}`);
+/** The prefix identities of one prompt, kept to extend the next (which mostly repeats it). */
+interface PrefixMemo {
+  blockKeys: string[];
+  chains: string[];
+  keys: string[];
+}
+
+/**
+ * Prefix identities: entry i names blocks 0..i (a rolling hash), so equal entries mean equal prefixes.
+ * With a memo of an earlier prompt, the part both share is not hashed again (a long session's prompts
+ * differ from the previous one only at the end).
+ */
+function prefixKeys(blocks: readonly PromptBlock[], memo?: PrefixMemo): { keys: string[]; memo: PrefixMemo } {
+  let same = 0;
+  if (memo) {
+    const n = Math.min(memo.blockKeys.length, blocks.length);
+    while (same < n && memo.blockKeys[same] === (blocks[same] as PromptBlock).key) same++;
   }
-  return out;
+  const blockKeys = memo ? memo.blockKeys.slice(0, same) : [];
+  const chains = memo ? memo.chains.slice(0, same) : [];
+  const keys = memo ? memo.keys.slice(0, same) : [];
+  let chain = same > 0 ? (chains[same - 1] as string) : "";
+  for (let i = same; i < blocks.length; i++) {
+    const key = (blocks[i] as PromptBlock).key;
+    chain = hashOf(`${chain}|${key}`);
+    blockKeys.push(key);
+    chains.push(chain);
+    keys.push(`${i}:${chain}`);
+  }
+  return { keys, memo: { blockKeys, chains, keys } };
 }
 
 /** A 64-bit hash of a string, as two 32-bit FNV-style halves (enough to tell prefixes apart in a session). */
@@ -126,6 +147,7 @@ export class PromptCache {
   #recent: Array<{ keys: string[]; sums: number[]; until: number }> = [];
   /** Codex: the previous request's prefix keys. */
   #previous: string[] | undefined;
+  #memo: PrefixMemo | undefined;
 
   constructor(family: CacheFamily, prices: Prices, options: CacheOptions = {}) {
     this.family = family;
@@ -146,12 +168,19 @@ export class PromptCache {
    * its read point there (an entry an earlier request wrote, before the first edit).
    */
   liveBefore(blocks: readonly PromptBlock[], below: number, at: number): number {
-    const keys = prefixKeys(blocks.slice(0, below));
+    const keys = this.#keysOf(blocks.slice(0, below));
     for (let i = keys.length - 1; i >= 0; i--) {
       const until = this.#entries.get(keys[i] as string);
       if (until !== undefined && until > at) return i;
     }
     return -1;
+  }
+
+  #keysOf(blocks: readonly PromptBlock[]): string[] {
+    const { keys, memo } = prefixKeys(blocks, this.#memo);
+    // A prefix of the last prompt (liveBefore's) is not kept: the next request extends the whole one.
+    if (!this.#memo || blocks.length >= this.#memo.blockKeys.length) this.#memo = memo;
+    return keys;
   }
 
   request(r: CachedRequest): RequestCost {
@@ -165,7 +194,7 @@ export class PromptCache {
   }
 
   #anthropic(r: CachedRequest, sums: number[], total: number): Omit<RequestCost, "dollars"> {
-    const keys = prefixKeys(r.blocks);
+    const keys = this.#keysOf(r.blocks);
     const breakpoints = [...new Set(r.breakpoints ?? [])]
       .filter((b) => b >= 0 && b < keys.length)
       .sort((a, b) => a - b);
@@ -195,7 +224,7 @@ export class PromptCache {
   }
 
   #openai(r: CachedRequest, sums: number[], total: number): Omit<RequestCost, "dollars"> {
-    const keys = prefixKeys(r.blocks);
+    const keys = this.#keysOf(r.blocks);
     this.#recent = this.#recent.filter((p) => p.until > r.at);
     let shared = 0;
     const edited =

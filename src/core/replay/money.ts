@@ -157,7 +157,7 @@ function firstChange(previous: readonly Piece[] | undefined, pieces: readonly Pi
  * 5 minutes, or longer when the session read its cache after a longer idle gap (providers keep entries
  * at least that long; the recorded misses are replayed as such).
  */
-function ttlFor(requests: readonly MoneyRequest[], model: string, calibrated: boolean): number {
+function ttlFor(requests: readonly RequestHead[], model: string, calibrated: boolean): number {
   let ttl = DEFAULT_TTL_MS;
   let previous: number | undefined;
   for (const r of requests) {
@@ -188,36 +188,57 @@ export function priceSession(
   passes: readonly PassCost[],
   classifierSource: string,
 ): SessionMoney {
-  const calibrated = requests.some((r) => r.usage && promptTokens(r.usage) > 0);
-  const usagesBy = new Map<string, Usage[]>();
-  for (const r of requests) {
-    if (!r.usage) continue;
-    const list = usagesBy.get(r.model);
-    if (list) list.push(r.usage);
-    else usagesBy.set(r.model, [r.usage]);
+  const simulator = new MoneySimulator(requests, pricing);
+  for (const r of requests) simulator.request(r);
+  return simulator.finish(passes, classifierSource);
+}
+
+/** What priceSession needs of every request before the first is priced: no prompt. */
+export type RequestHead = Pick<MoneyRequest, "n" | "at" | "model" | "usage">;
+
+/**
+ * priceSession one request at a time, for a replay that cannot keep every request's prompt: the heads
+ * of all requests are known up front (they decide calibration, cache families and lifetimes), each
+ * prompt is priced as it comes and only the last one is kept.
+ */
+export class MoneySimulator {
+  #heads: readonly RequestHead[];
+  #pricing: ReadonlyMap<string, ModelPricing>;
+  #calibrated: boolean;
+  #usagesBy = new Map<string, Usage[]>();
+  #models = new Map<string, ModelView>();
+  #caches = new Map<string, { off: PromptCache; on: PromptCache; previous?: readonly Piece[] }>();
+  #calibrator = new TokenCalibrator();
+  #off = zero();
+  #on = zero();
+  #recorded = zero();
+  #priced = true;
+  /** Requests priced so far, in order, with their dollars when billed. */
+  #done: Array<{ n: number; cost?: { off: number; on: number } }> = [];
+
+  constructor(heads: readonly RequestHead[], pricing: ReadonlyMap<string, ModelPricing>) {
+    this.#heads = heads;
+    this.#pricing = pricing;
+    this.#calibrated = heads.some((r) => r.usage && promptTokens(r.usage) > 0);
+    for (const r of heads) {
+      if (!r.usage) continue;
+      const list = this.#usagesBy.get(r.model);
+      if (list) list.push(r.usage);
+      else this.#usagesBy.set(r.model, [r.usage]);
+    }
   }
-  const models = new Map<string, ModelView>();
-  const caches = new Map<string, { off: PromptCache; on: PromptCache; previous?: readonly Piece[] }>();
-  const calibrator = new TokenCalibrator();
-  const off = zero();
-  const on = zero();
-  const recorded = zero();
-  const cumulative: SessionMoney["cumulative"] = [];
-  const perRequest = new Map<number, { off: number; on: number }>();
-  const classifierAfter = new Map<number, number>();
-  for (const p of passes)
-    classifierAfter.set(p.afterRequest, (classifierAfter.get(p.afterRequest) ?? 0) + p.classifier);
-  let priced = true;
-  let cumOff = 0;
-  let cumOn = classifierAfter.get(0) ?? 0;
-  for (const r of requests) {
+
+  request(r: MoneyRequest): void {
+    const calibrated = this.#calibrated;
     const total = r.usage ? promptTokens(r.usage) : 0;
     // A request that recorded nothing (an error before the answer) was not billed; it stays in the history.
     const billed = !calibrated || total > 0;
-    let view = models.get(r.model);
-    const given = pricing.get(r.model) ?? { family: "none" as const, priceSource: "none" as const };
+    let view = this.#models.get(r.model);
+    const given = this.#pricing.get(r.model) ?? { family: "none" as const, priceSource: "none" as const };
     if (!view) {
-      const eff = calibrated ? effectiveFamily(given.family, usagesBy.get(r.model) ?? []) : { family: given.family };
+      const eff = calibrated
+        ? effectiveFamily(given.family, this.#usagesBy.get(r.model) ?? [])
+        : { family: given.family };
       view = {
         model: r.model,
         family: eff.family,
@@ -227,73 +248,94 @@ export function priceSession(
         ...(given.prices ? { prices: given.prices } : {}),
         requests: 0,
       };
-      models.set(r.model, view);
+      this.#models.set(r.model, view);
     }
-    if (billed) {
-      const offTokens = calibrator.off(r.off, calibrated ? total : undefined);
-      const onTokens = calibrator.on(r.on);
-      const prices = given.prices ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-      if (!given.prices) priced = false;
-      let arm = caches.get(r.model);
-      if (!arm) {
-        const options = { ttlMs: ttlFor(requests, r.model, calibrated) };
-        arm = { off: new PromptCache(view.family, prices, options), on: new PromptCache(view.family, prices, options) };
-        caches.set(r.model, arm);
-      }
-      // A miss the provider recorded (nothing read) happened whatever the guard did: cold in both arms.
-      if (calibrated && r.usage && r.usage.cacheRead === 0) {
-        arm.off.clear();
-        arm.on.clear();
-      }
-      const output = r.usage ? r.usage.output : Math.round(r.outputChars / OUTPUT_CHARS_PER_TOKEN);
-      const offBlocks = toBlocks(r.off, offTokens);
-      const onBlocks = toBlocks(r.on, onTokens);
-      const changedAt = firstChange(arm.previous, r.on);
-      const offCost: RequestCost = arm.off.request({
-        at: r.at,
-        blocks: offBlocks,
-        breakpoints: [0, r.off.length - 1],
-        output,
-      });
-      const onCost: RequestCost = arm.on.request({
-        at: r.at,
-        blocks: onBlocks,
-        breakpoints: view.family === "anthropic" ? anthropicPins(arm.on, r.on, onBlocks, changedAt, r.at) : [],
-        output,
-      });
-      arm.previous = r.on;
-      view.requests++;
-      addTo(off, offCost);
-      addTo(on, onCost);
-      if (r.usage) addTo(recorded, { ...r.usage, dollars: r.usage.cost });
-      cumOff += offCost.dollars;
-      cumOn += onCost.dollars;
-      perRequest.set(r.n, { off: offCost.dollars, on: onCost.dollars });
+    if (!billed) {
+      this.#done.push({ n: r.n });
+      return;
     }
-    cumOn += classifierAfter.get(r.n) ?? 0;
-    cumulative.push({ n: r.n, off: cumOff, on: cumOn });
+    const offTokens = this.#calibrator.off(r.off, calibrated ? total : undefined);
+    const onTokens = this.#calibrator.on(r.on);
+    const prices = given.prices ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    if (!given.prices) this.#priced = false;
+    let arm = this.#caches.get(r.model);
+    if (!arm) {
+      const options = { ttlMs: ttlFor(this.#heads, r.model, calibrated) };
+      arm = { off: new PromptCache(view.family, prices, options), on: new PromptCache(view.family, prices, options) };
+      this.#caches.set(r.model, arm);
+    }
+    // A miss the provider recorded (nothing read) happened whatever the guard did: cold in both arms.
+    if (calibrated && r.usage && r.usage.cacheRead === 0) {
+      arm.off.clear();
+      arm.on.clear();
+    }
+    const output = r.usage ? r.usage.output : Math.round(r.outputChars / OUTPUT_CHARS_PER_TOKEN);
+    const offBlocks = toBlocks(r.off, offTokens);
+    const onBlocks = toBlocks(r.on, onTokens);
+    const changedAt = firstChange(arm.previous, r.on);
+    const offCost: RequestCost = arm.off.request({
+      at: r.at,
+      blocks: offBlocks,
+      breakpoints: [0, r.off.length - 1],
+      output,
+    });
+    const onCost: RequestCost = arm.on.request({
+      at: r.at,
+      blocks: onBlocks,
+      breakpoints: view.family === "anthropic" ? anthropicPins(arm.on, r.on, onBlocks, changedAt, r.at) : [],
+      output,
+    });
+    arm.previous = r.on;
+    view.requests++;
+    addTo(this.#off, offCost);
+    addTo(this.#on, onCost);
+    if (r.usage) addTo(this.#recorded, { ...r.usage, dollars: r.usage.cost });
+    this.#done.push({ n: r.n, cost: { off: offCost.dollars, on: onCost.dollars } });
   }
-  const classifier = passes.reduce((a, p) => a + p.classifier, 0);
-  const error = calibrated
-    ? {
-        input: relative(off.input, recorded.input),
-        cacheRead: relative(off.cacheRead, recorded.cacheRead),
-        cacheWrite: relative(off.cacheWrite, recorded.cacheWrite),
-        ...(recorded.dollars > 0 ? { dollars: relative(off.dollars, recorded.dollars) } : {}),
+
+  finish(passes: readonly PassCost[], classifierSource: string): SessionMoney {
+    const calibrated = this.#calibrated;
+    const off = this.#off;
+    const on = this.#on;
+    const recorded = this.#recorded;
+    const classifierAfter = new Map<number, number>();
+    for (const p of passes)
+      classifierAfter.set(p.afterRequest, (classifierAfter.get(p.afterRequest) ?? 0) + p.classifier);
+    const cumulative: SessionMoney["cumulative"] = [];
+    const perRequest = new Map<number, { off: number; on: number }>();
+    let cumOff = 0;
+    let cumOn = classifierAfter.get(0) ?? 0;
+    for (const r of this.#done) {
+      if (r.cost) {
+        cumOff += r.cost.off;
+        cumOn += r.cost.on;
+        perRequest.set(r.n, r.cost);
       }
-    : undefined;
-  return {
-    calibrated,
-    priced,
-    models: [...models.values()],
-    off,
-    on,
-    ...(calibrated ? { recorded, error } : {}),
-    classifier: { dollars: classifier, source: classifierSource },
-    net: off.dollars - on.dollars - classifier,
-    cumulative,
-    passes: passPayback(passes, perRequest, requests.at(-1)?.n ?? 0),
-  };
+      cumOn += classifierAfter.get(r.n) ?? 0;
+      cumulative.push({ n: r.n, off: cumOff, on: cumOn });
+    }
+    const classifier = passes.reduce((a, p) => a + p.classifier, 0);
+    const error = calibrated
+      ? {
+          input: relative(off.input, recorded.input),
+          cacheRead: relative(off.cacheRead, recorded.cacheRead),
+          cacheWrite: relative(off.cacheWrite, recorded.cacheWrite),
+          ...(recorded.dollars > 0 ? { dollars: relative(off.dollars, recorded.dollars) } : {}),
+        }
+      : undefined;
+    return {
+      calibrated,
+      priced: this.#priced,
+      models: [...this.#models.values()],
+      off,
+      on,
+      ...(calibrated ? { recorded, error } : {}),
+      classifier: { dollars: classifier, source: classifierSource },
+      net: off.dollars - on.dollars - classifier,
+      cumulative,
+      passes: passPayback(passes, perRequest, this.#done.at(-1)?.n ?? 0),
+    };
+  }
 }
 
 /** Each editing pass: the first request's extra cost and the request at which the savings since covered it. */

@@ -22,6 +22,7 @@ import { readSessionFile, type SessionFile } from "./reader.ts";
 import { referencedLines, renderHtml } from "./report-html.ts";
 import { formatSummary, type ProgressBar } from "./summary.ts";
 import { writeGuardedSession } from "./write-session.ts";
+import { checkWriteTarget, type WriteTarget } from "./write-target.ts";
 
 export const LOCAL_NOTE =
   "local/lexical is the embedded offline scorer: it matches paths, identifiers and words between each output and the " +
@@ -137,7 +138,7 @@ export interface ReplayFilesOptions {
   config: GuardConfig;
   /** Defaults to a one-thread Piscina pool, like the extension's pass pool. */
   runner?: TaskRunner;
-  progress?: ProgressBar;
+  progress?: Pick<ProgressBar, "update" | "clear">;
   /** Prices for the money view; default: Pi's registry (with the agent dir's models.json). */
   prices?: PriceBook;
   agentDir?: string;
@@ -153,18 +154,24 @@ export interface ReplayFilesResult {
   secrets?: SecretSet;
   /** Where the guarded session was written (--write). */
   written?: string;
+  /** Why the guarded session could not be written (--write); the target is as it was. */
+  writeError?: string;
 }
 
 export async function replayFiles(paths: string[], options: ReplayFilesOptions): Promise<ReplayFilesResult> {
   if (options.write !== undefined && paths.length !== 1) {
     throw new ReplayUsageError(`--write needs one session file, not ${paths.length}`);
   }
+  // Before the replay: a target that cannot be written is known now, not after minutes of replay.
+  const target: WriteTarget | undefined =
+    options.write === undefined ? undefined : await checkWriteTarget(options.write, paths);
   const runner = options.runner ?? (await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 }));
   const sessions: SessionMetrics[] = [];
   const files: SessionFile[] = [];
   const failures: ReplayReport["failures"] = [];
   let guarded: readonly SessionEntry[] | undefined;
   let written: string | undefined;
+  let writeError: string | undefined;
   const config: GuardConfig = { ...options.config, enabled: true, model: options.classifier.ref };
   const prices = options.prices ?? (await loadPriceBook(options.agentDir));
   try {
@@ -190,8 +197,14 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
           guarded = entries;
         },
       });
-      if (options.write !== undefined && guarded)
-        written = await writeGuardedSession(options.write, file.header, guarded);
+      if (target && guarded) {
+        try {
+          written = await writeGuardedSession(target, file.header, guarded);
+        } catch (error) {
+          // The report is still written: the replay's work is not lost with the file.
+          writeError = `--write ${options.write}: writing failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); ${target.path} is as it was`;
+        }
+      }
       options.progress?.clear();
       sessions.push(metrics);
       files.push(file);
@@ -214,6 +227,7 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
     files,
     ...(secrets ? { secrets } : {}),
     ...(written ? { written } : {}),
+    ...(writeError ? { writeError } : {}),
   };
 }
 

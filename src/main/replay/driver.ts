@@ -12,13 +12,7 @@ import {
   SessionManager,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
-import {
-  callSignature,
-  findSuspects,
-  type RemovedPiece,
-  removedChunks,
-  visibleTokens,
-} from "../../core/replay/proxy.ts";
+import { callSignature, findSuspects, type RemovedPiece, removedChunks } from "../../core/replay/proxy.ts";
 import { recallHarm } from "../../core/replay/recall-harm.ts";
 import {
   dollarsOf,
@@ -42,6 +36,7 @@ import { MoneyLog } from "./money-log.ts";
 import type { PriceBook } from "./prices.ts";
 import { compactionsOf, laterMessages, messageText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
+import { VisibleMemo } from "./visible-memo.ts";
 
 export interface ReplayOptions {
   runner: TaskRunner;
@@ -57,6 +52,8 @@ export interface ReplayOptions {
   prices?: PriceBook;
   /** Called once at the end with the guarded branch: the entries with the guard's, as Pi would keep them. */
   onGuarded?: (entries: readonly SessionEntry[]) => void;
+  /** false: no pass runs (the session as recorded, for measuring what the guard adds). Default: true. */
+  guard?: boolean;
   /** Called with the entries Pi appended for a pass (its context_edit entries, then the record). */
   onApplied?: (entries: SessionEntry[], pass: PassMetrics) => void;
 }
@@ -170,7 +167,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const off: SessionEntry[] = [];
   const onSize = new ContextSize();
   const offSize = new ContextSize();
-  const money = new MoneyLog();
+  const money = new MoneyLog(branch, now, options.prices);
   const byId = new Map<string, SessionEntry>();
   const indexById = new Map<string, number>();
   const callById = new Map<string, { name: string; args: Record<string, unknown> }>();
@@ -183,6 +180,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   let promptIndex = -1;
   let previousVisible: MessageLike | undefined;
 
+  const visibleMemo = new VisibleMemo();
   const calls: number[] = [];
   const requestSizes: number[] = [];
   const classify: ClassifyFn | undefined = options.classify
@@ -230,7 +228,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
 
     const phase = boundaryAt(branch, i, message?.role === "assistant" ? message : lastAssistant);
     if (message?.role === "assistant") lastAssistant = message;
-    if (phase && (phase === "run-end" || options.config.midRun)) {
+    if (phase && options.guard !== false && (phase === "run-end" || options.config.midRun)) {
       const pass = await runBoundary(phase, i, line ?? 0);
       if (pass) passes.push(pass);
     }
@@ -359,7 +357,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     const changed = record.results.filter((r) => r.outcome !== "kept");
     if (changed.length === 0) return [];
     // The working folder is in the system prompt: naming it proves nothing.
-    const visible = visibleTokens([cwd, ...manager.buildSessionProjection().messages.map(messageText)]);
+    const visible = visibleMemo.of(cwd, manager.buildSessionProjection().messages);
     const replacement = new Map(edits.map((e) => [e.targetId, e.replacement]));
     const signatureOf = (entry: SessionEntry | undefined): string[] => {
       const id = (messageOf(entry) as { toolCallId?: string } | undefined)?.toolCallId;
@@ -436,7 +434,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   // The header's own word that a tool generated the file; untrusted text, so no control characters.
   const raw = (file.header as { generator?: unknown }).generator;
   const generator = typeof raw === "string" ? raw.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").slice(0, 200) : "";
-  const priced = money.price(passes, options.prices);
+  const priced = money.price(passes);
   const neededAt = new Map(
     suspectViews
       .filter((s) => s.tier === "likely-needed")

@@ -5,9 +5,9 @@ import { familyOf } from "../../core/cache/prompt-cache.ts";
 import type { Usage } from "../../core/replay/calibrate.ts";
 import {
   type ModelPricing,
-  type MoneyRequest,
+  MoneySimulator,
   type PassCost,
-  priceSession,
+  type RequestHead,
   type SessionMoney,
 } from "../../core/replay/money.ts";
 import { messageChars, type PassMetrics } from "../../core/replay/replay-metrics.ts";
@@ -45,38 +45,71 @@ function usageOf(m: AssistantLike): Usage | undefined {
   };
 }
 
+/** provider/model of an assistant message, the key the money view groups requests by. */
+const modelKey = (m: AssistantLike) => `${m.provider ?? "?"}/${m.model ?? "?"}`;
+
+function isAssistant(entry: SessionEntry): AssistantLike | undefined {
+  if (entry.type !== "message") return undefined;
+  const m = entry.message as AssistantLike & { role?: string };
+  return m.role === "assistant" ? m : undefined;
+}
+
 export class MoneyLog {
   readonly off = new PromptPieces();
   readonly on = new PromptPieces();
-  #requests: MoneyRequest[] = [];
-  #models = new Map<string, { api?: string; provider?: string; model?: string; recorded: RecordedCost }>();
+  #prices: PriceBook | undefined;
+  #simulator: MoneySimulator;
 
-  /** An assistant message is about to join the lists: the request that produced it. */
+  /**
+   * Reads the branch's requests up front (model, time, recorded usage: what prices and calibrates
+   * them), so each request's prompt is priced when it comes and none is kept.
+   */
+  constructor(branch: readonly SessionEntry[], startTime: number, prices: PriceBook | undefined) {
+    this.#prices = prices;
+    const heads: RequestHead[] = [];
+    const models = new Map<string, { api?: string; provider?: string; model?: string; recorded: RecordedCost }>();
+    let now = startTime;
+    for (const entry of branch) {
+      // The driver's clock: the entry's timestamp, else the last one seen.
+      now = Date.parse(entry.timestamp) || now;
+      const message = isAssistant(entry);
+      if (!message) continue;
+      const model = modelKey(message);
+      let known = models.get(model);
+      if (!known) {
+        known = { api: message.api, provider: message.provider, model: message.model, recorded: emptyRecordedCost() };
+        models.set(model, known);
+      }
+      const usage = usageOf(message);
+      if (usage) {
+        const c = message.usage?.cost;
+        const r = known.recorded;
+        r.tokens.input += usage.input;
+        r.tokens.output += usage.output;
+        r.tokens.cacheRead += usage.cacheRead;
+        r.tokens.cacheWrite += usage.cacheWrite;
+        r.dollars.input += num(c?.input);
+        r.dollars.output += num(c?.output);
+        r.dollars.cacheRead += num(c?.cacheRead);
+        r.dollars.cacheWrite += num(c?.cacheWrite);
+      }
+      heads.push({ n: heads.length + 1, at: num(message.timestamp) || now, model, ...(usage ? { usage } : {}) });
+    }
+    const pricing = new Map<string, ModelPricing>();
+    for (const [key, m] of models) {
+      pricing.set(key, prices ? prices.main(m, m.recorded) : { family: familyOf(m), priceSource: "none" });
+    }
+    this.#simulator = new MoneySimulator(heads, pricing);
+  }
+
+  /** An assistant message is about to join the lists: the request that produced it, priced now. */
   request(n: number, message: AssistantLike, entryTime: number, off: SessionEntry[], on: SessionEntry[]): void {
-    const model = `${message.provider ?? "?"}/${message.model ?? "?"}`;
-    let known = this.#models.get(model);
-    if (!known) {
-      known = { api: message.api, provider: message.provider, model: message.model, recorded: emptyRecordedCost() };
-      this.#models.set(model, known);
-    }
     const usage = usageOf(message);
-    if (usage) {
-      const c = message.usage?.cost;
-      const r = known.recorded;
-      r.tokens.input += usage.input;
-      r.tokens.output += usage.output;
-      r.tokens.cacheRead += usage.cacheRead;
-      r.tokens.cacheWrite += usage.cacheWrite;
-      r.dollars.input += num(c?.input);
-      r.dollars.output += num(c?.output);
-      r.dollars.cacheRead += num(c?.cacheRead);
-      r.dollars.cacheWrite += num(c?.cacheWrite);
-    }
-    this.#requests.push({
+    this.#simulator.request({
       n,
       // Pi stamps the message when the request starts; the entry when the answer is complete.
       at: num(message.timestamp) || entryTime,
-      model,
+      model: modelKey(message),
       off: this.off.current(off),
       on: this.on.current(on),
       outputChars: messageChars(message),
@@ -84,11 +117,8 @@ export class MoneyLog {
     });
   }
 
-  price(passes: readonly PassMetrics[], prices: PriceBook | undefined): SessionMoney {
-    const pricing = new Map<string, ModelPricing>();
-    for (const [key, m] of this.#models) {
-      pricing.set(key, prices ? prices.main(m, m.recorded) : { family: familyOf(m), priceSource: "none" });
-    }
+  price(passes: readonly PassMetrics[]): SessionMoney {
+    const prices = this.#prices;
     const jev = prices?.jevInput ?? 0;
     const hosted = passes.some((p) => p.costUsd > 0);
     const costs: PassCost[] = passes
@@ -107,6 +137,6 @@ export class MoneyLog {
       : jev > 0
         ? `what Jev would cost for the same requests ($${jev}/M input tokens in Pi's catalog)`
         : "no price for Jev in Pi's catalog";
-    return priceSession(this.#requests, pricing, costs, source);
+    return this.#simulator.finish(costs, source);
   }
 }

@@ -4,7 +4,8 @@
 // and gives the branch Pi would resume: the path from the file's last entry back to the root, which
 // stops at an entry whose parent is missing, as in Pi. A file Pi would not open (no header on its first
 // readable line) is still replayed, and the problems say so; a file with nothing to replay is an error.
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { StringDecoder } from "node:string_decoder";
 import { type FileEntry, type SessionEntry, type SessionHeader, SessionManager } from "@earendil-works/pi-coding-agent";
 import type { ReadProblem } from "../../core/replay/replay-metrics.ts";
 
@@ -70,77 +71,124 @@ export function splitObjects(line: string): unknown[] | undefined {
  * the last missing parent on its way back; what that leaves out is reported.
  */
 export function parseSessionText(text: string, path = "<memory>"): SessionFile {
-  const problems: ReadProblem[] = [];
+  const parser = new SessionParser();
   const raw = text.split("\n");
   // A file that ends with a newline has an empty last element; it is not a line.
   const lineCount = raw.length > 0 && raw[raw.length - 1] === "" ? raw.length - 1 : raw.length;
   const endsClean = text.endsWith("\n");
-  let header: SessionHeader | undefined;
+  for (let i = 0; i < lineCount; i++) parser.line(raw[i] as string, i === lineCount - 1 && !endsClean);
+  return parser.finish(path);
+}
+
+/**
+ * Reads a session line by line (see parseSessionText): the file's text is never held whole, only the
+ * parsed entries, so a file of hundreds of megabytes reads in the memory of its entries.
+ */
+class SessionParser {
+  #problems: ReadProblem[] = [];
+  #header: SessionHeader | undefined;
   /** Pi opens a file only when the first line it can parse is the session header. */
-  let firstReadable: "header" | "other" | undefined;
-  let piRefuses: string | undefined;
-  const entries: SessionEntry[] = [];
-  const lineOf = new Map<SessionEntry, number>();
-  for (let i = 0; i < lineCount; i++) {
-    const line = (raw[i] as string).replace(/\r$/, "");
-    const n = i + 1;
-    if (line.trim() === "") continue;
+  #firstReadable: "header" | "other" | undefined;
+  #piRefuses: string | undefined;
+  #entries: SessionEntry[] = [];
+  #lineOf = new Map<SessionEntry, number>();
+  /** Lines seen so far. */
+  lines = 0;
+  /** A line that is not blank was seen. */
+  any = false;
+
+  /** The next line of the file, without its newline; `unterminated`: the file ends inside it. */
+  line(text: string, unterminated: boolean): void {
+    this.lines++;
+    const n = this.lines;
+    const line = text.replace(/\r$/, "");
+    if (line.trim() === "") return;
+    this.any = true;
+    const problems = this.#problems;
     let values: unknown[];
     try {
       values = [JSON.parse(line)];
     } catch (error) {
       const split = splitObjects(line);
-      const last = i === lineCount - 1 && !endsClean;
       if (!split) {
         problems.push({
           line: n,
-          message: last
+          message: unterminated
             ? `line ${n} is truncated: the file ends in the middle of an entry (${describeJsonError(error)}); it was skipped`
             : `line ${n} is not valid JSON (${describeJsonError(error)}); it was skipped`,
         });
-        continue;
+        return;
       }
       const hasHeader = split.some((v) => (v as { type?: unknown })?.type === "session");
       problems.push({
         line: n,
         message: `line ${n} holds ${split.length} JSON objects with no line break between them${hasHeader ? " (the session header among them)" : ""}; Pi skips such a line, here they are replayed as separate lines`,
       });
-      if (hasHeader && !header && firstReadable === undefined) {
-        piRefuses = `its session header is on line ${n} together with an entry, a line Pi cannot read`;
+      if (hasHeader && !this.#header && this.#firstReadable === undefined) {
+        this.#piRefuses = `its session header is on line ${n} together with an entry, a line Pi cannot read`;
       }
       values = split;
     }
     for (const value of values) {
-      const kind = readValue(value, n);
-      if (kind === "header" || kind === "other") firstReadable ??= piRefuses === undefined ? kind : "other";
+      const kind = this.#readValue(value, n);
+      if (kind === "header" || kind === "other") this.#firstReadable ??= this.#piRefuses === undefined ? kind : "other";
     }
   }
 
   /** One parsed object: the header, an entry, or a problem. */
-  function readValue(value: unknown, n: number): "header" | "other" | "skipped" {
+  #readValue(value: unknown, n: number): "header" | "other" | "skipped" {
     if (
       !value ||
       typeof value !== "object" ||
       Array.isArray(value) ||
       typeof (value as { type?: unknown }).type !== "string"
     ) {
-      problems.push({ line: n, message: `line ${n} is not a session entry (no "type"); it was skipped` });
+      this.#problems.push({ line: n, message: `line ${n} is not a session entry (no "type"); it was skipped` });
       return "skipped";
     }
     const entry = value as FileEntry;
     if (entry.type === "session") {
-      if (header) {
-        problems.push({ line: n, message: `line ${n} is a second session header; it was skipped` });
+      if (this.#header) {
+        this.#problems.push({ line: n, message: `line ${n} is a second session header; it was skipped` });
         return "skipped";
       }
-      header = entry as SessionHeader;
+      this.#header = entry as SessionHeader;
       return "header";
     }
-    entries.push(entry as SessionEntry);
-    lineOf.set(entry as SessionEntry, n);
+    this.#entries.push(entry as SessionEntry);
+    this.#lineOf.set(entry as SessionEntry, n);
     return "other";
   }
 
+  finish(path: string): SessionFile {
+    const problems = this.#problems;
+    const entries = this.#entries;
+    const lineOf = this.#lineOf;
+    const lineCount = this.lines;
+    return finishSession(
+      path,
+      problems,
+      entries,
+      lineOf,
+      lineCount,
+      this.#header,
+      this.#firstReadable,
+      this.#piRefuses,
+    );
+  }
+}
+
+function finishSession(
+  path: string,
+  problems: ReadProblem[],
+  entries: SessionEntry[],
+  lineOf: Map<SessionEntry, number>,
+  lineCount: number,
+  found: SessionHeader | undefined,
+  firstReadable: "header" | "other" | undefined,
+  piRefuses: string | undefined,
+): SessionFile {
+  let header = found;
   if (!header) {
     if (entries.length === 0) throw new SessionReadError(`${path}: no session entries found`);
     // Without a header the entries say the format: version 1 entries have no ids.
@@ -210,13 +258,33 @@ function reportBreaks(
   }
 }
 
+/** The lines of a file as it streams in, each without its newline; the last may lack one (`unterminated`). */
+export async function* fileLines(path: string): AsyncGenerator<{ text: string; unterminated: boolean }> {
+  const decoder = new StringDecoder("utf8");
+  // The start of a line that spans chunks, kept as pieces so a long line is joined once.
+  let pending: string[] = [];
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    const text = decoder.write(chunk as Buffer);
+    let from = 0;
+    for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", from)) {
+      pending.push(text.slice(from, at));
+      yield { text: pending.join(""), unterminated: false };
+      pending = [];
+      from = at + 1;
+    }
+    if (from < text.length) pending.push(text.slice(from));
+  }
+  const rest = pending.join("") + decoder.end();
+  if (rest !== "") yield { text: rest, unterminated: true };
+}
+
 export async function readSessionFile(path: string): Promise<SessionFile> {
-  let text: string;
+  const parser = new SessionParser();
   try {
-    text = await readFile(path, "utf8");
+    for await (const line of fileLines(path)) parser.line(line.text, line.unterminated);
   } catch (error) {
     throw new SessionReadError(`${path}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
-  if (text.trim() === "") throw new SessionReadError(`${path}: the file is empty`);
-  return parseSessionText(text, path);
+  if (!parser.any) throw new SessionReadError(`${path}: the file is empty`);
+  return parser.finish(path);
 }

@@ -12,11 +12,18 @@ import {
 } from "../../core/replay/proxy-words.ts";
 import type { PassMetrics, ReplayReport, SessionMetrics, SuspectView } from "../../core/replay/replay-metrics.ts";
 import { tokensOf } from "../../core/replay/replay-metrics.ts";
+import { escapeControls } from "../../core/shared/control-chars.ts";
 import { formatCount } from "../../core/shared/text.ts";
 import { moneyFolder, moneySection } from "./report-money.ts";
 
+// Control characters too: a bidi override would reorder what the page shows.
 const esc = (s: string) =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  escapeControls(s)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);

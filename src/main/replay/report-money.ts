@@ -3,10 +3,12 @@
 // payback. Self-contained like the rest of the report (inline SVG, no scripts).
 import type { SessionMoney, Split } from "../../core/replay/money.ts";
 import type { ReplayReport, SessionMetrics } from "../../core/replay/replay-metrics.ts";
+import { escapeControls } from "../../core/shared/control-chars.ts";
 import { formatCount } from "../../core/shared/text.ts";
 import { dollars, moneyTotalLine, netText, priceText } from "./summary-money.ts";
 
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const esc = (s: string) =>
+  escapeControls(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const signed = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;
 
 export const MONEY_CSS = `

@@ -3,6 +3,7 @@
 import { combineProxy, type ProxyRate } from "../../core/replay/proxy.ts";
 import { heldOutQuality, likelyNeededAdvice, likelyNeededCount, otherTiers } from "../../core/replay/proxy-words.ts";
 import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
+import { escapeControls } from "../../core/shared/control-chars.ts";
 import { formatCount } from "../../core/shared/text.ts";
 import { dollars, moneyLines, moneyTotalLine, netText } from "./summary-money.ts";
 
@@ -86,7 +87,8 @@ export function formatSummary(report: ReplayReport, out?: string): string {
   const money = moneyTotalLine(report);
   if (money) lines.push(money);
   if (out) lines.push(`report: ${out}`);
-  return lines.join("\n");
+  // Model names, file names, labels and errors come from the session: no control sequence reaches the terminal.
+  return escapeControls(lines.join("\n"));
 }
 
 /** A one-line progress bar on a terminal stream; silent elsewhere. */
@@ -109,7 +111,9 @@ export class ProgressBar {
     const full = Math.round(frac * width);
     const bar = `${"█".repeat(full)}${"░".repeat(width - full)}`;
     const cols = this.#stream.columns ?? 100;
-    const text = `${bar} ${String(Math.round(frac * 100)).padStart(3)}% ${label} ${done}/${total}${extra ? ` · ${extra}` : ""}`;
+    const text = escapeControls(
+      `${bar} ${String(Math.round(frac * 100)).padStart(3)}% ${label} ${done}/${total}${extra ? ` · ${extra}` : ""}`,
+    );
     this.#stream.write(`\r${text.slice(0, cols - 1).padEnd(Math.min(cols - 1, text.length))}\u001b[K`);
     this.#shown = true;
   }
