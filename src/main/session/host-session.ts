@@ -31,12 +31,14 @@ import { loadSettings } from "../platform/settings.ts";
 import { recordPass, Telemetry } from "../platform/telemetry.ts";
 import { createThreadFetch } from "../platform/thread-fetch.ts";
 import { warn } from "../platform/warn.ts";
+import { priceBookOf } from "../replay/prices.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
 import { BackgroundPass } from "./background-pass.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
 import { HandOver } from "./hand-over.ts";
 import type { Boundary, HostSessionParts } from "./host-parts.ts";
+import { LiveSavings } from "./live-savings.ts";
 import { PassNotices } from "./pass-notices.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
@@ -87,6 +89,8 @@ export class HostSession {
   /** The snapshot built after start and the worker sent the session: a pass waits for them. */
   readonly #warmUp: WarmUp;
   readonly #notices = new PassNotices();
+  /** Dollars saved so far on the branch, priced on the pass pool's thread. */
+  readonly #dollars = new LiveSavings();
   #unwatchSignals: () => void = () => undefined;
 
   constructor(parts: HostSessionParts) {
@@ -404,6 +408,7 @@ export class HostSession {
     const snap = built ? this.snapshot(ctx) : [];
     return {
       kind: "ready",
+      ...(this.#dollars.latest ? { dollars: this.#dollars.latest } : {}),
       savings: built ? currentSavings(snap) : NO_SAVINGS,
       lifetime: lifetime(ctx.sessionManager.getBranch()),
       pins: pinCounts(readPins(snap)),
@@ -418,9 +423,20 @@ export class HostSession {
   /** Redraws the footer (only a changed text reaches the UI). */
   readonly draw = callback("status-redraw", (ctx: ExtensionContext) => {
     if (!ctx.hasUI || this.closed) return;
+    if (this.config.enabled) this.#refreshDollars(ctx);
     this.#footer.show(ctx, this.status(ctx));
     this.routing.redraw(ctx);
   });
+
+  #refreshDollars(ctx: ExtensionContext): void {
+    this.#dollars.refresh({
+      branch: () => ctx.sessionManager.getBranch(),
+      lookup: (id) => ctx.sessionManager.getEntry(id),
+      book: () => priceBookOf(ctx.modelRegistry),
+      runner: () => (this.closed ? undefined : this.guard.runner),
+      changed: () => this.draw(ctx),
+    });
+  }
 
   /** What `/guard` (status) reports. */
   report(ctx: ExtensionContext): string {
