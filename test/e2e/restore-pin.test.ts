@@ -217,7 +217,7 @@ describe("/guard restore and /guard pin in the real Pi", () => {
     expect(list).not.toContain(`${ids.a}  large output`);
     expect(list).toContain(`restored: 1 (${ids.a}) · pinned: 1 (${ids.third}); never judged again`);
     await s.session.prompt("/guard");
-    expect(notices.at(-1)?.message).toContain("restored: 1 item(s) · pinned: 1 entr(ies)");
+    expect(notices.at(-1)?.message).toContain("You restored 1 item and pinned 1 entry");
     await s.session.prompt("One more question");
     expect(resultSeen(reopened, ids.callA)).toBe(OUTPUT);
     expect(promptSeen(reopened, "Count the lines")).toBe(true);

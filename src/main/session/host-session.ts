@@ -58,6 +58,11 @@ export async function openHostSession(pi: RoutingPi): Promise<HostSession> {
 
 const NO_SAVINGS = { chars: 0, items: 0 };
 
+/** The TUI's width, which `/guard` fits its lines to; none in print, JSON and RPC modes. */
+export function terminalWidth(ctx: Pick<ExtensionContext, "hasUI" | "mode">): number | undefined {
+  return ctx.hasUI && ctx.mode === "tui" ? process.stdout.columns : undefined;
+}
+
 function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
   return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
 }
@@ -423,8 +428,8 @@ export class HostSession {
   /** Redraws the footer (only a changed text reaches the UI). */
   readonly draw = callback("status-redraw", (ctx: ExtensionContext) => {
     if (!ctx.hasUI || this.closed) return;
-    if (this.config.enabled) this.#refreshDollars(ctx);
     this.#footer.show(ctx, this.status(ctx));
+    if (this.config.enabled) this.#refreshDollars(ctx);
     this.routing.redraw(ctx);
   });
 
@@ -449,6 +454,9 @@ export class HostSession {
       branch: ctx.sessionManager.getBranch(),
       paused: this.guard.breakerState(),
       routing: this.routing.reportLine(),
+      ...(this.#dollars.latest ? { dollars: this.#dollars.latest } : {}),
+      pendingRestores: this.restores.pending(ctx.sessionManager).length,
+      ...(terminalWidth(ctx) ? { width: terminalWidth(ctx) } : {}),
     });
   }
 

@@ -155,9 +155,15 @@ export class LiveSavings {
     if (leaf === this.#shownFor) return;
     const runner = host.runner();
     if (!runner) return;
-    this.#running = true;
     this.#shownFor = leaf;
-    const input = this.#ledger.read(branch, host.book(), host.lookup);
+    let input: ReturnType<BranchLedger["read"]>;
+    try {
+      input = this.#ledger.read(branch, host.book(), host.lookup);
+    } catch {
+      // A branch this cannot read (a registry without prices) shows tokens only.
+      return;
+    }
+    this.#running = true;
     runner
       .run("saved", input)
       .then((saved) => {
