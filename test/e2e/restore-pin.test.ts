@@ -117,7 +117,7 @@ describe("/guard restore and /guard pin in the real Pi", () => {
     s.session.extensionRunner.setUIContext(ui, "rpc");
     await s.session.prompt("/guard list");
     const list = notices.at(-1)?.message ?? "";
-    expect(list).toContain("item(s) out of context on this branch, newest first");
+    expect(list).toContain("out of context on this branch, newest first");
     expect(list).toMatch(
       new RegExp(`${ids.a}  large output · bash \`cat results.txt\` · 24\\.\\dk → \\d+ chars · run 1, at its end`),
     );
