@@ -108,7 +108,7 @@ describe("pi install", () => {
     // Not while another test's `npm pack` rebuilds dist/ under it.
     const out = await withCheckoutLock(() => installAndRun(REPO_ROOT));
     expect(out.settings.packages?.length).toBe(1);
-    console.log(out.listed);
+    expect(out.listed).toContain(REPO_ROOT);
     expectGuarded(out);
   }, 180_000);
 });
