@@ -143,6 +143,8 @@ export interface ReplayFilesOptions {
   agentDir?: string;
   /** Write the guarded session (one session file only) to this path. */
   write?: string;
+  /** The working directory the written session records (default: the original's). */
+  writeCwd?: string;
 }
 
 export interface ReplayFilesResult {
@@ -156,6 +158,8 @@ export interface ReplayFilesResult {
 }
 
 export async function replayFiles(paths: string[], options: ReplayFilesOptions): Promise<ReplayFilesResult> {
+  if (options.writeCwd !== undefined && options.write === undefined)
+    throw new ReplayUsageError("--cwd goes with --write");
   if (options.write !== undefined && paths.length !== 1) {
     throw new ReplayUsageError(`--write needs one session file, not ${paths.length}`);
   }
@@ -191,7 +195,7 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
         },
       });
       if (options.write !== undefined && guarded)
-        written = await writeGuardedSession(options.write, file.header, guarded);
+        written = await writeGuardedSession(options.write, file.header, guarded, options.writeCwd);
       options.progress?.clear();
       sessions.push(metrics);
       files.push(file);

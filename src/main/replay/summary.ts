@@ -3,7 +3,7 @@
 import { combineProxy, type ProxyRate } from "../../core/replay/proxy.ts";
 import { likelyNeededCount, likelyNeededMeaning, otherTiers } from "../../core/replay/proxy-words.ts";
 import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
-import { formatCount } from "../../core/shared/text.ts";
+import { count, formatCount } from "../../core/shared/text.ts";
 import { moneyLines, moneyTotalLine } from "./summary-money.ts";
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -23,12 +23,12 @@ const MAX_PROBLEMS = 8;
 export function sessionSummary(s: SessionMetrics): string[] {
   const t = s.totals;
   const lines = [
-    `${s.file}  (v${s.version}, ${s.entries} entries, ${t.requests} requests, ${t.runEnds} run ends, ${t.checkpoints} checkpoints; ${ms(s.ms)})`,
+    `${s.file}  (v${s.version}, ${count(s.entries, "entry", "entries")}, ${count(t.requests, "request")}, ${count(t.runEnds, "run end")}, ${count(t.checkpoints, "checkpoint")}; ${ms(s.ms)})`,
     ...moneyLines(s),
     `  billed context    ${tok(t.billedOff)} → ${tok(t.billedOn)} tokens over all requests  (−${pct(t.savedShare)})`,
     `  last request      ${tok(t.finalOff)} → ${tok(t.finalOn)} tokens  (guard off → on)`,
-    `  edits             ${edits(t.edits)}  (${t.passesWithEdits} of ${t.passes} passes edited; ${t.drafts} context_edit drafts${t.invalidDrafts ? `, ${t.invalidDrafts} invalid` : ""})`,
-    `  classifier        ${t.classifierRequests} requests${t.cacheHits ? ` (${t.cacheHits} from cache)` : ""} · latency p50 ${ms(t.latencyP50)}, max ${ms(t.latencyMax)} · ${usd(t.costUsd)}`,
+    `  edits             ${edits(t.edits)}  (${t.passesWithEdits} of ${count(t.passes, "pass", "passes")} edited; ${count(t.drafts, "context_edit draft")}${t.invalidDrafts ? `, ${t.invalidDrafts} invalid` : ""})`,
+    classifierLine(s),
     `  settle            p50 ${ms(t.settleP50)}, max ${ms(t.settleMax)} · main-thread stall max ${ms(t.stallMax)}`,
     ...proxyLines(t.proxy),
   ];
@@ -36,6 +36,19 @@ export function sessionSummary(s: SessionMetrics): string[] {
   for (const p of s.problems.slice(0, MAX_PROBLEMS)) lines.push(`  problem: ${p.message}`);
   if (s.problems.length > MAX_PROBLEMS) lines.push(`  … and ${s.problems.length - MAX_PROBLEMS} more problems`);
   return lines;
+}
+
+/**
+ * The classifier's requests, latency and cost. A latency that was not measured (an answer served in the
+ * process, from the cache or a loopback) is left out, not printed as 0; the cost is left out when the
+ * dollars line above already prices the classifier (at Jev's price for a free local scorer).
+ */
+function classifierLine(s: SessionMetrics): string {
+  const t = s.totals;
+  const parts = [`${count(t.classifierRequests, "request")}${t.cacheHits ? ` (${t.cacheHits} from cache)` : ""}`];
+  if (t.latencyMax > 0) parts.push(`latency p50 ${ms(t.latencyP50)}, max ${ms(t.latencyMax)}`);
+  if (t.costUsd > 0 || !s.money?.priced) parts.push(usd(t.costUsd));
+  return `  classifier        ${parts.join(" · ")}`;
 }
 
 /** The needed-later proxy's count and tiers; what the count means is said once, under all sessions. */
@@ -59,7 +72,11 @@ function wrap(text: string, width: number): string[] {
 export function formatSummary(report: ReplayReport, out?: string): string {
   const lines = [`context-guard replay · classifier ${report.model}`, `  ${report.modelNote}`, ""];
   for (const s of report.sessions) lines.push(...sessionSummary(s), "");
-  for (const f of report.failures) lines.push(`not replayed: ${f.file}: ${f.error}`);
+  for (const f of report.failures) {
+    // A reader's error may name the file already.
+    const error = f.error.startsWith(`${f.file}: `) ? f.error.slice(f.file.length + 2) : f.error;
+    lines.push(`not replayed: ${f.file}: ${error}`);
+  }
   const proxy = combineProxy(report.sessions.map((s) => s.totals.proxy));
   if (report.sessions.length > 0) lines.push(...wrap(likelyNeededMeaning(proxy), 110), "");
   if (report.sessions.length > 1) {
