@@ -429,8 +429,10 @@ export class HostSession {
   readonly draw = callback("status-redraw", (ctx: ExtensionContext) => {
     if (!ctx.hasUI || this.closed) return;
     this.#footer.show(ctx, this.status(ctx));
-    if (this.config.enabled) this.#refreshDollars(ctx);
     this.routing.redraw(ctx);
+    // Priced while the agent waits for the user (after a run settles): pricing a long branch takes the
+    // pass thread for a while, which a checkpoint during a run should not queue behind.
+    if (this.config.enabled && ctx.isIdle?.() !== false) this.#refreshDollars(ctx);
   });
 
   #refreshDollars(ctx: ExtensionContext): void {
