@@ -24,10 +24,13 @@ Options:
   --write <out.jsonl>       write the guarded session (one file: its branch with the guard's
                             context_edit entries and records), which Pi opens; never the
                             replayed file itself, and written whole or not at all
+  --cwd <dir>               with --write: the working directory the written session records
+                            (default: the original's; Pi opens a session only where its cwd exists)
   --cache <dir>             answer cache for hosted classifiers (default: <agentDir>/context-guard-cache)
   --config <file>           settings file (default: <agentDir>/context-guard.json)
   --agent-dir <dir>         Pi's agent folder (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)
   --no-progress             no progress bar
+  -v, --version             the version
   -h, --help                this help
 `;
 
@@ -40,17 +43,20 @@ async function replayCommand(args: string[]): Promise<number> {
       out: { type: "string" },
       json: { type: "string" },
       write: { type: "string" },
+      cwd: { type: "string" },
       cache: { type: "string" },
       config: { type: "string" },
       "agent-dir": { type: "string" },
       "no-progress": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
+      version: { type: "boolean", short: "v", default: false },
     },
   });
   if (values.help) {
     process.stdout.write(USAGE);
     return 0;
   }
+  if (values.version) return printVersion();
   const agentDir = values["agent-dir"] ?? defaultAgentDir();
   const targets = positionals.length > 0 ? positionals : [join(agentDir, "sessions")];
   if (values.write !== undefined) {
@@ -91,6 +97,7 @@ async function replayCommand(args: string[]): Promise<number> {
     progress,
     agentDir,
     write: values.write,
+    writeCwd: values.cwd,
   });
   const out = await replay.writeReport(result, values.out ?? "context-guard-report.html");
   if (values.json) {
@@ -105,12 +112,21 @@ async function replayCommand(args: string[]): Promise<number> {
 
 class UsageError extends Error {}
 
+/** `context-guard --version`: the package's version (package.json beside src/ and dist/). */
+async function printVersion(): Promise<number> {
+  const { readFile } = await import("node:fs/promises");
+  const manifest = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
+  process.stdout.write(`context-guard ${manifest.version}\n`);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
   }
+  if (command === "-v" || command === "--version" || command === "version") return printVersion();
   if (command !== "replay") throw new UsageError(`unknown command "${command}"`);
   return replayCommand(rest);
 }

@@ -57,6 +57,8 @@ async function installAndRun(source: string) {
   });
   const installEnv = { ...env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", npm_config_offline: "true" };
   const installed = await run(NODE_BIN, [PI_BIN, "install", source], { cwd, env: installEnv });
+  // The name Pi shows for the package (the README quotes it per route).
+  const listed = (await run(NODE_BIN, [PI_BIN, "list"], { cwd, env: installEnv })).stdout;
   const settings = JSON.parse(await readFile(join(agentDir, "settings.json"), "utf8")) as { packages?: unknown[] };
   const before = main.log.length;
   const result = await runPiCli(
@@ -64,7 +66,7 @@ async function installAndRun(source: string) {
     { PI_CODING_AGENT_DIR: agentDir },
     { cwd, timeoutMs: 90_000 },
   );
-  return { installed, settings, result, requests: main.log.slice(before) };
+  return { installed, listed, settings, result, requests: main.log.slice(before) };
 }
 
 const toolNames = (req: FakeRequest) =>
@@ -90,6 +92,13 @@ describe("pi install", () => {
   it("npm:pi-context-guard@file:<packed tarball> (the registry layout) loads and distills", async () => {
     const out = await installAndRun(`npm:pi-context-guard@file:${tarball}`);
     expect(out.settings.packages).toEqual([`npm:pi-context-guard@file:${tarball}`]);
+    expect(out.listed).toContain(`pi-context-guard@file:${tarball}`);
+    // The packed manifest holds only what an installed package needs.
+    const packed = JSON.parse((await run("tar", ["-xOzf", tarball, "package/package.json"])).stdout);
+    expect(packed.scripts).toBeUndefined();
+    expect(packed.devDependencies).toBeUndefined();
+    expect(packed.allowScripts).toBeUndefined();
+    expect(packed.peerDependencies["@earendil-works/pi-coding-agent"]).toBe(">=1.6.0 <2");
     // The packed manifest installs without a warning about its own scripts.
     expect(`${out.installed.stdout}${out.installed.stderr}`).not.toMatch(/pi-context-guard@[\d.]+ \(prepare/);
     expectGuarded(out);
@@ -99,6 +108,7 @@ describe("pi install", () => {
     // Not while another test's `npm pack` rebuilds dist/ under it.
     const out = await withCheckoutLock(() => installAndRun(REPO_ROOT));
     expect(out.settings.packages?.length).toBe(1);
+    expect(out.listed).toContain(REPO_ROOT);
     expectGuarded(out);
   }, 180_000);
 });

@@ -117,7 +117,7 @@ describe("/guard restore and /guard pin in the real Pi", () => {
     s.session.extensionRunner.setUIContext(ui, "rpc");
     await s.session.prompt("/guard list");
     const list = notices.at(-1)?.message ?? "";
-    expect(list).toContain("item(s) out of context on this branch, newest first");
+    expect(list).toContain("out of context on this branch, newest first");
     expect(list).toMatch(
       new RegExp(`${ids.a}  large output · bash \`cat results.txt\` · 24\\.\\dk → \\d+ chars · run 1, at its end`),
     );
@@ -217,7 +217,7 @@ describe("/guard restore and /guard pin in the real Pi", () => {
     expect(list).not.toContain(`${ids.a}  large output`);
     expect(list).toContain(`restored: 1 (${ids.a}) · pinned: 1 (${ids.third}); never judged again`);
     await s.session.prompt("/guard");
-    expect(notices.at(-1)?.message).toContain("restored: 1 item(s) · pinned: 1 entr(ies)");
+    expect(notices.at(-1)?.message).toContain("You restored 1 item and pinned 1 entry");
     await s.session.prompt("One more question");
     expect(resultSeen(reopened, ids.callA)).toBe(OUTPUT);
     expect(promptSeen(reopened, "Count the lines")).toBe(true);

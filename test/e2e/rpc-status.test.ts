@@ -122,9 +122,15 @@ describe("status bar and /guard in RPC mode", () => {
 
       rpc.send({ id: "2", type: "prompt", message: "/guard" });
       await rpc.waitFor((r) => r.id === "2" && r.type === "response");
-      const report = rpc.notices().find((n) => n.startsWith("context-guard on")) ?? "";
-      expect(report).toContain("saved on this branch: 10.9k chars");
-      expect(report).toMatch(
+      const report = rpc.notices().find((n) => n.startsWith("context-guard is on")) ?? "";
+      expect(report).toContain("Now: 2.7k tokens kept out of the context (1 item).");
+      expect(report).toMatch(/Last pass \(just now, end of a run\): replaced 1 item \(10\.9k chars kept out\)/);
+      expect(report).not.toContain("kw.");
+
+      rpc.send({ id: "2t", type: "prompt", message: "/guard trace" });
+      await rpc.waitFor((r) => r.id === "2t" && r.type === "response");
+      const trace = rpc.notices().find((n) => n.startsWith("Last pass (run-end")) ?? "";
+      expect(trace).toMatch(
         /bash `cat out\.txt`: distilled 11\.6k → \d+ chars \(chunks\) kw\.10 focus=chunk_1:\.70 keep 1\/31/,
       );
 

@@ -63,6 +63,11 @@ describe("context-guard replay", () => {
       /needed later\?\s+likely needed: \d+ of \d+ removed items \([\d.]+%\) · re-ran \d+ · seen again \d+/,
     );
     expect(out.stdout).toContain(`report: ${join(dir, "context-guard-report.html")}`);
+    // Counts in words, and no figure that was not measured: the embedded scorer has no latency, and its
+    // cost is the dollars line's (Jev's price), not a "$0" beside it.
+    expect(out.stdout).not.toMatch(/\b1 (checkpoints|requests|entries|passes)\b/);
+    expect(out.stdout).toMatch(/\n {2}classifier {8}\d+ requests( · latency p50 [\d.]+ m?s, max [\d.]+ m?s)?\n/);
+    expect(out.stdout).not.toMatch(/latency p50 0 ms/);
     report = JSON.parse(await readFile(join(dir, "metrics.json"), "utf8")) as ReplayReport;
     const [s] = report.sessions;
     expect(s?.entries).toBe(260);
@@ -120,6 +125,40 @@ describe("context-guard replay", () => {
     expect(out.code).toBe(1);
     expect(out.stdout).toContain("not replayed:");
     expect(out.stdout).toContain("nothing to replay");
+  });
+
+  it("an empty file: named once, with why", async () => {
+    const empty = join(dir, "empty.jsonl");
+    await writeFile(empty, "");
+    const out = await cli(["replay", empty, "--out", "empty.html"]);
+    expect(out.stdout).toContain(`not replayed: ${empty}: the file is empty`);
+    expect(out.stdout).not.toContain(`${empty}: ${empty}`);
+  });
+
+  it("a line that is not JSON is named by its line, not the parser's", async () => {
+    const lines = (await readFile(SAMPLE, "utf8")).split("\n").filter((l) => l !== "");
+    lines[50] = "{oops}";
+    const file = join(dir, "line51.jsonl");
+    await writeFile(file, `${lines.join("\n")}\n`);
+    const out = await cli(["replay", file, "--out", "line51.html"]);
+    expect(out.stdout).toContain(
+      "problem: line 51 is not valid JSON (Expected property name or '}' in JSON at column 2)",
+    );
+    expect(out.stdout).not.toMatch(/line 1 column/);
+  });
+
+  it("--version, and --write --cwd records another working directory and the extension its stubs need", async () => {
+    expect((await cli(["--version"])).stdout).toMatch(/^context-guard \d+\.\d+\.\d+\n$/);
+    expect((await cli(["replay", "--version"])).stdout).toMatch(/^context-guard \d+\.\d+\.\d+\n$/);
+    const out = join(dir, "moved.jsonl");
+    const run = await cli(["replay", SAMPLE, "--out", "moved.html", "--write", out, "--cwd", dir]);
+    expect(run.code).toBe(0);
+    const header = JSON.parse((await readFile(out, "utf8")).split("\n")[0] as string);
+    expect(header.cwd).toBe(dir);
+    expect(header.contextGuard).toMatch(/needs the pi-context-guard extension/);
+    const alone = await cli(["replay", SAMPLE, "--cwd", dir]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain("--cwd goes with --write");
   });
 
   it("refuses a hosted model without its key, and says how to run offline", async () => {

@@ -1,16 +1,15 @@
-// The README's library example, run as written against the real code: its code block is taken from
-// README.md, pointed at src/index.ts instead of the package name, and given the two values the README
-// says the caller brings (Pi's projection and a classify function).
+// The README's library example, compiled by tsc and run as written against the real code: its code block
+// is taken from README.md, pointed at src/index.ts instead of the package name, and given the two values
+// the README says the caller brings, typed as Pi gives them: Pi's own projection
+// (SessionManager.buildSessionProjection().entries) and a classify function.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { SessionManager } from "@earendil-works/pi-coding-agent";
+import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
 import type { RunEndResult } from "../../src/index.ts";
-import { dropAll } from "../kit/answers.ts";
 import { REPO_ROOT } from "../kit/pi-agent-dir.ts";
-import { FAUX_USAGE } from "../kit/pi-messages.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "cg-library-example-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,65 +23,63 @@ function example(): string {
   return code;
 }
 
-/** A finished run with one large grep output, as Pi's SessionManager projects it. */
-function projection(): unknown[] {
-  const sm = SessionManager.inMemory("/tmp/cg-library-example");
-  const now = Date.now();
-  const model = { api: "openai-completions", provider: "fake", model: "m", usage: FAUX_USAGE, timestamp: now };
-  sm.appendMessage({ role: "user", content: [{ type: "text", text: "where is needle?" }], timestamp: now });
-  sm.appendMessage({
-    role: "assistant",
-    content: [{ type: "toolCall", id: "c1", name: "bash", arguments: { command: "rg -n needle" } }],
-    stopReason: "toolUse",
-    ...model,
-  } as never);
-  const lines = Array.from({ length: 600 }, (_, i) => `src/f${i % 9}.ts:${i}: const value_${i} = ${i}; // hay`);
-  sm.appendMessage({
-    role: "toolResult",
-    toolCallId: "c1",
-    toolName: "bash",
-    content: [{ type: "text", text: lines.join("\n") }],
-    isError: false,
-    timestamp: now,
-  } as never);
-  sm.appendMessage({
-    role: "assistant",
-    content: [{ type: "text", text: "needle is not there" }],
-    stopReason: "stop",
-    ...model,
-  } as never);
-  return sm.buildSessionProjection().entries;
+/** The example as a module: typed inputs first, then the README's code, then what the test reads. */
+function exampleModule(): string {
+  // Relative specifiers: tsc keeps a .ts extension only on those.
+  const from = (...path: string[]) => JSON.stringify(relative(dir, join(REPO_ROOT, ...path)));
+  const index = from("src", "index.ts");
+  const kit = (name: string) => from("test", "kit", name);
+  const code = example();
+  expect(code).toMatch(/from "pi-context-guard"/);
+  return [
+    `import { grepRunSession } from ${kit("grep-run.ts")};`,
+    `import { dropAll } from ${kit("answers.ts")};`,
+    // Hoisted import declarations: the README's own import may come after these lines.
+    "export const seen = { calls: 0 };",
+    "const context = grepRunSession().buildSessionProjection().entries;",
+    "const classify: typeof dropAll = (...args) => {",
+    "  seen.calls++;",
+    "  return dropAll(...args);",
+    "};",
+    code.replaceAll('"pi-context-guard"', index),
+    "export { result };",
+  ].join("\n");
+}
+
+/** tsc's diagnostics for one file under the project's compiler options. */
+function typeErrors(file: string): string[] {
+  const config = ts.readConfigFile(join(REPO_ROOT, "tsconfig.json"), ts.sys.readFile);
+  const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, REPO_ROOT);
+  const program = ts.createProgram([file], {
+    ...options,
+    noEmit: true,
+    typeRoots: [join(REPO_ROOT, "node_modules", "@types")],
+  });
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
 }
 
 describe("the README's library example", () => {
+  // An ES module wherever the temporary folder is.
+  const file = join(dir, "example.mts");
+
+  it("type-checks with Pi's own projection type", () => {
+    writeFileSync(file, exampleModule());
+    expect(typeErrors(file)).toEqual([]);
+  }, 120_000);
+
   it("runs as written and returns the drafts for Pi", async () => {
-    const code = example();
-    expect(code).toMatch(/from "pi-context-guard"/);
-    const index = pathToFileURL(join(REPO_ROOT, "src", "index.ts")).href;
-    const inputs = "const { context, classify } = (globalThis as any).__libraryExample;\n";
-    const file = join(dir, "example.ts");
-    writeFileSync(
-      file,
-      `${inputs}${code.replaceAll('"pi-context-guard"', JSON.stringify(index))}\nexport { result };\n`,
-    );
-    let calls = 0;
-    (globalThis as { __libraryExample?: unknown }).__libraryExample = {
-      context: projection(),
-      classify: (...args: Parameters<typeof dropAll>) => {
-        calls++;
-        return dropAll(...args);
-      },
+    writeFileSync(file, exampleModule());
+    const { result, seen } = (await import(pathToFileURL(file).href)) as {
+      result: RunEndResult;
+      seen: { calls: number };
     };
-    try {
-      const { result } = (await import(pathToFileURL(file).href)) as { result: RunEndResult };
-      expect(result.status).toBe("done");
-      if (result.status !== "done") return;
-      expect(calls).toBeGreaterThan(0);
-      expect(result.edits).toHaveLength(1);
-      expect(result.edits[0]).toMatchObject({ type: "context_edit" });
-      expect(result.record.results.length).toBeGreaterThan(0);
-    } finally {
-      delete (globalThis as { __libraryExample?: unknown }).__libraryExample;
-    }
+    expect(result.status).toBe("done");
+    if (result.status !== "done") return;
+    expect(seen.calls).toBeGreaterThan(0);
+    expect(result.edits).toHaveLength(1);
+    expect(result.edits[0]).toMatchObject({ type: "context_edit" });
+    expect(result.record.results.length).toBeGreaterThan(0);
   });
 });

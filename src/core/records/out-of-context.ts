@@ -4,7 +4,7 @@
 // sees) and the guard's full records on the branch; nothing is kept in memory.
 
 import { isGuardEdit, readJudgments } from "../items/judged.ts";
-import { formatCount, oneLine } from "../shared/text.ts";
+import { count, formatCount, oneLine } from "../shared/text.ts";
 import { RECORD_TYPE, type RecordResult, type SnapEntry } from "../shared/types.ts";
 import { type Pins, readPins } from "./pins.ts";
 
@@ -206,14 +206,20 @@ export function itemHeadline(item: OutItem): string {
   return `${itemWhat(item)} · ${itemSize(item)} · ${itemWhen(item)}`;
 }
 
+/** `📌 ` before a pinned item (kept out as it is, never judged again), `↺ ` before one being restored. */
+export function pinMark(item: OutItem, pins: Pins): string {
+  if (pins.restored.has(item.entryId)) return "↺ ";
+  return pins.pinned.has(item.entryId) ? "📌 " : "";
+}
+
 /** The text `/guard list` shows outside the TUI. */
 export function formatOutList(items: readonly OutItem[], pins: Pins): string {
   const lines: string[] = [];
   if (items.length === 0) lines.push("context-guard: nothing is out of context on this branch");
   else {
-    lines.push(`context-guard: ${items.length} item(s) out of context on this branch, newest first`);
+    lines.push(`context-guard: ${count(items.length, "item")} out of context on this branch, newest first`);
     for (const item of items) {
-      lines.push(`  ${item.entryId}  ${itemHeadline(item)}`);
+      lines.push(`  ${item.entryId}  ${pinMark(item, pins)}${itemHeadline(item)}`);
       lines.push(`      ${item.why}`);
     }
     lines.push("  /guard restore <id> puts one back (and pins it); /guard pin <id> keeps an entry from being judged");

@@ -1,7 +1,7 @@
 // Decision telemetry: the event shapes every part of the extension writes (one JSON line each) and the
 // aggregation `/guard stats` shows. Events carry names, scores, sizes, latencies, token counts and entry
 // ids; never message or tool-output text, never credentials.
-import { formatCount } from "../shared/text.ts";
+import { count, formatCount } from "../shared/text.ts";
 
 export interface TelemetryBase {
   v: 1;
@@ -334,11 +334,11 @@ const two = (x: number): string => x.toFixed(2).replace(/^0\./, ".");
 export function formatTelemetryStats(stats: TelemetryStats, path: string): string[] {
   if (stats.lines === 0) return [`context-guard stats: no telemetry yet (${path})`];
   const out: string[] = [
-    `context-guard stats from ${path}: ${stats.lines} line(s)${stats.badLines ? `, ${stats.badLines} unreadable` : ""}, ${stats.sessions} session(s)`,
+    `context-guard stats from ${path}: ${count(stats.lines, "line")}${stats.badLines ? `, ${stats.badLines} unreadable` : ""}, ${count(stats.sessions, "session")}`,
   ];
   if (stats.boundaries > 0) {
     out.push(
-      `routing: ${stats.boundaries} user turn(s), ${stats.routed} routed, ${stats.timedOut} past the deadline, ${stats.lateUsed} used late answers; ${Math.round(stats.routeMsSum / stats.boundaries)} ms mean, ${Math.round(stats.routeMsMax)} ms max`,
+      `routing: ${count(stats.boundaries, "user turn")}, ${stats.routed} routed, ${stats.timedOut} past the deadline, ${stats.lateUsed} used late answers; ${Math.round(stats.routeMsSum / stats.boundaries)} ms mean, ${Math.round(stats.routeMsMax)} ms max`,
     );
   }
   const skills = [...stats.skills.entries()].sort((a, b) => b[1].loads - a[1].loads || (a[0] < b[0] ? -1 : 1));
@@ -368,12 +368,29 @@ export function formatTelemetryStats(stats: TelemetryStats, path: string): strin
     );
   }
   const perTurn = (x: number) => (stats.boundaries > 0 ? formatCount(x / stats.boundaries) : "0");
-  out.push(
-    `savings: skill catalog ${formatCount(stats.catalogCharsHidden)} chars left out (${perTurn(stats.catalogCharsHidden)}/turn) for ${formatCount(stats.bodyChars)} chars of loaded bodies; tool schemas ${formatCount(stats.schemaCharsHidden)} chars hidden (${perTurn(stats.schemaCharsHidden)}/turn); distilled outputs ${formatCount(stats.distillSavedChars)} chars in ${stats.distillPasses} pass(es)`,
-  );
-  out.push(
-    `classifier: ${stats.requests} request(s), ${formatCount(stats.inputTokens)} input tokens, $${stats.costUsd.toFixed(4)}`,
-  );
+  // Only what ran: a feature that is off (no skills routed, no namespaces) has nothing to say.
+  const saved: string[] = [];
+  if (stats.catalogCharsHidden > 0 || stats.bodyChars > 0) {
+    saved.push(
+      `skill catalog ${formatCount(stats.catalogCharsHidden)} chars left out (${perTurn(stats.catalogCharsHidden)}/turn) for ${formatCount(stats.bodyChars)} chars of loaded bodies`,
+    );
+  }
+  if (stats.schemaCharsHidden > 0) {
+    saved.push(
+      `tool schemas ${formatCount(stats.schemaCharsHidden)} chars hidden (${perTurn(stats.schemaCharsHidden)}/turn)`,
+    );
+  }
+  if (stats.distillPasses > 0) {
+    saved.push(
+      `distilled outputs ${formatCount(stats.distillSavedChars)} chars in ${count(stats.distillPasses, "pass", "passes")}`,
+    );
+  }
+  if (saved.length > 0) out.push(`savings: ${saved.join("; ")}`);
+  if (stats.requests > 0) {
+    out.push(
+      `classifier: ${count(stats.requests, "request")}, ${formatCount(stats.inputTokens)} input tokens, $${stats.costUsd.toFixed(4)}`,
+    );
+  }
   if (stats.degraded.size > 0) {
     out.push(
       `degraded: ${[...stats.degraded.entries()]

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { nearest } from "./nearest.ts";
 
 // Each key is validated on its own so one bad value costs only that key: it falls back to its default
 // and produces a warning that names it.
@@ -188,7 +189,9 @@ export function normalizeConfig(raw: unknown): NormalizedConfig {
     }
   }
   for (const key of Object.keys(input)) {
-    if (!Object.hasOwn(CONFIG_SCHEMA, key)) warnings.push(`${key}: unknown setting, ignored`);
+    if (Object.hasOwn(CONFIG_SCHEMA, key)) continue;
+    const hint = nearest(key, Object.keys(CONFIG_SCHEMA));
+    warnings.push(`${key}: unknown setting, ignored${hint ? ` (did you mean "${hint}"?)` : ""}`);
   }
   return { config, warnings };
 }

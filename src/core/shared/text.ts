@@ -61,3 +61,8 @@ export function oneLine(text: string, max: number): string {
   }
   return flat;
 }
+
+/** `1 item`, `2 items`; `plural` for words that do not just take an s (`entry`, `entries`). */
+export function count(n: number, word: string, plural = `${word}s`): string {
+  return `${formatCount(n)} ${n === 1 ? word : plural}`;
+}

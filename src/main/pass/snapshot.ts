@@ -12,7 +12,8 @@ import { drain, PACE_STRIDE, paced, type Steps } from "../platform/pace.ts";
 
 /** The parts of Pi's ProjectedSessionEntry this module reads. */
 export interface ProjectedLike {
-  sourceEntry: { id: string; type: string; [key: string]: unknown };
+  // biome-ignore lint/suspicious/noExplicitAny: Pi's entry interfaces fit only an `any` index signature
+  sourceEntry: { id: string; type: string; [key: string]: any };
   messages: readonly unknown[];
 }
 

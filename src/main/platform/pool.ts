@@ -7,7 +7,7 @@ import type * as Tasks from "../../workers/tasks.ts";
 import { callback } from "./callbacks.ts";
 
 /** The pool's tasks: every message of a pass goes through "pass" (workers/pass/protocol.ts). */
-export type TaskName = "pass" | "recall" | "ping";
+export type TaskName = "pass" | "recall" | "saved" | "ping";
 type TaskFn<K extends TaskName> = (typeof Tasks)[K];
 export type TaskInput<K extends TaskName> = Parameters<TaskFn<K>>[0];
 export type TaskOutput<K extends TaskName> = ReturnType<TaskFn<K>>;

@@ -144,6 +144,8 @@ export interface ReplayFilesOptions {
   agentDir?: string;
   /** Write the guarded session (one session file only) to this path. */
   write?: string;
+  /** The working directory the written session records (default: the original's). */
+  writeCwd?: string;
 }
 
 export interface ReplayFilesResult {
@@ -159,6 +161,8 @@ export interface ReplayFilesResult {
 }
 
 export async function replayFiles(paths: string[], options: ReplayFilesOptions): Promise<ReplayFilesResult> {
+  if (options.writeCwd !== undefined && options.write === undefined)
+    throw new ReplayUsageError("--cwd goes with --write");
   if (options.write !== undefined && paths.length !== 1) {
     throw new ReplayUsageError(`--write needs one session file, not ${paths.length}`);
   }
@@ -199,7 +203,7 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
       });
       if (target && guarded) {
         try {
-          written = await writeGuardedSession(target, file.header, guarded);
+          written = await writeGuardedSession(target, file.header, guarded, options.writeCwd);
         } catch (error) {
           // The report is still written: the replay's work is not lost with the file.
           writeError = `--write ${options.write}: writing failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); ${target.path} is as it was`;

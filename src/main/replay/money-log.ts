@@ -15,7 +15,7 @@ import { CHARS_PER_TOKEN } from "../../core/shared/size.ts";
 import { emptyRecordedCost, type PriceBook, type RecordedCost } from "./prices.ts";
 import { PromptPieces } from "./prompt-pieces.ts";
 
-interface AssistantLike {
+export interface AssistantLike {
   api?: string;
   provider?: string;
   model?: string;
@@ -30,9 +30,10 @@ interface AssistantLike {
   };
 }
 
-const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x > 0 ? x : 0);
+export const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x > 0 ? x : 0);
 
-function usageOf(m: AssistantLike): Usage | undefined {
+/** The usage Pi recorded on an assistant message. */
+export function usageOf(m: AssistantLike): Usage | undefined {
   const u = m.usage;
   if (!u || typeof u !== "object") return undefined;
   return {

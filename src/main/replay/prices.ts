@@ -67,7 +67,11 @@ export async function loadPriceBook(agentDir?: string): Promise<PriceBook> {
     modelsPath: agentDir ? join(agentDir, "models.json") : null,
     refreshOnCreate: false,
   });
-  const registry = new ModelRegistry(runtime);
+  return priceBookOf(new ModelRegistry(runtime));
+}
+
+/** The price book of a registry Pi already has (the extension's `ctx.modelRegistry`). */
+export function priceBookOf(registry: Pick<ModelRegistry, "find" | "findOfType" | "getAll">): PriceBook {
   const jev = registry.findOfType("classifier", JEV_REF.provider, JEV_REF.id);
   return {
     ...(jev && jev.cost.input > 0 ? { jevInput: jev.cost.input } : {}),

@@ -13,7 +13,8 @@ import { readContent } from "../pass/snapshot.ts";
 
 const SYSTEM: Piece = { id: SYSTEM_ID, key: SYSTEM_ID, chars: 0, origChars: 0, kind: "system" };
 
-function kindOf(messages: readonly unknown[]): PieceKind {
+/** The piece kind of an entry's messages. */
+export function kindOf(messages: readonly unknown[]): PieceKind {
   const m = messages[0] as { role?: string; content?: unknown } | undefined;
   if (m?.role === "toolResult") return "toolResult";
   if (m?.role === "user" && readContent(m.content).text.trim() !== "") return "question";

@@ -25,8 +25,10 @@ export interface SessionFile {
 
 export class SessionReadError extends Error {}
 
+/** The parser's message without its own "(line 1 column N)": the caller names the file's line. */
 function describeJsonError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/ at position \d+ \(line \d+ column (\d+)\)/, " at column $1");
 }
 
 /**

@@ -13,9 +13,9 @@ const CALM: ReadonlySet<GuardState["kind"]> = new Set(["ready", "busy", "checkpo
 /** The footer text for a state, coloured: savings stand out, a problem is a warning. */
 export function styledStatus(state: GuardState, theme: Pick<Theme, "fg">): string {
   const text = statusText(state);
-  if (state.kind === "ready" && state.savings.items > 0) {
+  if (state.kind === "ready" && (state.savings.items > 0 || (state.dollars?.net ?? 0) > 0)) {
     return text.replace(
-      /^(🛡 −\S+)(.*)$/u,
+      /^(🛡 (?:\$\S+ saved|−\S+))(.*)$/u,
       (_m, head: string, rest: string) => theme.fg("success", head) + theme.fg("dim", rest),
     );
   }

@@ -5,10 +5,11 @@ import { redactKnown } from "../platform/secrets.ts";
 import { loadSettings, saveSetting } from "../platform/settings.ts";
 import { telemetryStatsReport } from "../platform/telemetry.ts";
 import { warn } from "../platform/warn.ts";
-import type { HostSession } from "./host-session.ts";
+import { type HostSession, terminalWidth } from "./host-session.ts";
 import { OUT_COMMANDS, type OutCommand, runOutCommand } from "./out-list.ts";
+import { traceReport } from "./report.ts";
 
-const SUBCOMMANDS = ["status", "stats", "on", "off", "reload", ...OUT_COMMANDS];
+const SUBCOMMANDS = ["status", "stats", "trace", "on", "off", "reload", ...OUT_COMMANDS];
 
 /** Appends a custom entry on the branch (Pi's `appendEntry`), for restore and pin. */
 type Append = (customType: string, data: unknown) => void;
@@ -23,7 +24,7 @@ export function guardCommand(
   append?: Append,
 ): Omit<RegisteredCommand, "name" | "sourceInfo"> {
   return {
-    description: "context-guard: status, stats, on, off, reload, list, restore <id>, pin <id>",
+    description: "context-guard: status, stats, trace, on, off, reload, list, restore <id>, pin <id>",
     getArgumentCompletions: argumentCompletions,
     handler: (args, ctx) => runGuardCommand(args, ctx, session(), append),
   };
@@ -88,13 +89,18 @@ export async function runGuardCommand(
     ctx.ui.notify(await telemetryStatsReport(session.telemetry, session.config), "info");
     return;
   }
+  if (command === "trace") {
+    const width = terminalWidth(ctx);
+    ctx.ui.notify(traceReport(ctx.sessionManager.getBranch(), width), "info");
+    return;
+  }
   if ((OUT_COMMANDS as readonly string[]).includes(command)) {
     await runOutCommand(command as OutCommand, rest.join(" "), ctx, session, append ?? cannotAppend);
     return;
   }
   if (command !== "status") {
     ctx.ui.notify(
-      `context-guard: unknown argument "${command}"; use /guard, /guard stats, /guard on, /guard off, /guard reload, /guard list, /guard restore <id> or /guard pin <id>`,
+      `context-guard: unknown argument "${command}"; use /guard, /guard stats, /guard trace, /guard on, /guard off, /guard reload, /guard list, /guard restore <id> or /guard pin <id>`,
       "warning",
     );
     return;

@@ -31,12 +31,14 @@ import { loadSettings } from "../platform/settings.ts";
 import { recordPass, Telemetry } from "../platform/telemetry.ts";
 import { createThreadFetch } from "../platform/thread-fetch.ts";
 import { warn } from "../platform/warn.ts";
+import { priceBookOf } from "../replay/prices.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
 import { BackgroundPass } from "./background-pass.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
 import { HandOver } from "./hand-over.ts";
 import type { Boundary, HostSessionParts } from "./host-parts.ts";
+import { LiveSavings } from "./live-savings.ts";
 import { PassNotices } from "./pass-notices.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
@@ -55,6 +57,11 @@ export async function openHostSession(pi: RoutingPi): Promise<HostSession> {
 }
 
 const NO_SAVINGS = { chars: 0, items: 0 };
+
+/** The TUI's width, which `/guard` fits its lines to; none in print, JSON and RPC modes. */
+export function terminalWidth(ctx: Pick<ExtensionContext, "hasUI" | "mode">): number | undefined {
+  return ctx.hasUI && ctx.mode === "tui" ? process.stdout.columns : undefined;
+}
 
 function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
   return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
@@ -87,6 +94,8 @@ export class HostSession {
   /** The snapshot built after start and the worker sent the session: a pass waits for them. */
   readonly #warmUp: WarmUp;
   readonly #notices = new PassNotices();
+  /** Dollars saved so far on the branch, priced on the pass pool's thread. */
+  readonly #dollars = new LiveSavings();
   #unwatchSignals: () => void = () => undefined;
 
   constructor(parts: HostSessionParts) {
@@ -404,6 +413,7 @@ export class HostSession {
     const snap = built ? this.snapshot(ctx) : [];
     return {
       kind: "ready",
+      ...(this.#dollars.latest ? { dollars: this.#dollars.latest } : {}),
       savings: built ? currentSavings(snap) : NO_SAVINGS,
       lifetime: lifetime(ctx.sessionManager.getBranch()),
       pins: pinCounts(readPins(snap)),
@@ -420,7 +430,20 @@ export class HostSession {
     if (!ctx.hasUI || this.closed) return;
     this.#footer.show(ctx, this.status(ctx));
     this.routing.redraw(ctx);
+    // Priced while the agent waits for the user (after a run settles): pricing a long branch takes the
+    // pass thread for a while, which a checkpoint during a run should not queue behind.
+    if (this.config.enabled && ctx.isIdle?.() !== false) this.#refreshDollars(ctx);
   });
+
+  #refreshDollars(ctx: ExtensionContext): void {
+    this.#dollars.refresh({
+      branch: () => ctx.sessionManager.getBranch(),
+      lookup: (id) => ctx.sessionManager.getEntry(id),
+      book: () => priceBookOf(ctx.modelRegistry),
+      runner: () => (this.closed ? undefined : this.guard.runner),
+      changed: () => this.draw(ctx),
+    });
+  }
 
   /** What `/guard` (status) reports. */
   report(ctx: ExtensionContext): string {
@@ -433,6 +456,9 @@ export class HostSession {
       branch: ctx.sessionManager.getBranch(),
       paused: this.guard.breakerState(),
       routing: this.routing.reportLine(),
+      ...(this.#dollars.latest ? { dollars: this.#dollars.latest } : {}),
+      pendingRestores: this.restores.pending(ctx.sessionManager).length,
+      ...(terminalWidth(ctx) ? { width: terminalWidth(ctx) } : {}),
     });
   }
 

@@ -10,8 +10,10 @@ import {
   itemWhat,
   itemWhen,
   type OutItem,
+  pinMark,
 } from "../../core/records/out-of-context.ts";
-import { readPins } from "../../core/records/pins.ts";
+import { type Pins, readPins } from "../../core/records/pins.ts";
+import { count } from "../../core/shared/text.ts";
 import { readContent } from "../pass/snapshot.ts";
 import type { HostSession } from "./host-session.ts";
 import { type CommandOutcome, listOut, pinEntry, type RestoreHost, restoreEntry } from "./restore.ts";
@@ -56,8 +58,11 @@ export function preview(ctx: ExtensionContext, item: OutItem): string {
   const shown = lines
     .slice(0, PREVIEW_LINES)
     .map((l) => (l.length > PREVIEW_WIDTH ? `${l.slice(0, PREVIEW_WIDTH)}…` : l));
-  const more = lines.length > PREVIEW_LINES ? [`… ${lines.length - PREVIEW_LINES} more line(s)`] : [];
-  const exchange = item.omitted.length > 0 ? [`… and ${item.omitted.length} more entr(ies) of this exchange`] : [];
+  const more = lines.length > PREVIEW_LINES ? [`… ${count(lines.length - PREVIEW_LINES, "more line")}`] : [];
+  const exchange =
+    item.omitted.length > 0
+      ? [`… and ${count(item.omitted.length, "more entry", "more entries")} of this exchange`]
+      : [];
   return [`context-guard preview of ${item.entryId} (${itemHeadline(item)}):`, ...shown, ...more, ...exchange].join(
     "\n",
   );
@@ -71,7 +76,7 @@ async function pickFromList(host: RestoreHost, ctx: ExtensionContext, session: H
       ctx.ui.notify(formatOutList(items, readPins(snap)), "info");
       return;
     }
-    const chosen = await chooseItem(ctx, items);
+    const chosen = await chooseItem(ctx, items, readPins(snap));
     const item = items.find((i) => i.entryId === chosen);
     if (!item) return;
     const action = await ctx.ui.select(`${item.entryId} · ${itemHeadline(item)}`, [
@@ -95,14 +100,26 @@ async function pickFromList(host: RestoreHost, ctx: ExtensionContext, session: H
   }
 }
 
-/** The list: id, kind and label in the first column, size and run beside; why, for the selected item, below. */
-function chooseItem(ctx: ExtensionContext, items: readonly OutItem[]): Promise<string | null> {
+/**
+ * The list: a mark (📌 pinned, ↺ being restored), id, kind and label in the first column, size and run
+ * beside; the selected item's label in full and why, below (the column cuts long labels).
+ */
+function chooseItem(ctx: ExtensionContext, items: readonly OutItem[], pins: Pins): Promise<string | null> {
   const options: SelectItem[] = items.map((item) => ({
     value: item.entryId,
-    label: `${item.entryId}  ${itemWhat(item)}`,
+    label: `${pinMark(item, pins) || "  "}${item.entryId}  ${itemWhat(item)}`,
     description: `${itemSize(item)} · ${itemWhen(item)}`,
   }));
-  const why = (id: string | undefined) => items.find((i) => i.entryId === id)?.why ?? "";
+  const detailOf = (id: string | undefined) => {
+    const item = items.find((i) => i.entryId === id);
+    if (!item) return "";
+    const mark = pins.restored.has(item.entryId)
+      ? " (being restored)"
+      : pins.pinned.has(item.entryId)
+        ? " (pinned: never judged again)"
+        : "";
+    return `${itemWhat(item)}${mark}\nwhy: ${item.why}`;
+  };
   return ctx.ui.custom<string | null>((_tui, theme, _keys, done) => {
     const container = new Container();
     container.addChild(new Text(theme.fg("accent", theme.bold(`Out of context on this branch (${items.length})`))));
@@ -118,13 +135,15 @@ function chooseItem(ctx: ExtensionContext, items: readonly OutItem[]): Promise<s
       },
       { minPrimaryColumnWidth: 40, maxPrimaryColumnWidth: 72 },
     );
-    const detail = new Text(theme.fg("muted", `why: ${why(options[0]?.value)}`));
+    const detail = new Text(theme.fg("muted", detailOf(options[0]?.value)));
     list.onSelect = (item) => done(item.value);
     list.onCancel = () => done(null);
-    list.onSelectionChange = (item) => detail.setText(theme.fg("muted", `why: ${why(item.value)}`));
+    list.onSelectionChange = (item) => detail.setText(theme.fg("muted", detailOf(item.value)));
     container.addChild(list);
     container.addChild(detail);
-    container.addChild(new Text(theme.fg("dim", "↑↓ move · enter choose (restore, pin, preview) · esc close")));
+    container.addChild(
+      new Text(theme.fg("dim", "↑↓ move · enter choose (restore, pin, preview) · esc close · 📌 pinned")),
+    );
     return {
       render: (width: number) => container.render(width),
       invalidate: () => container.invalidate(),

@@ -1,14 +1,19 @@
-// What `/guard` (status) reports: the state, what is saved on this branch and in all, the classifier's
-// use, and the last pass in words. Everything is read from the branch and the session's state.
+// What `/guard` (status) says, in words: on or off and with which classifier, what it saved so far in
+// dollars (net of the classifier) and what it saves per request ahead, the last pass in one line, and
+// what is waiting. The last pass item by item is `/guard trace`. Everything is read from the branch, the
+// session's state and the latest live figure; lines are fitted to the terminal's width.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { BreakerState } from "../../core/classifier/breaker.ts";
 import { summarizeRecord } from "../../core/records/record.ts";
 import { lifetime, type Savings } from "../../core/records/stats.ts";
+import { perRequestAhead, type SavedSoFar } from "../../core/replay/saved-so-far.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
-import { formatCount } from "../../core/shared/text.ts";
+import { count, formatCount } from "../../core/shared/text.ts";
 import { type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
 import { knownSecrets } from "../platform/secrets.ts";
+import { dollars } from "../replay/summary-money.ts";
 import { lookupShort } from "./status.ts";
 
 type Branch = ReturnType<ExtensionContext["sessionManager"]["getBranch"]>;
@@ -23,43 +28,138 @@ export interface ReportInput {
   pins?: { restored: number; pinned: number };
   /** Routing's line (session-routing.ts), when there is anything to route. */
   routing?: string;
+  /** The latest live dollars, once computed. */
+  dollars?: SavedSoFar;
+  /** Restores that land at the next boundary. */
+  pendingRestores?: number;
+  /** The terminal's width; lines are wrapped to it. */
+  width?: number;
+  now?: number;
 }
 
-/** The latest guard record on the branch. */
-export function lastRecord(branch: Branch): GuardRecord | undefined {
+/** The widest `/guard` is, even on a wider terminal: a status reads better short. */
+const MAX_WIDTH = 100;
+
+/** The latest guard record on the branch, and when it was written. */
+export function lastRecord(branch: Branch): (GuardRecord & { at?: number }) | undefined {
   for (let i = branch.length - 1; i >= 0; i--) {
     const entry = branch[i];
     if (entry?.type === "custom" && entry.customType === RECORD_TYPE && entry.data && typeof entry.data === "object") {
-      return entry.data as GuardRecord;
+      const at = Date.parse(entry.timestamp);
+      return { ...(entry.data as GuardRecord), ...(Number.isFinite(at) ? { at } : {}) };
     }
   }
   return undefined;
 }
 
+function ago(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  return `${Math.round(s / 3600)} h ago`;
+}
+
+/** The money line: saved so far, or plainly that the guard has cost more so far. */
+export function moneyLine(saved: SavedSoFar | undefined): string {
+  if (!saved || saved.requests === 0 || (saved.off === saved.on && saved.classifier === 0)) {
+    return "Saved so far: nothing yet.";
+  }
+  if (!saved.priced) {
+    return `Saved so far: ≈${formatCount(saved.tokens)} prompt tokens not sent (no price for the model in Pi's registry).`;
+  }
+  const classifier = saved.classifier > 0 ? `, after the classifier's ${dollars(saved.classifier)}` : "";
+  if (saved.net >= 0) {
+    return `Saved so far: ${dollars(saved.net)}${classifier} (≈${formatCount(saved.tokens)} prompt tokens not sent).`;
+  }
+  return `So far the guard has cost ${dollars(-saved.net)} more than it saved: the cache is written again after an edit${saved.classifier > 0 ? " and the classifier is paid" : ""}; later requests earn it back.`;
+}
+
+/** What each further request saves at today's context. */
+function aheadLine(saved: SavedSoFar | undefined): string | undefined {
+  const per = saved ? perRequestAhead(saved) : undefined;
+  if (per === undefined || per <= 0) return undefined;
+  return `Ahead: each further request costs ≈${dollars(per)} less at today's context.`;
+}
+
+/** The last pass in one line. */
+function lastPassLine(last: GuardRecord & { at?: number }, now: number): string {
+  const results = Array.isArray(last.results) ? last.results : [];
+  const changed = results.filter((r) => r && r.outcome !== "kept");
+  const kept = results.length - changed.length;
+  const when = last.at !== undefined ? `${ago(now - last.at)}, ` : "";
+  const phase = last.phase === "mid-run" ? "mid-run checkpoint" : "end of a run";
+  const what =
+    changed.length > 0
+      ? `replaced ${count(changed.length, "item")} (${formatCount(last.savedChars)} chars kept out)${kept ? `, kept ${kept}` : ""}`
+      : results.length > 0
+        ? `kept all ${count(results.length, "item")}`
+        : "nothing to judge";
+  const time = `${(last.ms / 1000).toFixed(1)} s${last.timedOut ? ", timed out" : ""}`;
+  return `Last pass (${when}${phase}): ${what} in ${time}.`;
+}
+
 export function statusReport(input: ReportInput): string {
   const { config: c, found, savings, branch, paused } = input;
-  const life = lifetime(branch);
+  const now = input.now ?? Date.now();
   const lines = [
-    `context-guard ${c.enabled ? "on" : "off"} · model ${c.model}${found.ok ? "" : ` (${lookupShort(found)})`}`,
-    `saved on this branch: ${formatCount(savings.chars)} chars (≈${formatCount(savings.chars / 4)} tokens) in ${savings.items} item(s); lifetime Σ ${formatCount(life.savedChars)} chars${life.compacted ? " (some before a compaction)" : ""}`,
-    `classifier for passes: ${life.passes - life.checkpoints} run(s), ${life.checkpoints} mid-run checkpoint(s), ${life.requests} request(s), ${formatCount(life.inputTokens)} input tokens, $${life.costUsd.toFixed(4)}`,
-    `old exchanges: ${c.pruneExchanges ? `judged (gate ${c.exchangeBreakEven ? "on" : "off"})` : "off"} · small outputs: ${c.smallResultMinChars > 0 ? `from ${c.smallResultMinChars} chars` : "off"} · images kept ${c.imageKeepTurns} turns`,
+    `context-guard is ${c.enabled ? "on" : "off"} · classifier ${c.model}${found.ok ? "" : ` (${lookupShort(found)})`}`,
   ];
-  if (input.pins && (input.pins.restored > 0 || input.pins.pinned > 0)) {
-    lines.push(
-      `restored: ${input.pins.restored} item(s) · pinned: ${input.pins.pinned} entr(ies); never judged again (/guard list)`,
-    );
-  }
-  if (input.routing) lines.splice(3, 0, input.routing);
-  if (paused.kind === "open") {
-    lines.push(
-      `paused: the classifier failed ${paused.failures} pass(es) in a row${paused.error ? ` (${paused.error.slice(0, 160)})` : ""}; asked again after ${new Date(paused.until).toLocaleTimeString()}`,
-    );
+  if (c.enabled) {
+    lines.push(moneyLine(input.dollars));
+    if (savings.items > 0) {
+      lines.push(
+        `Now: ${formatCount(savings.chars / 4)} tokens kept out of the context (${count(savings.items, "item")}).`,
+      );
+    }
+    const ahead = aheadLine(input.dollars);
+    if (ahead) lines.push(ahead);
   }
   const last = lastRecord(branch);
-  if (last) {
-    lines.push(`last pass (${last.phase}, ${last.ms} ms${last.timedOut ? ", timed out" : ""}):`);
-    lines.push(...summarizeRecord(last, knownSecrets()).map((l) => `  ${l}`));
+  if (last) lines.push(lastPassLine(last, now));
+  const life = lifetime(branch);
+  if (life.passes > 0) {
+    lines.push(
+      `Classifier on this branch: ${count(life.passes, "pass", "passes")}, ${count(life.requests, "request")}, ${dollars(life.costUsd)}.`,
+    );
   }
-  return lines.join("\n");
+  if (input.routing) lines.push(input.routing);
+  const waiting: string[] = [];
+  if (input.pendingRestores) waiting.push(`${count(input.pendingRestores, "restore")} at the next boundary`);
+  if (paused.kind === "open") {
+    waiting.push(
+      `the classifier failed ${count(paused.failures, "pass", "passes")} in a row and is asked again at ${new Date(paused.until).toLocaleTimeString()}`,
+    );
+  }
+  if (waiting.length) lines.push(`Waiting: ${waiting.join("; ")}.`);
+  if (input.pins && (input.pins.restored > 0 || input.pins.pinned > 0)) {
+    lines.push(
+      `You restored ${count(input.pins.restored, "item")} and pinned ${count(input.pins.pinned, "entry", "entries")}; they are not judged again.`,
+    );
+  }
+  lines.push("More: /guard list (what is out), /guard trace (the last pass item by item), /guard stats.");
+  return fitLines(lines, input.width);
+}
+
+/** `/guard trace`: the last pass item by item, with the classifier's traces. */
+export function traceReport(branch: Branch, width?: number): string {
+  const last = lastRecord(branch);
+  if (!last) return "context-guard: no pass on this branch yet.";
+  const head = `Last pass (${last.phase}, ${last.ms} ms${last.timedOut ? ", timed out" : ""}), ${count(Array.isArray(last.results) ? last.results.length : 0, "item")}:`;
+  return fitLines([head, ...summarizeRecord(last, knownSecrets()).map((l) => `  ${l}`)], width);
+}
+
+/** Lines wrapped to the width (at most MAX_WIDTH); a wrapped line's rest is indented. */
+export function fitLines(lines: readonly string[], width = MAX_WIDTH): string {
+  const w = Math.max(40, Math.min(width, MAX_WIDTH));
+  const out: string[] = [];
+  for (const line of lines) {
+    const indent = /^\s*/.exec(line)?.[0] ?? "";
+    const [first, ...rest] = wrapTextWithAnsi(line, w);
+    out.push(first ?? "");
+    if (rest.length > 0) {
+      const hang = `${indent}  `;
+      for (const r of wrapTextWithAnsi(rest.map((x) => x.trimStart()).join(" "), w - hang.length)) out.push(hang + r);
+    }
+  }
+  return out.join("\n");
 }

@@ -1,7 +1,9 @@
 // Footer texts. Kept apart from the hooks so every state has one place that names it.
 import { type Lifetime, type Savings, savingsText } from "../../core/records/stats.ts";
+import type { SavedSoFar } from "../../core/replay/saved-so-far.ts";
 import { oneLine } from "../../core/shared/text.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
+import { dollars } from "../replay/summary-money.ts";
 
 /** Longest model reference the footer shows whole. */
 const FOOTER_REF_MAX = 60;
@@ -16,7 +18,14 @@ export type GuardState =
   | { kind: "handing-over" }
   /** The classifier failed pass after pass: nothing is asked until `until` (epoch ms). */
   | { kind: "paused"; until: number; error?: string }
-  | { kind: "ready"; savings: Savings; lifetime?: Lifetime; pins?: { restored: number; pinned: number } };
+  | {
+      kind: "ready";
+      savings: Savings;
+      lifetime?: Lifetime;
+      pins?: { restored: number; pinned: number };
+      /** Dollars saved on the branch so far, once computed. */
+      dollars?: SavedSoFar;
+    };
 
 /** The classifier problem as one sentence, for a notice (the footer has only the short form). */
 export function lookupProblem(lookup: Extract<ClassifierLookup, { ok: false }>): string {
@@ -55,9 +64,23 @@ export function statusText(state: GuardState): string {
       // Named, so a typo in "model" shows where it is.
       if (state.lookup.problem === "not-found") return `🛡 model ${oneLine(state.lookup.ref, FOOTER_REF_MAX)} not found`;
       return `🛡 model "${oneLine(state.lookup.ref, FOOTER_REF_MAX)}" is not provider/id`;
-    case "ready":
-      return savingsText(state.savings, state.lifetime) + pinsText(state.pins);
+    case "ready": {
+      const tokens = savingsText(state.savings, state.lifetime);
+      const money = moneyText(state.dollars);
+      if (!money) return tokens + pinsText(state.pins);
+      const rest = state.savings.items === 0 && tokens === "🛡 0 saved" ? "" : ` · ${tokens.replace(/^🛡 /u, "")}`;
+      return `🛡 ${money}${rest}${pinsText(state.pins)}`;
+    }
   }
+}
+
+/**
+ * The dollars in a few words: "$0.42 saved", or "cost $0.03 more so far" while the cache rewrites and the
+ * classifier outweigh what was saved. Nothing before the guard has edited or asked anything, or unpriced.
+ */
+export function moneyText(saved: SavedSoFar | undefined): string | undefined {
+  if (!saved?.priced || (saved.off === saved.on && saved.classifier === 0)) return undefined;
+  return saved.net >= 0 ? `${dollars(saved.net)} saved` : `cost ${dollars(-saved.net)} more so far`;
 }
 
 /** ` · ↺1 restored · 📌2 pinned` when the user restored or pinned entries on this branch. */

@@ -2,7 +2,7 @@
 // and left alone sends nothing to the pass worker; once its first run starts, the session goes to the
 // worker, and the run-end pass that follows has nothing left to send but the order.
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { TaskRunner } from "../../../src/main/platform/pool.ts";
 import type { PassMessage } from "../../../src/workers/pass/protocol.ts";
 import { generateSession, toProjection } from "../../kit/generate.ts";
@@ -111,12 +111,23 @@ const ctx = {
 const settle = { outcome: "completed", entries: [], context: { contextEntries: projection } };
 const turns = (n: number) => new Promise((resolve) => setTimeout(resolve, n));
 
+/** What the extension wrote on stderr (print mode's warning channel), captured instead of printed. */
+const stderr: string[] = [];
+
 beforeAll(() => {
   process.env.PI_CONTEXT_GUARD_CONFIG = join(import.meta.dirname, "does-not-exist", "context-guard.json");
+});
+beforeEach(() => {
+  vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+    stderr.push(String(chunk));
+    return true;
+  });
 });
 afterEach(() => {
   traffic.length = 0;
   httpThreads.length = 0;
+  stderr.length = 0;
+  vi.restoreAllMocks();
 });
 
 describe("worker warm-up in the extension", () => {
@@ -125,6 +136,8 @@ describe("worker warm-up in the extension", () => {
     await emit("session_start", {}, ctx);
     await turns(100);
     expect(traffic).toEqual([]);
+    // Without a UI the classifier problem is said once on stderr.
+    expect(stderr.join("")).toContain("it is not in Pi's classifier catalog");
     await emit("session_shutdown", {}, ctx);
   });
 

@@ -93,7 +93,7 @@ describe("outOfContext", () => {
     ]);
     expect(itemFor(items, "a1")?.entryId).toBe("u1");
     const text = formatOutList(items, readPins(snap));
-    expect(text).toContain("3 item(s) out of context on this branch, newest first");
+    expect(text).toContain("3 items out of context on this branch, newest first");
     expect(text).toContain("  t1  large output · bash `x` · 9k → 200 chars · run 2, at its end");
     expect(text).toContain("      judged not needed by the classifier (90% sure)");
     expect(text).toContain("  t2  small output · bash `ls` · 9k → 200 chars · run 2, mid-run checkpoint");

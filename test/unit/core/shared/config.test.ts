@@ -45,7 +45,10 @@ describe("normalizeConfig", () => {
   });
 
   it("warns about unknown keys and non-object settings", () => {
-    expect(normalizeConfig({ minResultChar: 10 }).warnings).toEqual(["minResultChar: unknown setting, ignored"]);
+    expect(normalizeConfig({ minResultChar: 10 }).warnings).toEqual([
+      'minResultChar: unknown setting, ignored (did you mean "minResultChars"?)',
+    ]);
+    expect(normalizeConfig({ zzz: 1 }).warnings).toEqual(["zzz: unknown setting, ignored"]);
     expect(normalizeConfig([1, 2]).warnings[0]).toMatch(/must be a JSON object/);
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ContextEditDraft, GuardRecord, RecordResult } from "../../../../src/core/shared/types.ts";
 import { BackgroundCheckpoint, type Judged, revalidate } from "../../../../src/main/pass/background-checkpoint.ts";
 import type { ProjectedLike } from "../../../../src/main/pass/snapshot.ts";
+import { setCallbackReporter } from "../../../../src/main/platform/callbacks.ts";
 
 function output(id: string, text: string): ProjectedLike {
   const message = { role: "toolResult", toolCallId: `c-${id}`, content: [{ type: "text", text }] };
@@ -169,12 +170,20 @@ describe("BackgroundCheckpoint", () => {
   });
 
   it("lands nothing from a run that failed, and frees the slot", async () => {
-    const checkpoint = new BackgroundCheckpoint();
-    checkpoint.start([output("a", long)], async () => {
-      throw new Error("worker gone");
-    });
-    expect(await checkpoint.land([output("a", long)], { wait: true })).toBeUndefined();
-    expect(checkpoint.start([output("a", long)], async () => undefined)).toBe(true);
+    // The failure is reported (captured here, not printed).
+    const reported: string[] = [];
+    setCallbackReporter((message) => reported.push(message));
+    try {
+      const checkpoint = new BackgroundCheckpoint();
+      checkpoint.start([output("a", long)], async () => {
+        throw new Error("worker gone");
+      });
+      expect(await checkpoint.land([output("a", long)], { wait: true })).toBeUndefined();
+      expect(checkpoint.start([output("a", long)], async () => undefined)).toBe(true);
+      expect(reported).toEqual(["internal error in checkpoint, ignored: worker gone"]);
+    } finally {
+      setCallbackReporter((message) => process.stderr.write(`context-guard: ${message}\n`));
+    }
   });
 });
 

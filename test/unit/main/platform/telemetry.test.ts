@@ -222,6 +222,9 @@ describe("/guard stats", () => {
     t.record({ type: "miss", tool: "browser_open", namespace: "browser" });
     const report = await telemetryStatsReport(t, config);
     expect(report).toContain("browser_open ×1");
+    // Nothing routed, hidden or distilled: no line about features that did not run, and no "(s)".
+    expect(report).not.toMatch(/skill catalog|tool schemas|distilled|classifier:|\(s\)/);
+    expect(report).toContain("1 line, 0 sessions");
   });
 });
 

@@ -1,0 +1,101 @@
+// The live dollars (footer and /guard) against the replay: the replay's guarded branch, written with
+// `--write` and read back as Pi would open it, priced by the live path, gives the replay's guard-off and
+// guard-on dollars for the same branch.
+import { copyFile, mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOCAL_MODEL_REF } from "../../../../src/core/classifier/lexical.ts";
+import type { SessionMetrics } from "../../../../src/core/replay/replay-metrics.ts";
+import { savedSoFar } from "../../../../src/core/replay/saved-so-far.ts";
+import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
+import { localClassify } from "../../../../src/main/pass/classifier.ts";
+import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
+import { LOCAL_NOTE, replayFiles } from "../../../../src/main/replay/command.ts";
+import { loadPriceBook, type PriceBook } from "../../../../src/main/replay/prices.ts";
+import { BranchLedger, LiveSavings } from "../../../../src/main/session/live-savings.ts";
+
+const FIXTURES = join(import.meta.dirname, "../../../fixtures/sessions");
+const classifier = { ref: LOCAL_MODEL_REF, note: LOCAL_NOTE, classify: localClassify() };
+
+let runner: TaskRunner;
+/** Pi's registry prices without Jev's: the local classifier costs nothing in either path. */
+let prices: PriceBook;
+let dir: string;
+beforeAll(async () => {
+  runner = await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 });
+  const book = await loadPriceBook();
+  prices = { main: book.main };
+  dir = await mkdtemp(join(tmpdir(), "cg-live-"));
+});
+afterAll(async () => {
+  await runner.destroy();
+});
+
+async function guardedBranch(file: string) {
+  const out = join(dir, `${file}.guarded.jsonl`);
+  const result = await replayFiles([join(FIXTURES, file)], {
+    classifier,
+    config: DEFAULT_CONFIG,
+    runner,
+    prices,
+    write: out,
+  });
+  const session = result.report.sessions[0] as SessionMetrics;
+  // Pi may rewrite what it opens: a copy.
+  const copy = join(dir, `${file}.copy.jsonl`);
+  await copyFile(out, copy);
+  const manager = SessionManager.open(copy, dir);
+  return { session, manager };
+}
+
+describe("live dollars equal the replay's guard-on vs guard-off on a real session's branch", () => {
+  for (const file of ["rycerzes__trl__session.jsonl", "castai__kimchi-dev__session.jsonl"]) {
+    it(file, async () => {
+      const { session, manager } = await guardedBranch(file);
+      const money = session.money;
+      expect(money?.priced).toBe(true);
+      expect(session.totals.drafts).toBeGreaterThan(0);
+      const branch = manager.getBranch();
+      const input = new BranchLedger().read(branch, prices, (id) => manager.getEntry(id));
+      const live = savedSoFar(input.ledger, new Map(input.pricing));
+      expect(live.requests).toBe(session.requests.length);
+      expect(live.off).toBeCloseTo(money?.off.dollars ?? Number.NaN, 9);
+      expect(live.on).toBeCloseTo(money?.on.dollars ?? Number.NaN, 9);
+      expect(live.classifier).toBe(0);
+      expect(live.net).toBeCloseTo(money?.net ?? Number.NaN, 9);
+      expect(live.off).toBeGreaterThan(live.on);
+    });
+  }
+
+  it("the pass pool prices it on its thread once per new leaf, and the figure arrives", async () => {
+    const { session, manager } = await guardedBranch("rycerzes__trl__session.jsonl");
+    const live = new LiveSavings();
+    let changed = 0;
+    let runs = 0;
+    const counting: TaskRunner = {
+      backend: runner.backend,
+      run: (name, input, options) => {
+        runs++;
+        return runner.run(name, input, options);
+      },
+      destroy: () => runner.destroy(),
+    };
+    const host = {
+      branch: () => manager.getBranch(),
+      lookup: (id: string) => manager.getEntry(id),
+      book: () => prices,
+      runner: () => counting,
+      changed: () => {
+        changed++;
+      },
+    };
+    live.refresh(host);
+    live.refresh(host);
+    await expect.poll(() => changed).toBe(1);
+    live.refresh(host);
+    expect(runs).toBe(1);
+    expect(live.latest?.net).toBeCloseTo(session.money?.net ?? Number.NaN, 9);
+  });
+});
