@@ -22,6 +22,11 @@ Options:
   --json <file.json>        also write the metrics as JSON
   --write <out.jsonl>       write the guarded session (one file: its branch with the guard's
                             context_edit entries and records), which Pi opens
+  --skills <dir>            also replay skill routing over the skills in this folder (default: the
+                            installed skills, when there are any)
+  --tools <file.json>       and tool surfacing over these tools: [{name, description, parameters}] or
+                            {tools, namespaces: {name: {prefix | tools, description}}}
+  --keep-cache              also replay routing with set changes held until the cache is cold
   --cache <dir>             answer cache for hosted classifiers (default: <agentDir>/context-guard-cache)
   --config <file>           settings file (default: <agentDir>/context-guard.json)
   --agent-dir <dir>         Pi's agent folder (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)
@@ -39,6 +44,9 @@ async function replayCommand(args: string[]): Promise<number> {
       json: { type: "string" },
       write: { type: "string" },
       cache: { type: "string" },
+      skills: { type: "string" },
+      tools: { type: "string" },
+      "keep-cache": { type: "boolean", default: false },
       config: { type: "string" },
       "agent-dir": { type: "string" },
       "no-progress": { type: "boolean", default: false },
@@ -66,6 +74,14 @@ async function replayCommand(args: string[]): Promise<number> {
     agentDir,
     cacheDir: values.cache ?? join(agentDir, "context-guard-cache"),
   });
+  const { loadRoutingCatalog } = await import("./main/replay/routing-catalog.ts");
+  const routing = await loadRoutingCatalog({
+    skillsDir: values.skills,
+    toolsFile: values.tools,
+    agentDir,
+    cwd: process.cwd(),
+    config: settings.config,
+  });
   const progress = new ProgressBar(process.stderr, !values["no-progress"] && process.stderr.isTTY === true);
   const result = await replay.replayFiles(files, {
     classifier,
@@ -73,6 +89,7 @@ async function replayCommand(args: string[]): Promise<number> {
     progress,
     agentDir,
     write: values.write,
+    ...(routing ? { routing, routingKeepCache: values["keep-cache"] } : {}),
   });
   const out = await replay.writeReport(result, values.out ?? "context-guard-report.html");
   if (values.json) {

@@ -3,6 +3,7 @@
 // the needed-later proxy. The replay driver (src/main/replay/driver.ts) fills these shapes; the terminal
 // summary and the HTML report only read them.
 
+import type { RoutingReplay } from "../routing/routing-report.ts";
 import { CHARS_PER_TOKEN, imageChars } from "../shared/size.ts";
 import { IMAGE_HEAD_CHARS } from "../shared/types.ts";
 import type { SessionMoney } from "./money.ts";
@@ -140,6 +141,8 @@ export interface SessionMetrics {
   /** Main-model dollars off → on and the classifier's cost (see money.ts). */
   dollars?: SessionDollars;
   money?: SessionMoney;
+  /** Skill routing and tool surfacing over a catalog (--skills, --tools). */
+  routing?: RoutingReplay;
 }
 
 export interface SessionDollars {

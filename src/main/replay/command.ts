@@ -20,6 +20,7 @@ import { replaySession } from "./driver.ts";
 import { loadPriceBook, type PriceBook } from "./prices.ts";
 import { readSessionFile, type SessionFile } from "./reader.ts";
 import { referencedLines, renderHtml } from "./report-html.ts";
+import type { RoutingCatalog } from "./routing-catalog.ts";
 import { formatSummary, type ProgressBar } from "./summary.ts";
 import { writeGuardedSession } from "./write-session.ts";
 
@@ -143,6 +144,10 @@ export interface ReplayFilesOptions {
   agentDir?: string;
   /** Write the guarded session (one session file only) to this path. */
   write?: string;
+  /** Replay skill routing and tool surfacing over this catalog too. */
+  routing?: RoutingCatalog;
+  /** Also replay routing under the cache-keeping policy, for the before and after. */
+  routingKeepCache?: boolean;
 }
 
 export interface ReplayFilesResult {
@@ -190,6 +195,21 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
           guarded = entries;
         },
       });
+      if (options.routing) {
+        const { replayRouting } = await import("./routing-replay.ts");
+        const routing = {
+          catalog: options.routing,
+          classify: options.classifier.classify,
+          config,
+          ...(metrics.money ? { money: metrics.money } : {}),
+          ...(prices.jevInput !== undefined ? { jevInput: prices.jevInput } : {}),
+        };
+        metrics.routing = await replayRouting(file, routing);
+        if (options.routingKeepCache) {
+          const g = await replayRouting(file, { ...routing, keepCache: true });
+          metrics.routing.gated = { changes: g.changes, misses: g.misses, hiddenCalls: g.hiddenCalls, money: g.money };
+        }
+      }
       if (options.write !== undefined && guarded)
         written = await writeGuardedSession(options.write, file.header, guarded);
       options.progress?.clear();

@@ -3,6 +3,7 @@
 import { combineProxy, type ProxyRate } from "../../core/replay/proxy.ts";
 import { likelyNeededCount, likelyNeededMeaning, otherTiers } from "../../core/replay/proxy-words.ts";
 import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
+import { routingLines } from "../../core/routing/routing-report.ts";
 import { formatCount } from "../../core/shared/text.ts";
 import { moneyLines, moneyTotalLine } from "./summary-money.ts";
 
@@ -31,6 +32,7 @@ export function sessionSummary(s: SessionMetrics): string[] {
     `  classifier        ${t.classifierRequests} requests${t.cacheHits ? ` (${t.cacheHits} from cache)` : ""} · latency p50 ${ms(t.latencyP50)}, max ${ms(t.latencyMax)} · ${usd(t.costUsd)}`,
     `  settle            p50 ${ms(t.settleP50)}, max ${ms(t.settleMax)} · main-thread stall max ${ms(t.stallMax)}`,
     ...proxyLines(t.proxy),
+    ...routingLines(s.routing),
   ];
   // A damaged file can have hundreds: the first few say what happened, the JSON and HTML list them all.
   for (const p of s.problems.slice(0, MAX_PROBLEMS)) lines.push(`  problem: ${p.message}`);
