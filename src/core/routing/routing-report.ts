@@ -11,6 +11,11 @@ export interface RoutingSetView {
   surfaced: string[];
   /** The guard-on prefix changed at this prompt. */
   changed: boolean;
+  /** What the guard-on requests of this prompt carry: the advertised skills, the loaded skills' section
+   * (characters inside its tags) and the catalog's tools that are declared. */
+  catalog: string[];
+  sectionChars: number;
+  tools: string[];
 }
 
 export interface SkillUse {

@@ -202,6 +202,9 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
           pinned: [...router.pinned].sort(),
           surfaced: [...router.surfaced.keys()].sort(),
           changed,
+          catalog: shownCatalog.map((s) => s.name),
+          sectionChars: shownSection.length,
+          tools: active.filter((n) => toolByName.has(n)),
         });
         if (invoked && catalog.skills.some((s) => s.name === invoked)) {
           uses.push({ skill: invoked, turn, line, how: "invoked", inTime: true });
