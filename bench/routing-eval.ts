@@ -43,7 +43,7 @@ export function loadCatalog(dir = SKILLS_DIR): { skills: SkillDoc[]; prompts: La
     if (!name.isDirectory()) continue;
     const text = readFileSync(join(dir, name.name, "SKILL.md"), "utf8");
     const raw = /^description:\s*(.+)$/m.exec(text)?.[1]?.trim() ?? "";
-    const description = raw.startsWith("\"") ? (JSON.parse(raw) as string) : raw;
+    const description = raw.startsWith('"') ? (JSON.parse(raw) as string) : raw;
     skills.push({ name: name.name, description, body: stripFrontmatter(text) });
   }
   skills.sort((a, b) => (a.name < b.name ? -1 : 1));

@@ -14,6 +14,7 @@ import type { PassMetrics, ReplayReport, SessionMetrics, SuspectView } from "../
 import { tokensOf } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
 import { moneyFolder, moneySection } from "./report-money.ts";
+import { routingSection } from "./report-routing.ts";
 
 const esc = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
@@ -243,6 +244,7 @@ function sessionSection(i: number, s: SessionMetrics, lines: Map<number, string>
 ${problemsList(s)}
 <h3>Dollars</h3>
 ${moneySection(s)}
+${routingSection(s.routing)}
 ${headline(s)}
 <h3>Context per request</h3>
 ${contextChart(s)}
