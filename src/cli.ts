@@ -26,7 +26,7 @@ Options:
                             installed skills, when there are any)
   --tools <file.json>       and tool surfacing over these tools: [{name, description, parameters}] or
                             {tools, namespaces: {name: {prefix | tools, description}}}
-  --keep-cache              also replay routing with set changes held until the cache is cold
+  --routing-before          also replay routing as it was before evictions waited for a cold cache
   --cache <dir>             answer cache for hosted classifiers (default: <agentDir>/context-guard-cache)
   --config <file>           settings file (default: <agentDir>/context-guard.json)
   --agent-dir <dir>         Pi's agent folder (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)
@@ -46,7 +46,7 @@ async function replayCommand(args: string[]): Promise<number> {
       cache: { type: "string" },
       skills: { type: "string" },
       tools: { type: "string" },
-      "keep-cache": { type: "boolean", default: false },
+      "routing-before": { type: "boolean", default: false },
       config: { type: "string" },
       "agent-dir": { type: "string" },
       "no-progress": { type: "boolean", default: false },
@@ -89,7 +89,7 @@ async function replayCommand(args: string[]): Promise<number> {
     progress,
     agentDir,
     write: values.write,
-    ...(routing ? { routing, routingKeepCache: values["keep-cache"] } : {}),
+    ...(routing ? { routing, routingBefore: values["routing-before"] } : {}),
   });
   const out = await replay.writeReport(result, values.out ?? "context-guard-report.html");
   if (values.json) {

@@ -63,8 +63,8 @@ export interface RoutingReplay {
   surfacedNeverCalled: string[];
   classifierRequests: number;
   money: RoutingMoneyView;
-  /** The same session under the cache-keeping policy, when it was replayed too. */
-  gated?: { changes: number; misses: number; hiddenCalls: number; money: RoutingMoneyView };
+  /** The same session under the policy before evictions waited for a cold cache, when replayed too. */
+  before?: { changes: number; misses: number; hiddenCalls: number; money: RoutingMoneyView };
 }
 
 const usd = (x: number) => {
@@ -100,10 +100,10 @@ export function routingLines(r: RoutingReplay | undefined): string[] {
   lines.push(
     `  tools             ${r.tools.reduce((a, t) => a + t.calls, 0)} calls · ${r.hiddenCalls} to hidden namespaces${hidden.length ? ` (${hidden.join(", ")})` : ""} · surfaced never called: ${r.surfacedNeverCalled.length ? r.surfacedNeverCalled.join(", ") : "none"}`,
   );
-  if (r.gated) {
+  if (r.before) {
     lines.push(
-      moneyLine("cache-keeping $", r.gated.money),
-      `                    cache-keeping policy: ${r.gated.changes} set changes (was ${r.changes}), ${r.gated.misses} missed skills (was ${r.misses}), ${r.gated.hiddenCalls} hidden calls (was ${r.hiddenCalls})`,
+      moneyLine("before $", r.before.money),
+      `                    before evictions waited for a cold cache: ${r.before.changes} set changes (now ${r.changes}), ${r.before.misses} missed skills (now ${r.misses}), ${r.before.hiddenCalls} hidden calls (now ${r.hiddenCalls})`,
     );
   }
   return lines;

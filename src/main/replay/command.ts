@@ -146,8 +146,8 @@ export interface ReplayFilesOptions {
   write?: string;
   /** Replay skill routing and tool surfacing over this catalog too. */
   routing?: RoutingCatalog;
-  /** Also replay routing under the cache-keeping policy, for the before and after. */
-  routingKeepCache?: boolean;
+  /** Also replay routing under the policy before evictions waited for a cold cache (before and after). */
+  routingBefore?: boolean;
 }
 
 export interface ReplayFilesResult {
@@ -205,9 +205,9 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
           ...(prices.jevInput !== undefined ? { jevInput: prices.jevInput } : {}),
         };
         metrics.routing = await replayRouting(file, routing);
-        if (options.routingKeepCache) {
-          const g = await replayRouting(file, { ...routing, keepCache: true });
-          metrics.routing.gated = { changes: g.changes, misses: g.misses, hiddenCalls: g.hiddenCalls, money: g.money };
+        if (options.routingBefore) {
+          const b = await replayRouting(file, { ...routing, evictAnytime: true });
+          metrics.routing.before = { changes: b.changes, misses: b.misses, hiddenCalls: b.hiddenCalls, money: b.money };
         }
       }
       if (options.write !== undefined && guarded)

@@ -27,7 +27,7 @@ export function routingSection(r: RoutingReplay | undefined): string {
     .join("");
   return `<h3>Skill routing and tool surfacing</h3>
 <div class="money"><p>${c.skills} skills, ${c.tools} tools in ${c.namespaces} namespaces (${esc(c.source)}) · ${r.prompts} prompts · ${r.changes} set changes · ${r.classifierRequests} classifier requests · cache family ${esc(r.money.family)}${r.money.priced ? "" : " (not priced)"}</p>
-<table>${head}${moneyRows("routing", r.money)}${r.gated ? moneyRows("cache-keeping", r.gated.money) : ""}</table>
+<table>${head}${moneyRows("routing", r.money)}${r.before ? moneyRows("before (evict at any prompt)", r.before.money) : ""}</table>
 <p>${r.misses} skill use(s) routing had not loaded in time · loaded never used: ${list(r.loadedNeverUsed)} · ${r.hiddenCalls} call(s) to hidden tools · surfaced never called: ${list(r.surfacedNeverCalled)}</p>
 ${uses}
 <details><summary>The set at each prompt</summary><table><tr><th>prompt</th><th>skills loaded</th><th>namespaces surfaced</th><th></th></tr>${sets}</table></details></div>`;

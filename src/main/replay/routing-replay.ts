@@ -6,6 +6,7 @@
 // checked against what routing had loaded or surfaced by then.
 import { dirname, basename as pathBase } from "node:path";
 import { formatSkillsForPrompt, type SessionEntry, type Skill } from "@earendil-works/pi-coding-agent";
+import { cacheTtlMs } from "../../core/cache/cold-cache.ts";
 import { DEFAULT_TTL_MS } from "../../core/cache/prompt-cache.ts";
 import type { ModelView, SessionMoney } from "../../core/replay/money.ts";
 import { parseSkillInvocation } from "../../core/routing/routing.ts";
@@ -38,11 +39,8 @@ export interface RoutingReplayOptions {
   money?: SessionMoney;
   /** Jev's input price ($/M) to price the embedded scorer's requests as Jev would cost. */
   jevInput?: number;
-  /**
-   * Keep the cache: a set change waits for a prompt at which the cache went cold, unless a `/skill:name`
-   * or a call to a hidden tool asks for it.
-   */
-  keepCache?: boolean;
+  /** The policy before evictions waited for a cold cache: decay evicts at any prompt (for the comparison). */
+  evictAnytime?: boolean;
 }
 
 interface MessageLike {
@@ -127,7 +125,6 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
   let key = "";
   let previousKey: string | undefined;
   let lastRequestAt: number | undefined;
-  let forceNext = false;
 
   const list: SessionEntry[] = [];
   const pieces = new PromptPieces();
@@ -165,6 +162,11 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
         turn++;
         const prompt = messageText(message);
         const invoked = parseSkillInvocation(prompt).skill;
+        // As the extension judges it from the branch: the last request is younger than the cache's lifetime.
+        const warm =
+          pricing.family !== "none" &&
+          lastRequestAt !== undefined &&
+          at - lastRequestAt < cacheTtlMs(pricing.family === "openai" ? "other" : pricing.family);
         const out = await router.boundary({
           kind: "user",
           prompt,
@@ -174,24 +176,19 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
           history: () => historyFromBranch(list as never),
           userTurn: turn,
           classify,
+          ...(options.evictAnytime ? {} : { cacheWarm: warm }),
         });
         const loadedNow = [...router.loaded.keys(), ...router.pinned].sort();
         const nextCatalog = out.catalog ?? (router.skillsRouted ? shownCatalog : modelSkills);
         const nextSection = out.section ?? shownSection;
         const nextActive = out.activeTools ?? active;
         const nextKey = JSON.stringify([nextCatalog.map((s) => s.name), nextSection, [...nextActive].sort()]);
-        // The cache is cold when the last request is older than its lifetime: a change costs nothing extra.
-        const cold = lastRequestAt === undefined || at - lastRequestAt >= pricing.ttlMs!;
-        const apply = !options.keepCache || nextKey === key || cold || forceNext || invoked !== undefined;
-        if (apply) {
-          shownCatalog = nextCatalog;
-          shownSection = nextSection;
-          shownLoaded = new Set(router.skillsRouted ? loadedNow : []);
-          active = nextActive;
-          forceNext = false;
-        }
-        const changed = previousKey !== undefined && nextKey !== key && apply;
-        if (apply) key = nextKey;
+        shownCatalog = nextCatalog;
+        shownSection = nextSection;
+        shownLoaded = new Set(router.skillsRouted ? loadedNow : []);
+        active = nextActive;
+        const changed = previousKey !== undefined && nextKey !== key;
+        key = nextKey;
         if (changed) changes++;
         for (const n of shownLoaded) everLoaded.add(n);
         for (const ns of router.surfaced.keys()) everSurfaced.add(ns);
@@ -257,7 +254,6 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
             },
             config,
           );
-          forceNext = true;
         }
         tools.set(call.name, t);
       }
