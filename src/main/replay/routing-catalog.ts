@@ -27,10 +27,8 @@ const namespace = z
     description: z.string().optional(),
   })
   .strict();
-const toolsFile = z.union([
-  z.array(tool),
-  z.object({ tools: z.array(tool), namespaces: z.record(z.string().min(1), namespace).optional() }),
-]);
+const toolList = z.array(tool);
+const toolsObject = z.object({ tools: toolList, namespaces: z.record(z.string().min(1), namespace).optional() });
 
 export class CatalogError extends Error {
   override name = "CatalogError";
@@ -73,7 +71,8 @@ export async function loadToolsFile(
   } catch (error) {
     throw new CatalogError(`--tools ${path}: ${(error as Error).message}`);
   }
-  const parsed = toolsFile.safeParse(raw);
+  // A list or an object: each checked alone, so the error names the field that is wrong.
+  const parsed = Array.isArray(raw) ? toolList.safeParse(raw) : toolsObject.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new CatalogError(
