@@ -26,6 +26,11 @@ Options:
                             replayed file itself, and written whole or not at all
   --cwd <dir>               with --write: the working directory the written session records
                             (default: the original's; Pi opens a session only where its cwd exists)
+  --skills <dir>            also replay skill routing over the skills in this folder (default: the
+                            installed skills, when there are any)
+  --tools <file.json>       and tool surfacing over these tools: [{name, description, parameters}] or
+                            {tools, namespaces: {name: {prefix | tools, description}}}
+  --routing-before          also replay routing as it was before evictions waited for a cold cache
   --cache <dir>             answer cache for hosted classifiers (default: <agentDir>/context-guard-cache)
   --config <file>           settings file (default: <agentDir>/context-guard.json)
   --agent-dir <dir>         Pi's agent folder (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)
@@ -45,6 +50,9 @@ async function replayCommand(args: string[]): Promise<number> {
       write: { type: "string" },
       cwd: { type: "string" },
       cache: { type: "string" },
+      skills: { type: "string" },
+      tools: { type: "string" },
+      "routing-before": { type: "boolean", default: false },
       config: { type: "string" },
       "agent-dir": { type: "string" },
       "no-progress": { type: "boolean", default: false },
@@ -91,6 +99,14 @@ async function replayCommand(args: string[]): Promise<number> {
     process.stderr.isTTY === true || values["no-progress"]
       ? new ProgressBar(process.stderr, !values["no-progress"] && process.stderr.isTTY === true)
       : new ProgressLines(process.stderr);
+  const { loadRoutingCatalog } = await import("./main/replay/routing-catalog.ts");
+  const routing = await loadRoutingCatalog({
+    skillsDir: values.skills,
+    toolsFile: values.tools,
+    agentDir,
+    cwd: process.cwd(),
+    config: settings.config,
+  });
   const result = await replay.replayFiles(files, {
     classifier,
     config: settings.config,
@@ -98,6 +114,7 @@ async function replayCommand(args: string[]): Promise<number> {
     agentDir,
     write: values.write,
     writeCwd: values.cwd,
+    ...(routing ? { routing, routingBefore: values["routing-before"] } : {}),
   });
   const out = await replay.writeReport(result, values.out ?? "context-guard-report.html");
   if (values.json) {

@@ -16,6 +16,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "sweep.ts", args: ["--only", "margin-2", "--sessions", "session"] },
   { script: "compare.ts", args: ["--base", "{repo}", "--rounds", "1", "--only", "outputs"] },
   { script: "figures.ts", args: ["--check"] },
+  { script: "routing-eval.ts", args: ["--size", "smallest"] },
   { script: "live-dollars.ts", args: ["--reps", "1"] },
   { script: "replay-scale.ts", args: ["bench/sample/session.jsonl"] },
   {

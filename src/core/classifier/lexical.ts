@@ -19,6 +19,7 @@
 import { parseModelRef } from "../shared/config.ts";
 import { distinctiveTokens, errorLines, type TokenKind, wordCounts } from "../shared/tokens.ts";
 import type { Answer, ChoiceQuestion, ClassifierRequest, JsonObject, JsonValue } from "../shared/types.ts";
+import { classifyRouting } from "./lexical-routing.ts";
 
 export const LOCAL_PROVIDER = "local";
 export const LOCAL_MODEL_ID = "lexical";
@@ -281,6 +282,8 @@ function choose(question: ChoiceQuestion, scored: Scored): Answer {
  * the same answers.
  */
 export function classifyLexical(request: ClassifierRequest): Record<string, Answer> {
+  const routed = classifyRouting(request);
+  if (routed) return routed;
   const work = readWork(request.state);
   const scored = scoreState(request, work);
   const answers: Record<string, Answer> = {};

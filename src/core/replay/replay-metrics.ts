@@ -3,6 +3,7 @@
 // the needed-later proxy. The replay driver (src/main/replay/driver.ts) fills these shapes; the terminal
 // summary and the HTML report only read them.
 
+import type { RoutingReplay } from "../routing/routing-report.ts";
 import { CHARS_PER_TOKEN, imageChars } from "../shared/size.ts";
 import { IMAGE_HEAD_CHARS } from "../shared/types.ts";
 import type { SessionMoney } from "./money.ts";
@@ -145,6 +146,8 @@ export interface SessionMetrics {
   money?: SessionMoney;
   /** The likely-needed removals by items, characters and the dollars their recalls would cost. */
   harm?: RecallHarm;
+  /** Skill routing and tool surfacing over a catalog (--skills, --tools). */
+  routing?: RoutingReplay;
 }
 
 export interface SessionDollars {

@@ -20,6 +20,7 @@ import { replaySession } from "./driver.ts";
 import { loadPriceBook, type PriceBook } from "./prices.ts";
 import { readSessionFile, type SessionFile } from "./reader.ts";
 import { referencedLines, renderHtml } from "./report-html.ts";
+import type { RoutingCatalog } from "./routing-catalog.ts";
 import { formatSummary, type ProgressBar } from "./summary.ts";
 import { writeGuardedSession } from "./write-session.ts";
 import { checkWriteTarget, type WriteTarget } from "./write-target.ts";
@@ -146,6 +147,10 @@ export interface ReplayFilesOptions {
   write?: string;
   /** The working directory the written session records (default: the original's). */
   writeCwd?: string;
+  /** Replay skill routing and tool surfacing over this catalog too. */
+  routing?: RoutingCatalog;
+  /** Also replay routing under the policy before evictions waited for a cold cache (before and after). */
+  routingBefore?: boolean;
 }
 
 export interface ReplayFilesResult {
@@ -207,6 +212,21 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
         } catch (error) {
           // The report is still written: the replay's work is not lost with the file.
           writeError = `--write ${options.write}: writing failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); ${target.path} is as it was`;
+        }
+      }
+      if (options.routing) {
+        const { replayRouting } = await import("./routing-replay.ts");
+        const routing = {
+          catalog: options.routing,
+          classify: options.classifier.classify,
+          config,
+          ...(metrics.money ? { money: metrics.money } : {}),
+          ...(prices.jevInput !== undefined ? { jevInput: prices.jevInput } : {}),
+        };
+        metrics.routing = await replayRouting(file, routing);
+        if (options.routingBefore) {
+          const b = await replayRouting(file, { ...routing, evictAnytime: true });
+          metrics.routing.before = { changes: b.changes, misses: b.misses, hiddenCalls: b.hiddenCalls, money: b.money };
         }
       }
       options.progress?.clear();

@@ -15,6 +15,7 @@ import { tokensOf } from "../../core/replay/replay-metrics.ts";
 import { escapeControls } from "../../core/shared/control-chars.ts";
 import { formatCount } from "../../core/shared/text.ts";
 import { moneyFolder, moneySection } from "./report-money.ts";
+import { routingSection } from "./report-routing.ts";
 
 // Control characters too: a bidi override would reorder what the page shows.
 const esc = (s: string) =>
@@ -250,6 +251,7 @@ function sessionSection(i: number, s: SessionMetrics, lines: Map<number, string>
 ${problemsList(s)}
 <h3>Dollars</h3>
 ${moneySection(s)}
+${routingSection(s.routing)}
 ${headline(s)}
 <h3>Context per request</h3>
 ${contextChart(s)}

@@ -3,6 +3,7 @@
 import { combineProxy, type ProxyRate } from "../../core/replay/proxy.ts";
 import { heldOutQuality, likelyNeededAdvice, likelyNeededCount, otherTiers } from "../../core/replay/proxy-words.ts";
 import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
+import { routingLines } from "../../core/routing/routing-report.ts";
 import { escapeControls } from "../../core/shared/control-chars.ts";
 import { count, formatCount } from "../../core/shared/text.ts";
 import { dollars, moneyLines, moneyTotalLine, netText } from "./summary-money.ts";
@@ -32,6 +33,7 @@ export function sessionSummary(s: SessionMetrics): string[] {
     classifierLine(s),
     `  settle            p50 ${ms(t.settleP50)}, max ${ms(t.settleMax)} · main-thread stall max ${ms(t.stallMax)}`,
     ...proxyLines(t.proxy, s),
+    ...routingLines(s.routing),
   ];
   // A damaged file can have hundreds: the first few say what happened, the JSON and HTML list them all.
   for (const p of s.problems.slice(0, MAX_PROBLEMS)) lines.push(`  problem: ${p.message}`);

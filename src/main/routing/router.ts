@@ -321,7 +321,7 @@ export class Router {
       const scores = new Map([...r.skillScores].filter(([n]) => present.has(n)));
       skills = decide({
         scores,
-        decayScores: r.decayScores,
+        decayScores: input.cacheWarm ? undefined : r.decayScores,
         loaded: this.loaded,
         pinned: this.pinned,
         config: { loadThreshold: config.loadThreshold, topK: config.topK, decayThreshold: config.decayThreshold },
@@ -333,7 +333,7 @@ export class Router {
       this.toolsRouted = true;
       const d = decide({
         scores: r.nsScores,
-        decayScores: r.nsDecayScores,
+        decayScores: input.cacheWarm ? undefined : r.nsDecayScores,
         loaded: this.surfaced,
         pinned: new Set(),
         config: {

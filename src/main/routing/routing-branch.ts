@@ -1,6 +1,8 @@
 // What routing reads from Pi's branch: the conversation digest's input, the user-turn count, the last
 // persisted routing state, and why there is no classifier.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { cacheTtlMs } from "../../core/cache/cold-cache.ts";
+import { familyOf } from "../../core/cache/prompt-cache.ts";
 import { DIGEST_CHARS, type DigestMessage, MESSAGE_CHARS, parseSkillInvocation } from "../../core/routing/routing.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import { findClassifier } from "../pass/classifier.ts";
@@ -55,6 +57,31 @@ export function historyFromBranch(branch: Branch): DigestMessage[] {
     if (e.type === "compaction") break;
   }
   return out;
+}
+
+/**
+ * Whether the main model's cache is still warm: the last request is younger than the family's TTL. A family
+ * without a cache is never warm; OpenAI's is, since only its upper bound proves the cache gone.
+ */
+export function cacheWarm(
+  branch: Branch,
+  model: { api?: string; provider?: string } | undefined,
+  now: number,
+): boolean {
+  const family = familyOf(model ?? {});
+  if (family === "none") return false;
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const e = branch[i] as { type: string; message?: { role?: string; timestamp?: unknown } };
+    if (e.type === "compaction" || e.type === "model_change") return false;
+    if (e.type === "message" && e.message?.role === "assistant") {
+      const at =
+        typeof e.message.timestamp === "number"
+          ? e.message.timestamp
+          : Date.parse(String((e as { timestamp?: string }).timestamp));
+      return Number.isFinite(at) && now - at < cacheTtlMs(family === "openai" ? "other" : family);
+    }
+  }
+  return false;
 }
 
 export function userTurns(branch: Branch): number {

@@ -34,6 +34,11 @@ export interface BoundaryInput {
   /** 1-based number of this user turn on the branch. */
   userTurn: number;
   classify?: ClassifyFn;
+  /**
+   * The main model's prompt cache is still warm: evictions wait for a cold prompt, since each one rewrites
+   * the whole cached prompt to save a few hundred tokens a request.
+   */
+  cacheWarm?: boolean;
   /** Why there is no classifier (error class and a notice text). */
   unavailable?: { class: string; message: string };
   entryId?: string;

@@ -9,7 +9,7 @@ import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { redactKnown } from "../platform/secrets.ts";
 import type { Telemetry } from "../platform/telemetry.ts";
 import { Router } from "./router.ts";
-import { historyFromBranch, lastSnapshot, unavailable, userTurns } from "./routing-branch.ts";
+import { cacheWarm, historyFromBranch, lastSnapshot, unavailable, userTurns } from "./routing-branch.ts";
 import { ROUTING_ENTRY } from "./routing-shapes.ts";
 
 const STATUS_KEY = "context-guard-routing";
@@ -82,6 +82,7 @@ export class SessionRouting {
       ...(classify ? { classify } : {}),
       ...(why ? { unavailable: why } : {}),
       entryId: ctx.sessionManager.getLeafId() ?? undefined,
+      cacheWarm: cacheWarm(branch, ctx.model, Date.now()),
     });
     if (out.catalog) options.skills = options.skills.filter((s) => out.catalog?.includes(s));
     if (out.section !== undefined) {

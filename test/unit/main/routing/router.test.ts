@@ -176,6 +176,18 @@ describe("skill routing at the boundary", () => {
     expect(route[2].decay).toMatchObject({ "pdf-tools": 0.05, docker: 0.9 });
   });
 
+  it("while the main model's cache is warm a decay check evicts nothing; at a cold prompt it does", async () => {
+    const t = await setup({ decayIntervalTurns: 1 });
+    const calls: ClassifierRequest[] = [];
+    await t.run("pdf work", fake(calls), { cacheWarm: false });
+    const warm = await t.run("only docker now", fake(calls), { cacheWarm: true });
+    expect(warm.section).toContain('name="pdf-tools"');
+    expect(warm.section).toContain('name="docker"');
+    const cold = await t.run("only docker now", fake(calls), { cacheWarm: false });
+    expect(cold.section).not.toContain('name="pdf-tools"');
+    expect(cold.section).toContain('name="docker"');
+  });
+
   it("an unknown decay score never evicts", async () => {
     const t = await setup({ decayIntervalTurns: 2 });
     await t.run("pdf work", fake([]));
