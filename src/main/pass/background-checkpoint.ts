@@ -140,6 +140,11 @@ export class BackgroundCheckpoint {
     await this.#job?.planned;
   }
 
+  /** Resolves once the pending checkpoint has ended (its drafts can land). */
+  async finished(): Promise<void> {
+    await this.#job?.done;
+  }
+
   /**
    * Starts `run` unless a checkpoint is pending. `run` calls `begin` once it is ready to plan (the pass
    * worker is up) and judges the context it returns, and calls `asking` once its plan asks the
