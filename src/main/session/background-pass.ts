@@ -10,9 +10,9 @@ import type { ProjectedLike } from "../pass/snapshot.ts";
 import type { Telemetry } from "../platform/telemetry.ts";
 import { recordPass } from "../platform/telemetry.ts";
 import { restResult } from "./hand-over.ts";
-import { joinParts, within } from "./settle-budget.ts";
 import type { Boundary } from "./host-parts.ts";
 import type { PassNotices } from "./pass-notices.ts";
+import { joinParts, within } from "./settle-budget.ts";
 
 /** What the pending pass needs of its session. */
 export interface BackgroundHost {
