@@ -102,7 +102,7 @@ export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
   midRunChunkKeepThreshold: 0.6,
   midRunBreakEven: true,
   midRunWait: false,
-  settleBudgetMs: 200,
+  settleBudgetMs: 150,
   breakEvenMargin: 2,
   pinAnthropicCache: true,
   routeSkills: true,
