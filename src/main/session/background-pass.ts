@@ -85,6 +85,11 @@ export class BackgroundPass {
     this.#host.draw(ctx);
   }
 
+  /** The drafts of a pending pass that has ended, until they land. */
+  get ready(): Judged | undefined {
+    return this.#slot.ready;
+  }
+
   /** Whether a pass is pending (its drafts have not landed yet). */
   get pending(): boolean {
     return this.#slot.pending;

@@ -40,6 +40,7 @@ import type { Boundary, HostSessionParts } from "./host-parts.ts";
 import { PassNotices } from "./pass-notices.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
+import { withReadyDrafts } from "./ready-drafts.ts";
 import { type Message, PendingRestores, withRestores } from "./restore.ts";
 import { within } from "./settle-budget.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
@@ -190,15 +191,26 @@ export class HostSession {
     return withRestores(this.restores, this.guard.snapshots, event, ctx, await this.pass("run-end", event, ctx));
   }
 
-  /** context: until a restore's edit lands, every request carries the original (else it goes as it is). */
+  /**
+   * context: until a restore's edit lands, every request carries the original, and until a handed-over
+   * pass's drafts land, every request carries them (else it goes as it is).
+   */
   restoreContext(messages: Message[], ctx: ExtensionContext): { messages: Message[] } | undefined {
+    let out: Message[] | undefined;
     try {
-      const restored = this.restores.apply(messages, ctx.sessionManager);
-      return restored ? { messages: restored } : undefined;
+      out = this.restores.apply(messages, ctx.sessionManager);
     } catch {
       // The boundary still lands the restore.
-      return undefined;
     }
+    const ready = this.#background.ready;
+    if (!ready || this.closed || !this.config.enabled) return out ? { messages: out } : undefined;
+    try {
+      const edited = withReadyDrafts(out ?? messages, ctx.sessionManager, ready.edits);
+      if (edited) out = edited;
+    } catch {
+      // The boundary still lands the drafts.
+    }
+    return out ? { messages: out } : undefined;
   }
 
   async #turnEnd(
