@@ -446,6 +446,36 @@ describe("HostSession: nobody waits for a pass", () => {
     await session.shutdown();
   });
 
+  it("until a handed-over pass lands, every request carries its drafts as Pi will show them", async () => {
+    const slow = held();
+    const { session } = await open({
+      classify: slow.classify,
+      config: { midRun: false, exchangeBreakEven: false, timeoutMs: 600_000, settleBudgetMs: 20 },
+    });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    expect(await session.settle(settle, fake.ctx)).toBeUndefined();
+    const messages = () => projection.flatMap((p) => p.messages).filter((m) => m.role !== "system") as never[];
+    // Still asking: requests go as they are.
+    expect(session.restoreContext(messages(), fake.ctx)).toBeUndefined();
+    slow.release();
+    await until(() => session.status(fake.ctx).kind !== "checkpoint");
+    const carried = session.restoreContext(messages(), fake.ctx)?.messages as Array<{ content?: unknown }>;
+    expect(carried).toBeDefined();
+    const [record] = recordsOf(await session.turnEnd(turn, fake.ctx));
+    const landed = record?.data.results.filter((r) => r.outcome !== "kept");
+    expect(landed?.length).toBeGreaterThan(0);
+    // What the requests carried is what the landed edits show: each edited target's content, or nothing.
+    const texts = JSON.stringify(carried);
+    for (const r of landed ?? []) {
+      const original = projection.find((p) => p.sourceEntry.id === r.entryId)?.messages[0] as { content?: unknown };
+      if (original) expect(texts.includes(JSON.stringify(original.content))).toBe(false);
+    }
+    // Landed: requests go as they are again (Pi's projection shows the edits from now on).
+    expect(session.restoreContext(messages(), fake.ctx)).toBeUndefined();
+    await session.shutdown();
+  });
+
   it("the run's last turn_end does not wait for a checkpoint that asks; it lands later", async () => {
     const slow = held();
     const { session } = await open({
