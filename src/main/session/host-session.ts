@@ -176,8 +176,8 @@ export class HostSession {
   /**
    * turn_end (completed): lands a finished background checkpoint (re-validated), or starts one after a
    * turn that called tools and returns at once (docs/DESIGN.md, mid-run checkpoints). One still running
-   * is not waited for, not even at the run's last turn. Both boundaries also append the edits of
-   * restores asked for since the last one.
+   * is not waited for, not even at the run's last turn unless the run end waits whole. Both boundaries
+   * also append the edits of restores asked for since the last one.
    */
   async turnEnd(
     event: Boundary & { toolResults: readonly unknown[] },
@@ -219,7 +219,11 @@ export class HostSession {
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (this.closed || !this.config.enabled) return;
     const last = event.toolResults.length === 0;
-    const landed = await this.#background.land(event, ctx, false);
+    // A run end that waits for its pass whole (settleBudgetMs at least timeoutMs) waits at the last turn
+    // for the checkpoint too, so the run-end pass sees its record.
+    const wait = last && this.config.settleBudgetMs >= this.config.timeoutMs;
+    const landing = () => this.#background.land(event, ctx, wait);
+    const landed = await (wait ? this.#held(this.#background.stop, ctx, landing) : landing());
     if (landed || last || !this.config.midRun) return landed;
     if (this.config.midRunWait) return this.pass("mid-run", event, ctx);
     this.#background.start(event.context.contextEntries as ProjectedLike[], (job, signal) =>
