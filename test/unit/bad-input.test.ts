@@ -24,6 +24,13 @@ import { dropAll } from "../kit/answers.ts";
 import { imageArb, propertyParams } from "../kit/arbitraries.ts";
 import { NO_USAGE } from "../kit/pi-messages.ts";
 
+// The settings as a user gets them: without the test run's environment default (vitest.config.ts).
+const envBudget = process.env.PI_CONTEXT_GUARD_SETTLE_BUDGET_MS;
+delete process.env.PI_CONTEXT_GUARD_SETTLE_BUDGET_MS;
+afterAll(() => {
+  if (envBudget !== undefined) process.env.PI_CONTEXT_GUARD_SETTLE_BUDGET_MS = envBudget;
+});
+
 let dir: string;
 let runner: TaskRunner;
 beforeAll(async () => {

@@ -140,6 +140,17 @@ export class BackgroundCheckpoint {
     await this.#job?.planned;
   }
 
+  /** The pending pass's drafts once it has ended, before they land (re-validated then). */
+  get ready(): Judged | undefined {
+    const job = this.#job;
+    return job?.settled ? job.result : undefined;
+  }
+
+  /** Resolves once the pending checkpoint has ended (its drafts can land). */
+  async finished(): Promise<void> {
+    await this.#job?.done;
+  }
+
   /**
    * Starts `run` unless a checkpoint is pending. `run` calls `begin` once it is ready to plan (the pass
    * worker is up) and judges the context it returns, and calls `asking` once its plan asks the

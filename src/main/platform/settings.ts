@@ -14,6 +14,7 @@ import { dirname, join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { applyEdits, modify, parseTree, stripComments } from "jsonc-parser";
 import { type NormalizedConfig, normalizeConfig } from "../../core/shared/config.ts";
+import { applyEnvDefaults } from "./env-defaults.ts";
 
 /** A settings file larger than this is not read (it is not a settings file). */
 export const MAX_SETTINGS_BYTES = 1024 * 1024;
@@ -111,7 +112,7 @@ async function readRaw(path: string): Promise<{ raw: unknown; warning?: string }
 
 export async function loadSettings(path = settingsPath()): Promise<LoadedSettings> {
   const { raw, warning } = await readRaw(path);
-  const normalized = normalizeConfig(raw);
+  const normalized = applyEnvDefaults(normalizeConfig(raw), raw);
   if (warning) normalized.warnings.unshift(warning);
   return { ...normalized, path };
 }

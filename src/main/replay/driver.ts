@@ -176,6 +176,23 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const pieces: RemovedPiece[] = [];
   const lineOfId = new Map<string, number>();
   let relinkTo: string | undefined;
+  /**
+   * A run-end pass that asked the classifier is handed over by default (settleBudgetMs below timeoutMs).
+   * Its drafts reach every request once it has ended (the context hook) and land at the next boundary.
+   * When the next prompt came sooner than `timeoutMs` after the run end, the pass may not have ended by
+   * the next run's first request: it is taken as landing at the next boundary, so that request and any
+   * before the boundary carry what it replaces. Otherwise its drafts apply from the next request on.
+   */
+  let held: { edits: ContextEditDraft[]; record: GuardRecord; metrics: PassMetrics; index: number } | undefined;
+  const handsOver = (record: GuardRecord, index: number) => {
+    if (record.requests === 0 || options.config.settleBudgetMs >= options.config.timeoutMs) return false;
+    for (let j = index + 1; j < branch.length; j++) {
+      const entry = branch[j] as SessionEntry;
+      if (messageOf(entry)?.role !== "user") continue;
+      return (Date.parse(entry.timestamp) || now) - now < options.config.timeoutMs;
+    }
+    return false;
+  };
   let lastAssistant: MessageLike | undefined;
   let promptIndex = -1;
   let previousVisible: MessageLike | undefined;
@@ -228,12 +245,18 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
 
     const phase = boundaryAt(branch, i, message?.role === "assistant" ? message : lastAssistant);
     if (message?.role === "assistant") lastAssistant = message;
-    if (phase && options.guard !== false && (phase === "run-end" || options.config.midRun)) {
+    if (phase && held) {
+      // A run-end pass handed over lands here, and this boundary starts no pass of its own.
+      const { edits, record, metrics, index } = held;
+      held = undefined;
+      commit(SessionManager.inMemory(cwd, undefined, [header, ...on]), edits, record, metrics, index);
+    } else if (phase && options.guard !== false && (phase === "run-end" || options.config.midRun)) {
       const pass = await runBoundary(phase, i, line ?? 0);
       if (pass) passes.push(pass);
     }
     options.onProgress?.(i + 1, branch.length);
   }
+  if (held) held.metrics.reason = "handed over at the run end; the file ends before a boundary lands it";
 
   async function runBoundary(phase: Phase, index: number, line: number): Promise<PassMetrics | undefined> {
     const manager = SessionManager.inMemory(cwd, undefined, [header, ...on]);
@@ -298,6 +321,14 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     }
     const { edits, record } = result;
     metrics.status = "done";
+    describePass(metrics, record);
+    if (phase === "run-end" && handsOver(record, index)) held = { edits, record, metrics, index };
+    else commit(manager, edits, record, metrics, index);
+    return metrics;
+  }
+
+  /** Fills a pass's figures from its record. */
+  function describePass(metrics: PassMetrics, record: GuardRecord): void {
     metrics.classifierRequests = record.requests;
     metrics.inputTokens = record.inputTokens;
     metrics.costUsd = record.costUsd;
@@ -315,6 +346,16 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
         trace: Array.isArray(r.jev) ? r.jev.join(" | ") : "",
       }),
     );
+  }
+
+  /** Commits a pass's drafts as Pi would at a boundary, on `manager` (the branch so far). */
+  function commit(
+    manager: SessionManager,
+    edits: ContextEditDraft[],
+    record: GuardRecord,
+    metrics: PassMetrics,
+    index: number,
+  ): void {
     try {
       // Pi commits the drafts in order; one it rejects discards the whole boundary's list.
       for (const edit of edits) manager.appendContextEdit(edit.targetId, edit.replacement);
@@ -323,7 +364,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
       metrics.status = "failed";
       metrics.invalidDrafts = edits.length;
       metrics.reason = `Pi rejected a draft, so none were applied (${(error as Error).message})`;
-      return metrics;
+      return;
     }
     const added = manager.getEntries().slice(on.length);
     for (const entry of added) {
@@ -343,7 +384,6 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     metrics.removed = removed.length;
     pieces.push(...removed);
     options.onApplied?.(added, metrics);
-    return metrics;
   }
 
   /** What this pass took out of the context, item by item, for the needed-later proxy. */

@@ -12,6 +12,7 @@ import { recordPass } from "../platform/telemetry.ts";
 import { restResult } from "./hand-over.ts";
 import type { Boundary } from "./host-parts.ts";
 import type { PassNotices } from "./pass-notices.ts";
+import { joinParts, within } from "./settle-budget.ts";
 
 /** What the pending pass needs of its session. */
 export interface BackgroundHost {
@@ -37,8 +38,7 @@ export class BackgroundPass {
 
   /**
    * The pending pass's drafts appended to the boundary's, if it has finished (or once it has, with
-   * `wait`). One still planning is waited for until it skips or asks (moments, no classifier): if it
-   * skips, this boundary can start the next.
+   * `wait`). One still planning or asking holds no boundary: it lands at a later one.
    */
   async land(
     event: Boundary,
@@ -47,7 +47,6 @@ export class BackgroundPass {
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (!this.#slot.pending) return;
     try {
-      if (!wait && this.#slot.planning) await this.#slot.planned();
       const landed = await this.#slot.land(event.context.contextEntries as ProjectedLike[], {
         wait,
         positionOf: (id) => this.#host.guard.snapshots.positionOf(id),
@@ -82,14 +81,67 @@ export class BackgroundPass {
   ): void {
     this.stop = stop;
     this.asking = true;
+    this.#slot.adopt(context, this.#restOf(ctx, rest));
+    this.#host.draw(ctx);
+  }
+
+  /** The drafts of a pending pass that has ended, until they land. */
+  get ready(): Judged | undefined {
+    return this.#slot.ready;
+  }
+
+  /** Whether a pass is pending (its drafts have not landed yet). */
+  get pending(): boolean {
+    return this.#slot.pending;
+  }
+
+  /**
+   * Lands the pending pass if it ends within `ms` (and before `stop`); otherwise it stays pending and
+   * lands at a later boundary.
+   */
+  async landWithin(
+    event: Boundary,
+    ctx: ExtensionContext,
+    ms: number,
+    stop: AbortSignal,
+  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    if (!this.#slot.pending) return;
+    const ended = await within(this.#slot.finished(), ms, stop);
+    return ended.done ? this.land(event, ctx, false) : undefined;
+  }
+
+  /**
+   * Takes a whole pass the boundary stopped waiting for (run-end, over its budget): it lands like a
+   * checkpoint once it has finished; `stop` stops its requests.
+   */
+  adoptPass(
+    ctx: ExtensionContext,
+    context: readonly ProjectedLike[],
+    judging: Promise<(Judged & { rest?: Promise<PassRest> }) | undefined>,
+    stop: AbortController,
+  ): void {
+    this.stop = stop;
+    this.asking = true;
+    const whole = judging.then(async (judged) => {
+      // A prompt handed it over before the budget ran out: its rest is joined to its first part.
+      if (!judged?.rest) {
+        this.done(ctx);
+        return judged && { edits: judged.edits, record: judged.record };
+      }
+      const rest = await this.#restOf(ctx, judged.rest);
+      return rest ? joinParts(judged, rest) : { edits: judged.edits, record: judged.record };
+    });
+    this.#slot.adopt(context, whole);
+    this.#host.draw(ctx);
+  }
+
+  #restOf(ctx: ExtensionContext, rest: Promise<PassRest>): Promise<Judged | undefined> {
     const { guard, notices } = this.#host;
-    const judged = restResult(rest, {
+    return restResult(rest, {
       report: (c) => notices.opened(ctx, guard.report(c), c.lastError, guard.clock()),
       failed: (error) => notices.failed(ctx, error, this.#host.closed()),
       ended: () => this.done(ctx),
     });
-    this.#slot.adopt(context, judged);
-    this.#host.draw(ctx);
   }
 
   /** The pending pass stopped asking: the footer is redrawn. */

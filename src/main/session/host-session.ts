@@ -40,9 +40,11 @@ import { HandOver } from "./hand-over.ts";
 import type { Boundary, HostSessionParts } from "./host-parts.ts";
 import { LiveSavings } from "./live-savings.ts";
 import { PassNotices } from "./pass-notices.ts";
+import { withReadyDrafts } from "./ready-drafts.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
 import { type Message, PendingRestores, withRestores } from "./restore.ts";
+import { within } from "./settle-budget.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
 import { WarmUp } from "./warm-up.ts";
 
@@ -182,9 +184,9 @@ export class HostSession {
 
   /**
    * turn_end (completed): lands a finished background checkpoint (re-validated), or starts one after a
-   * turn that called tools and returns at once (docs/DESIGN.md, mid-run checkpoints). The run's last turn
-   * waits for one still running, so the run-end pass sees its record and asks nothing twice. Both
-   * boundaries also append the edits of restores asked for since the last one.
+   * turn that called tools and returns at once (docs/DESIGN.md, mid-run checkpoints). One still running
+   * is not waited for, not even at the run's last turn unless the run end waits whole. Both boundaries
+   * also append the edits of restores asked for since the last one.
    */
   async turnEnd(
     event: Boundary & { toolResults: readonly unknown[] },
@@ -198,15 +200,26 @@ export class HostSession {
     return withRestores(this.restores, this.guard.snapshots, event, ctx, await this.pass("run-end", event, ctx));
   }
 
-  /** context: until a restore's edit lands, every request carries the original (else it goes as it is). */
+  /**
+   * context: until a restore's edit lands, every request carries the original, and until a handed-over
+   * pass's drafts land, every request carries them (else it goes as it is).
+   */
   restoreContext(messages: Message[], ctx: ExtensionContext): { messages: Message[] } | undefined {
+    let out: Message[] | undefined;
     try {
-      const restored = this.restores.apply(messages, ctx.sessionManager);
-      return restored ? { messages: restored } : undefined;
+      out = this.restores.apply(messages, ctx.sessionManager);
     } catch {
       // The boundary still lands the restore.
-      return undefined;
     }
+    const ready = this.#background.ready;
+    if (!ready || this.closed || !this.config.enabled) return out ? { messages: out } : undefined;
+    try {
+      const edited = withReadyDrafts(out ?? messages, ctx.sessionManager, ready.edits);
+      if (edited) out = edited;
+    } catch {
+      // The boundary still lands the drafts.
+    }
+    return out ? { messages: out } : undefined;
   }
 
   async #turnEnd(
@@ -215,8 +228,11 @@ export class HostSession {
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (this.closed || !this.config.enabled) return;
     const last = event.toolResults.length === 0;
-    const landing = () => this.#background.land(event, ctx, last);
-    const landed = await (last ? this.#held(this.#background.stop, ctx, landing) : landing());
+    // A run end that waits for its pass whole (settleBudgetMs at least timeoutMs) waits at the last turn
+    // for the checkpoint too, so the run-end pass sees its record.
+    const wait = last && this.config.settleBudgetMs >= this.config.timeoutMs;
+    const landing = () => this.#background.land(event, ctx, wait);
+    const landed = await (wait ? this.#held(this.#background.stop, ctx, landing) : landing());
     if (landed || last || !this.config.midRun) return landed;
     if (this.config.midRunWait) return this.pass("mid-run", event, ctx);
     this.#background.start(event.context.contextEntries as ProjectedLike[], (job, signal) =>
@@ -226,9 +242,10 @@ export class HostSession {
   }
 
   /**
-   * One pass at a boundary, awaited: the run-end pass, or a mid-run checkpoint with `midRunWait`. Returns
-   * the draft list to hand back to Pi (ours appended to the other extensions'), or undefined to leave it
-   * as it is. A failure warns and changes nothing.
+   * One pass at a boundary: the run-end pass, waited for `settleBudgetMs` (then it goes on in the
+   * background and lands at a later boundary), or a mid-run checkpoint with `midRunWait`, awaited.
+   * Returns the draft list to hand back to Pi (ours appended to the other extensions'), or undefined to
+   * leave it as it is. A failure warns and changes nothing.
    */
   async pass(
     phase: PassOptions["phase"],
@@ -236,20 +253,42 @@ export class HostSession {
     ctx: ExtensionContext,
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (this.closed || !this.config.enabled || (phase === "mid-run" && !this.config.midRun)) return;
-    // A checkpoint lands at the run's last turn_end; one still pending here (that turn did not complete)
-    // lands now, and the run-end pass is left to the next run end rather than ask its items again.
-    const landed = await this.#held(this.#background.stop, ctx, () => this.#background.land(event, ctx, true));
-    if (landed) return landed;
+    const budget = phase === "run-end" ? this.config.settleBudgetMs : Number.POSITIVE_INFINITY;
+    const started = performance.now();
+    const left = () => Math.max(0, budget - (performance.now() - started));
+    // A checkpoint or rest still pending lands here if it ends within the budget, else at a later
+    // boundary; either way the run-end pass is left to the next run end rather than ask its items again.
+    // One that ended with nothing to land leaves the slot free.
+    if (this.#background.pending) {
+      const stop = new AbortController();
+      const landed = await this.#held(stop, ctx, () => this.#background.landWithin(event, ctx, left(), stop.signal));
+      if (landed || this.#background.pending) return landed;
+    }
     // A prompt sent meanwhile stops the wait, not the classifier: the rest goes on and lands later.
     const handOver = new AbortController();
     const restStop = new AbortController();
     const context = () => event.context.contextEntries as ProjectedLike[];
-    const judged = await this.#held(handOver, ctx, () =>
-      this.#judge(phase, context, ctx, { signal: restStop.signal, handOver: handOver.signal }),
-    );
+    const detached = { now: false };
+    const judging = this.#judge(phase, context, ctx, { signal: restStop.signal, handOver: handOver.signal, detached });
+    const ready = await this.#held(handOver, ctx, () => within(judging, left()));
+    if (!ready.done) {
+      this.#detach(ctx, detached);
+      this.#background.adoptPass(ctx, context(), judging, restStop);
+      return;
+    }
+    const judged = ready.value;
     if (!judged) return;
     if (judged.rest) this.#background.adopt(ctx, context(), judged.rest, restStop);
     return { entries: [...event.entries, ...judged.edits, recordDraft(judged.record)] };
+  }
+
+  /** The boundary stopped waiting for its pass: from now on it is a background pass for the footer. */
+  #detach(ctx: ExtensionContext, detached: { now: boolean }): void {
+    detached.now = true;
+    if (!this.busy) return;
+    this.busy = false;
+    this.#background.asking = true;
+    if (ctx.hasUI) ctx.ui.setWorkingMessage();
   }
 
   /**
@@ -261,8 +300,16 @@ export class HostSession {
     phase: PassOptions["phase"],
     contextNow: () => readonly ProjectedLike[],
     ctx: ExtensionContext,
-    /** The background checkpoint this pass is, if it is one, a stop of the caller's, and its hand-over. */
-    { job, signal, handOver }: { job?: RunningJob; signal?: AbortSignal; handOver?: AbortSignal } = {},
+    /**
+     * The background checkpoint this pass is, if it is one, a stop of the caller's, its hand-over, and
+     * whether the boundary has stopped waiting for it (then it is counted when it lands).
+     */
+    {
+      job,
+      signal,
+      handOver,
+      detached,
+    }: { job?: RunningJob; signal?: AbortSignal; handOver?: AbortSignal; detached?: { now: boolean } } = {},
   ): Promise<(Judged & { rest?: Promise<PassRest> }) | undefined> {
     const inBackground = job !== undefined;
     await this.#warmUp.beforePass();
@@ -298,12 +345,12 @@ export class HostSession {
           ...(ctx.signal ? [ctx.signal] : []),
         ]),
         onJudging: () => {
-          if (job) {
-            job.asking();
-            this.#background.asking = true;
-          } else this.busy = true;
+          const behind = inBackground || detached?.now === true;
+          job?.asking();
+          if (behind) this.#background.asking = true;
+          else this.busy = true;
           this.draw(ctx);
-          if (ctx.hasUI && !inBackground) {
+          if (ctx.hasUI && !behind) {
             ctx.ui.setWorkingMessage(
               phase === "mid-run" ? "context-guard: checkpoint…" : "context-guard: judging the run's outputs…",
             );
@@ -314,7 +361,7 @@ export class HostSession {
       this.#notices.ran();
       this.#notices.opened(ctx, opened, result.classifier.lastError, this.guard.clock());
       // A background checkpoint's record is counted when it lands (re-validation may change it).
-      if (!inBackground) recordPass(this.telemetry, result.record);
+      if (!inBackground && !detached?.now) recordPass(this.telemetry, result.record);
       rest = result.rest;
       return { edits: result.edits, record: result.record, ...(rest ? { rest } : {}) };
     } catch (error) {

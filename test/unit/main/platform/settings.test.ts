@@ -20,7 +20,7 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildRecord } from "../../../../src/core/records/record.ts";
 import { DEFAULT_CONFIG, normalizeConfig } from "../../../../src/core/shared/config.ts";
 import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
@@ -29,6 +29,13 @@ import { createTaskRunner } from "../../../../src/main/platform/pool.ts";
 import { loadSettings, MAX_SETTINGS_BYTES, saveSetting } from "../../../../src/main/platform/settings.ts";
 import { dropAll } from "../../../kit/answers.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
+
+// The settings as a user gets them: without the test run's environment default (vitest.config.ts).
+const envBudget = process.env.PI_CONTEXT_GUARD_SETTLE_BUDGET_MS;
+delete process.env.PI_CONTEXT_GUARD_SETTLE_BUDGET_MS;
+afterAll(() => {
+  if (envBudget !== undefined) process.env.PI_CONTEXT_GUARD_SETTLE_BUDGET_MS = envBudget;
+});
 
 let dir: string;
 beforeAll(async () => {

@@ -23,10 +23,12 @@ const REPO_ROOT = join(import.meta.dirname, "../../../..");
 const SHARED_SESSIONS = join(REPO_ROOT, "test", "fixtures", "sessions");
 
 // Short hand-built sessions: the cache gates would defer every edit (they are tested in core/cache/).
+// The run end waits for its pass: the hand-over has a test of its own.
 const CONFIG: GuardConfig = {
   ...DEFAULT_CONFIG,
   exchangeBreakEven: false,
   excludeTools: [...DEFAULT_CONFIG.excludeTools],
+  settleBudgetMs: DEFAULT_CONFIG.timeoutMs,
 };
 
 // 30 files of 8 matches each; only src/billing/totals.ts holds what the answer is about.
@@ -139,6 +141,19 @@ function options(classify: ClassifyFn, over: Partial<ReplayOptions> = {}): Repla
 }
 
 describe("replaySession on a hand-built session", () => {
+  it("with the hand-over, lands a run end's drafts at the next boundary when the next prompt came soon", async () => {
+    const file = parseSessionText(`${sessionLines().join("\n")}\n`, "handed.jsonl");
+    const applied: SessionEntry[][] = [];
+    const config = { ...CONFIG, settleBudgetMs: DEFAULT_CONFIG.settleBudgetMs };
+    const metrics = await replaySession(file, options(keywordClassify, { config, onApplied: (e) => applied.push(e) }));
+    // The next prompt came seconds later: the drafts land at the second run's end, which asks nothing.
+    expect(metrics.passes.map((p) => [p.phase, p.line, p.status])).toEqual([["run-end", 8, "done"]]);
+    const [edits] = applied as [SessionEntry[]];
+    expect(edits.map((e) => e.type)).toEqual(["context_edit", "context_edit", "custom"]);
+    expect(edits[0]?.parentId).not.toBe("e07");
+    expect(metrics.passes[0]?.drafts).toBe(2);
+  });
+
   it("applies exactly the expected edits at the run end, before the next prompt", async () => {
     const file = parseSessionText(`${sessionLines().join("\n")}\n`, "known.jsonl");
     expect(file.problems).toEqual([]);

@@ -91,7 +91,14 @@ async function open(
   options: { config?: Partial<GuardConfig>; classify?: ClassifyFn; tools?: string[]; settingsPath?: string } = {},
 ) {
   const pi = fakePi(options.tools ?? ["read", "bash"]);
-  const config: GuardConfig = { ...DEFAULT_CONFIG, model: "local/lexical", telemetry: false, ...options.config };
+  // The run end waits for its pass whole unless a test sets a budget.
+  const config: GuardConfig = {
+    ...DEFAULT_CONFIG,
+    model: "local/lexical",
+    telemetry: false,
+    settleBudgetMs: 600_000,
+    ...options.config,
+  };
   const session = new HostSession({
     settings: { config, warnings: [], path: options.settingsPath ?? "/nowhere/context-guard.json" },
     passRunner: await runner("pass-pool"),
@@ -383,5 +390,119 @@ describe("HostSession: a prompt during the run-end pass", () => {
     expect(session.status(fake.ctx).kind).not.toBe("checkpoint");
     expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
     expect(fake.notices.filter((n) => n.includes("failed"))).toEqual([]);
+  });
+});
+
+describe("HostSession: nobody waits for a pass", () => {
+  /** Holds every request until `release`; counts what it was asked. */
+  function held() {
+    const asked: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    const classify: ClassifyFn = async (request, { signal }) => {
+      asked.push(JSON.stringify(request.state));
+      await Promise.race([released, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
+      if (signal.aborted) return { status: "aborted" };
+      return unlikely(request, { signal, timeoutMs: 1000 });
+    };
+    return { classify, asked, release: () => release() };
+  }
+  const until = async (done: () => boolean) => {
+    for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
+  };
+  const turn = { ...settle, toolResults: [{}] };
+  const recordsOf = (out: { entries: unknown[] } | undefined) =>
+    (out?.entries ?? []).filter((e) => (e as { customType?: string }).customType === "context-guard") as Array<{
+      data: { phase: string; results: Array<{ entryId: string; outcome: string; reason: string }> };
+    }>;
+
+  it("returns from the run end within its budget; the whole pass lands at the next boundary", async () => {
+    const slow = held();
+    const { session } = await open({
+      classify: slow.classify,
+      config: { midRun: false, exchangeBreakEven: false, timeoutMs: 600_000, settleBudgetMs: 20 },
+    });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    // Awaited whole, this would wait for `release`, which comes only after it returns.
+    expect(await session.settle(settle, fake.ctx)).toBeUndefined();
+    await until(() => slow.asked.length > 0);
+    expect(session.status(fake.ctx).kind).toBe("checkpoint");
+    // Not finished yet: the next run's boundary lands nothing and starts nothing.
+    expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
+    slow.release();
+    await until(() => session.status(fake.ctx).kind !== "checkpoint");
+    const [record] = recordsOf(await session.turnEnd(turn, fake.ctx));
+    expect(record?.data.phase).toBe("run-end");
+    expect(record?.data.results.length).toBeGreaterThan(0);
+    for (const r of record?.data.results ?? []) expect(r.reason).not.toContain("aborted");
+    expect(record?.data.results.some((r) => r.outcome !== "kept")).toBe(true);
+    // Nothing asked twice, and the record counts every request.
+    expect(new Set(slow.asked).size).toBe(slow.asked.length);
+    expect((record?.data as { requests?: number } | undefined)?.requests).toBe(slow.asked.length);
+    expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
+    await session.shutdown();
+  });
+
+  it("until a handed-over pass lands, every request carries its drafts as Pi will show them", async () => {
+    const slow = held();
+    const { session } = await open({
+      classify: slow.classify,
+      config: { midRun: false, exchangeBreakEven: false, timeoutMs: 600_000, settleBudgetMs: 20 },
+    });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    expect(await session.settle(settle, fake.ctx)).toBeUndefined();
+    const messages = () => projection.flatMap((p) => p.messages).filter((m) => m.role !== "system") as never[];
+    // Still asking: requests go as they are.
+    expect(session.restoreContext(messages(), fake.ctx)).toBeUndefined();
+    slow.release();
+    await until(() => session.status(fake.ctx).kind !== "checkpoint");
+    const carried = session.restoreContext(messages(), fake.ctx)?.messages as Array<{ content?: unknown }>;
+    expect(carried).toBeDefined();
+    const [record] = recordsOf(await session.turnEnd(turn, fake.ctx));
+    const landed = record?.data.results.filter((r) => r.outcome !== "kept");
+    expect(landed?.length).toBeGreaterThan(0);
+    // What the requests carried is what the landed edits show: each edited target's content, or nothing.
+    const texts = JSON.stringify(carried);
+    for (const r of landed ?? []) {
+      const original = projection.find((p) => p.sourceEntry.id === r.entryId)?.messages[0] as { content?: unknown };
+      if (original) expect(texts.includes(JSON.stringify(original.content))).toBe(false);
+    }
+    // Landed: requests go as they are again (Pi's projection shows the edits from now on).
+    expect(session.restoreContext(messages(), fake.ctx)).toBeUndefined();
+    await session.shutdown();
+  });
+
+  it("the run's last turn_end does not wait for a checkpoint that asks; it lands later", async () => {
+    const slow = held();
+    const { session } = await open({
+      classify: slow.classify,
+      config: {
+        midRunMinAgeTurns: 1,
+        midRunBatchChars: 0,
+        midRunBatchCharsOpenAI: 0,
+        midRunBreakEven: false,
+        exchangeBreakEven: false,
+        timeoutMs: 600_000,
+        settleBudgetMs: 20,
+      },
+    });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
+    await until(() => slow.asked.length > 0);
+    expect(slow.asked.length).toBeGreaterThan(0);
+    // The run's last turn and its run end: neither waits for the answers (they come after both).
+    expect(await session.turnEnd({ ...settle, toolResults: [] }, fake.ctx)).toBeUndefined();
+    expect(await session.settle(settle, fake.ctx)).toBeUndefined();
+    slow.release();
+    await until(() => session.status(fake.ctx).kind !== "checkpoint");
+    const [record] = recordsOf(await session.turnEnd(turn, fake.ctx));
+    expect(record?.data.phase).toBe("mid-run");
+    expect(new Set(slow.asked).size).toBe(slow.asked.length);
+    await session.shutdown();
   });
 });

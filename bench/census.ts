@@ -1,0 +1,267 @@
+/**
+ * Who waits, and for how long, in a long fast run: the real Pi SDK with a main model that answers at once
+ * (pi-ai's faux provider), each turn `cat`ting a real 8–45 KB tool output from ../shared/sessions, and the
+ * loopback classifier in its own thread at the stated latency. Pi alone (the guard not loaded) is the
+ * floor. For each run: the `turn_end` windows (their sum and the longest), the run-end window
+ * (`agent_before_settle`), the longest event-loop gap of the whole run and the longest one lying wholly
+ * inside a hook's window, the checkpoints and the edits. Then a one-turn follow-up prompt after the
+ * background work is done: the edits the run end handed over land at its first boundary.
+ *
+ *   node bench/census.ts                       # 500 turns at 200 ms, 200 at 200 ms, 200 at 1,000 ms
+ *   node bench/census.ts --quick               # 40 turns at 200 ms (CI)
+ *   node bench/census.ts --runs 100:200 --out bench/CENSUS.md
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { JsonObject } from "@earendil-works/pi-ai";
+import { generateOutput } from "../test/kit/generate.ts";
+import { HOOK_PROBE, hookProbeEnd } from "../test/kit/hook-probe.ts";
+import { startLoopbackHost } from "../test/kit/loopback-host.ts";
+import { createTestSession, type FauxResponse } from "../test/kit/sdk-session.ts";
+import { machineInfo } from "./lib/machine.ts";
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    runs: { type: "string" },
+    out: { type: "string" },
+  },
+});
+const REPO = resolve(import.meta.dirname, "..");
+const EXTENSION = join(REPO, "src/main/index.ts");
+const SESSIONS = resolve(REPO, "../shared/sessions");
+/** A gap of the 1 ms probe longer than this is a block. */
+const GAP_MS = 3;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Workload {
+  turns: number;
+  latencyMs: number;
+}
+
+function workloads(): Workload[] {
+  const spec = values.runs ?? (values.quick ? "40:200" : "500:200,200:200,200:1000");
+  return spec.split(",").map((w) => {
+    const [turns, latency] = w.split(":").map(Number);
+    if (!Number.isInteger(turns) || !Number.isInteger(latency)) throw new Error(`--runs: bad workload "${w}"`);
+    return { turns: turns as number, latencyMs: latency as number };
+  });
+}
+
+/** The real tool outputs of 8–45 KB in the shared sessions (generated ones if there are none). */
+function outputs(): string[] {
+  const out: string[] = [];
+  if (existsSync(SESSIONS)) {
+    for (const file of readdirSync(SESSIONS)
+      .filter((f) => f.endsWith(".jsonl"))
+      .sort()) {
+      for (const line of readFileSync(join(SESSIONS, file), "utf8").split("\n")) {
+        if (!line.includes('"toolResult"')) continue;
+        try {
+          const e = JSON.parse(line);
+          if (e.type !== "message" || e.message?.role !== "toolResult") continue;
+          const text = (e.message.content ?? [])
+            .filter((b: { type?: string }) => b.type === "text")
+            .map((b: { text?: string }) => b.text ?? "")
+            .join("");
+          if (text.length >= 8_000 && text.length <= 45_000) out.push(text);
+        } catch {
+          // Not an entry.
+        }
+      }
+    }
+  }
+  if (out.length > 0) return out;
+  return Array.from({ length: 20 }, (_, i) => generateOutput("grep", 8_000 + i * 1_800, i + 1));
+}
+
+interface Window {
+  event: string;
+  start: number;
+  end: number;
+}
+
+interface ProbeGlobal {
+  __cgHookProbe?: (session: string, event: string, edge: "start" | "end") => void;
+}
+
+/** Records hook windows (between the probes loaded around the guard) and 1 ms probe gaps. */
+function observe() {
+  const windows: Window[] = [];
+  const open = new Map<string, number>();
+  (globalThis as ProbeGlobal).__cgHookProbe = (_session, event, edge) => {
+    const now = performance.now();
+    if (edge === "start") open.set(event, now);
+    else {
+      const start = open.get(event);
+      if (start !== undefined) windows.push({ event, start, end: now });
+      open.delete(event);
+    }
+  };
+  const gaps: Array<{ start: number; end: number }> = [];
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    if (now - last > GAP_MS) gaps.push({ start: last, end: now });
+    last = now;
+  }, 1);
+  return {
+    windows,
+    gaps,
+    stop() {
+      clearInterval(timer);
+      (globalThis as ProbeGlobal).__cgHookProbe = undefined;
+    },
+  };
+}
+
+interface Row {
+  mode: "Pi alone" | "guard";
+  workload: Workload;
+  runMs: number;
+  turnEndSumMs: number;
+  turnEndMaxMs: number;
+  settleMs: number;
+  gapMaxMs: number;
+  hookGapMaxMs: number;
+  hookGapEvent: string;
+  checkpoints: number;
+  editsInRun: number;
+  editsAfterNext: number;
+  nextSettleMs: number;
+  nextTurnEndMaxMs: number;
+  requests: number;
+}
+
+type Branch = Array<{ type: string; customType?: string; data?: { phase?: string } }>;
+
+async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): Promise<Row> {
+  const agentDir = await mkdtemp(join(tmpdir(), "cg-census-"));
+  const configPath = join(agentDir, "guard.json");
+  await writeFile(configPath, JSON.stringify({ timeoutMs: 30_000, telemetry: false }));
+  process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
+  const classifier = await startLoopbackHost({ latencyMs: workload.latencyMs, keyword: "error|fail|TODO", flags: "i" });
+  const responses: FauxResponse[] = [];
+  for (let i = 0; i < workload.turns; i++) {
+    responses.push({
+      toolCalls: [{ name: "bash", arguments: { command: `cat out${i % files.length}.txt` } as JsonObject }],
+    });
+  }
+  responses.push("Done.", { toolCalls: [{ name: "bash", arguments: { command: "echo ok" } }] }, "Thanks.");
+  const s = await createTestSession({
+    agentDir,
+    extensionPaths: mode === "guard" ? [HOOK_PROBE, EXTENSION] : [HOOK_PROBE],
+    extensionFactories: [hookProbeEnd],
+    classifierBaseUrl: classifier.baseUrl,
+    responses,
+  });
+  for (let i = 0; i < files.length; i++) await writeFile(join(s.cwd, `out${i}.txt`), files[i] as string);
+  const branch = () => s.session.sessionManager.getBranch() as Branch;
+  const edits = () => branch().filter((e) => e.type === "context_edit").length;
+  try {
+    const seen = observe();
+    const t0 = performance.now();
+    await s.session.prompt("Work through the outputs");
+    const t1 = performance.now();
+    const editsInRun = edits();
+    const checkpoints = branch().filter((e) => e.customType === "context-guard" && e.data?.phase === "mid-run").length;
+    const inRun = seen.windows.filter((w) => w.start >= t0 && w.end <= t1);
+    const hookGaps = seen.gaps
+      .filter((g) => g.start >= t0 && g.end <= t1)
+      .flatMap((g) => {
+        const w = inRun.find((x) => g.start >= x.start && g.end <= x.end);
+        return w ? [{ ms: g.end - g.start, event: w.event }] : [];
+      });
+    const turnEnds = inRun.filter((w) => w.event === "turn_end").map((w) => w.end - w.start);
+    const settle = inRun.filter((w) => w.event === "agent_before_settle").map((w) => w.end - w.start);
+    const worstHookGap = hookGaps.reduce((a, b) => (b.ms > a.ms ? b : a), { ms: 0, event: "–" });
+    const runGaps = seen.gaps.filter((g) => g.start >= t0 && g.end <= t1).map((g) => g.end - g.start);
+    // The user reads the answer: the background work ends (no classifier request for a while).
+    let quiet = 0;
+    let requests = await classifier.takeCount();
+    for (let i = 0; i < 600 && quiet < workload.latencyMs + 1500; i++) {
+      await sleep(250);
+      const n = await classifier.takeCount();
+      requests += n;
+      quiet = n > 0 ? 0 : quiet + 250;
+    }
+    const t2 = performance.now();
+    await s.session.prompt("Thanks");
+    const t3 = performance.now();
+    seen.stop();
+    const next = seen.windows.filter((w) => w.start >= t2 && w.end <= t3);
+    requests += await classifier.takeCount();
+    return {
+      mode,
+      workload,
+      runMs: t1 - t0,
+      turnEndSumMs: turnEnds.reduce((a, b) => a + b, 0),
+      turnEndMaxMs: Math.max(0, ...turnEnds),
+      settleMs: Math.max(0, ...settle),
+      gapMaxMs: Math.max(0, ...runGaps),
+      hookGapMaxMs: worstHookGap.ms,
+      hookGapEvent: worstHookGap.event,
+      checkpoints,
+      editsInRun,
+      editsAfterNext: edits(),
+      nextSettleMs: Math.max(0, ...next.filter((w) => w.event === "agent_before_settle").map((w) => w.end - w.start)),
+      nextTurnEndMaxMs: Math.max(0, ...next.filter((w) => w.event === "turn_end").map((w) => w.end - w.start)),
+      requests,
+    };
+  } finally {
+    await s.dispose();
+    await classifier.close();
+  }
+}
+
+const ms = (x: number) =>
+  x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(0)} ms`;
+const pct = (part: number, whole: number) => `${((100 * part) / Math.max(1, whole)).toFixed(1)}%`;
+
+function table(rows: Row[]): string {
+  const head = [
+    "Workload",
+    "Guard",
+    "Run",
+    "`turn_end` sum (share)",
+    "Longest `turn_end`",
+    "Run end (`agent_before_settle`)",
+    "Longest gap in a hook",
+    "Longest gap, whole run",
+    "Checkpoints",
+    "Edits in the run / after the next prompt",
+    "Next prompt: longest `turn_end` / run end",
+    "Classifier requests",
+  ];
+  const lines = [`| ${head.join(" | ")} |`, `|${head.map((_, i) => (i < 2 ? "---" : "---:")).join("|")}|`];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.workload.turns} turns, ${r.workload.latencyMs} ms | ${r.mode} | ${ms(r.runMs)} | ${ms(r.turnEndSumMs)} (${pct(r.turnEndSumMs, r.runMs)}) | ${ms(r.turnEndMaxMs)} | ${ms(r.settleMs)} | ${ms(r.hookGapMaxMs)} (${r.hookGapEvent}) | ${ms(r.gapMaxMs)} | ${r.checkpoints} | ${r.editsInRun} / ${r.editsAfterNext} | ${ms(r.nextTurnEndMaxMs)} / ${ms(r.nextSettleMs)} | ${r.requests} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+const files = outputs();
+const rows: Row[] = [];
+const m = machineInfo();
+for (const w of workloads()) {
+  for (const mode of ["Pi alone", "guard"] as const) {
+    const row = await runOnce(mode, w, files);
+    rows.push(row);
+    console.error(`${w.turns} turns, ${w.latencyMs} ms, ${mode}: run ${ms(row.runMs)}, settle ${ms(row.settleMs)}`);
+  }
+}
+const text = [
+  `Census, ${m.date}: ${files.length} real tool outputs of 8–45 KB, timeoutMs 30,000, other settings default.`,
+  `${m.cpuModel}, ${m.cores} cores, Node ${m.node}, load ${m.loadStart} at the start.`,
+  "",
+  table(rows),
+  "",
+].join("\n");
+console.log(text);
+if (values.out) await writeFile(values.out, text);
+process.exit(0);

@@ -1,0 +1,163 @@
+// Nobody waits for the classifier, in the real Pi in RPC mode: the run end returns within its budget with
+// the classifier still answering, and a prompt typed at any moment (right after a run end, or while the
+// run end is under way) starts before the classifier could have answered. The pass goes on in the
+// background and lands at a boundary of the next run; every output is asked about once.
+//
+// The classifier takes CLASSIFIER_MS to answer each request, counted from its arrival, so a model request
+// that arrives earlier than that after the pass's first request cannot have waited for an answer: the
+// assertions are that ordering, not a wall-clock bound.
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
+import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
+import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+
+const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
+const CLASSIFIER_MS = 3000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function testLog(n: number): string {
+  const lines = Array.from({ length: 200 }, (_, i) =>
+    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+const textOf = (m: WireJson): string =>
+  typeof m?.content === "string"
+    ? m.content
+    : Array.isArray(m?.content)
+      ? m.content.map((b: WireJson) => b?.text ?? "").join("")
+      : "";
+
+/** Each run's tool turns (commands), by its prompt; `wait` turns are answered once the classifier has. */
+const RUNS: Record<string, Array<string | "wait">> = {
+  first: ["cat log0.txt", "cat log1.txt", "cat log2.txt"],
+  second: ["cat log3.txt", "wait", "cat log4.txt", "echo two"],
+  third: ["echo one", "wait", "echo two", "echo three"],
+};
+
+let classifier: LoopbackClassifier;
+let main: FakeOpenAI;
+let rpc: RpcPi;
+/** When each classifier request arrived (performance.now()). */
+const asked: Array<{ at: number; body: string }> = [];
+/** Per model request: its prompt, when it arrived, and what it showed. */
+const calls: Array<{ prompt: string; at: number; messages: WireJson[] }> = [];
+/** When each prompt was sent. */
+const sentAt = new Map<string, number>();
+let settledFirst = 0;
+
+/** The classifier's first request at or after `t`. */
+const firstAskedAfter = (t: number) => asked.find((a) => a.at >= t)?.at;
+
+function send(prompt: string, streamingBehavior?: "followUp"): void {
+  sentAt.set(prompt, performance.now());
+  rpc.send({ type: "prompt", message: prompt, ...(streamingBehavior ? { streamingBehavior } : {}) });
+}
+
+async function reply(messages: WireJson[]): Promise<FakeReply> {
+  let lastUser = messages.length - 1;
+  while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
+  const prompt = textOf(messages[lastUser]);
+  calls.push({ prompt, at: performance.now(), messages });
+  const done = messages.slice(lastUser + 1).filter((m) => m.role === "tool").length;
+  const turns = RUNS[prompt] ?? [];
+  const next = turns[done];
+  if (next === undefined) return { text: `done with ${prompt}` };
+  if (next === "wait") {
+    // Until the classifier has answered every request sent so far (and a little more).
+    const last = asked.at(-1)?.at ?? performance.now();
+    await sleep(Math.max(0, last + CLASSIFIER_MS + 500 - performance.now()));
+    return { toolCalls: [{ name: "bash", arguments: { command: "echo waited" } }] };
+  }
+  return { toolCalls: [{ name: "bash", arguments: { command: next } }] };
+}
+
+beforeAll(async () => {
+  const keyword = keywordPolicy(/FAIL/);
+  classifier = await startLoopbackClassifier({
+    latencyMs: CLASSIFIER_MS,
+    policy: (body) => {
+      asked.push({ at: performance.now(), body: JSON.stringify(body) });
+      return keyword(body);
+    },
+  });
+  main = await startFakeOpenAI((req) => reply(req.messages));
+  const cwd = await mkdtemp(join(tmpdir(), "cg-any-moment-"));
+  for (let i = 0; i < 5; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
+  const agentDir = await makeAgentDir({
+    mainBaseUrl: main.baseUrl,
+    classifierBaseUrl: classifier.baseUrl,
+    guardConfig: { settleBudgetMs: 200, midRun: false, timeoutMs: 30_000, exchangeBreakEven: false, telemetry: false },
+  });
+  rpc = startRpcPi({ agentDir, cwd, extensions: [EXTENSION], env: { PI_CONTEXT_GUARD_CONFIG: "" } });
+  await rpc.waitFor((r) => r.method === "setStatus");
+  send("first");
+  settledFirst = (await rpc.waitFor((r) => r.type === "agent_settled")).at;
+  // A prompt typed as soon as the run has ended, while its pass is being asked.
+  const from = rpc.records.length;
+  send("second");
+  // The third prompt is typed when the second run has ended and its run-end pass begins.
+  await rpc.waitFor((r) => r.type === "agent_end", { from, timeoutMs: 60_000 });
+  send("third", "followUp");
+  for (let i = 0; i < 3000 && !calls.some((c) => c.prompt === "third" && c.messages.at(-1)?.role === "tool"); i++)
+    await sleep(10);
+  await rpc.waitFor((r) => r.type === "agent_settled" && r.at > (calls.at(-1)?.at ?? 0), { timeoutMs: 60_000 });
+}, 120_000);
+afterAll(async () => {
+  await rpc?.close();
+  await main?.close();
+  await classifier?.close();
+});
+
+/** The first model request of a prompt's run. */
+const firstCall = (prompt: string) => calls.find((c) => c.prompt === prompt);
+
+/** Whether a request shows log `n`'s output distilled (its failing line without the passing ones). */
+function distilled(messages: WireJson[], n: number): boolean {
+  const shown = messages.filter((m) => m.role === "tool").map(textOf);
+  const text = shown.find((t) => t.includes(`broken_${n}_50`));
+  return text !== undefined && !text.includes(`PASS src/case${n}_120.test.ts`);
+}
+
+describe("nobody waits for the classifier (RPC)", () => {
+  it("ends a run before the classifier could answer its run-end pass", () => {
+    const passAsked = firstAskedAfter(firstCall("first")?.at ?? 0);
+    // The pass was asked, and the run had ended before its first answer could come back.
+    expect(passAsked).toBeDefined();
+    expect(settledFirst).toBeLessThan((passAsked as number) + CLASSIFIER_MS);
+  });
+
+  it("starts a prompt typed right after the run end before the classifier answers", () => {
+    const passAsked = firstAskedAfter(firstCall("first")?.at ?? 0) as number;
+    const started = firstCall("second")?.at as number;
+    expect(started).toBeGreaterThan(sentAt.get("second") as number);
+    expect(started).toBeLessThan(passAsked + CLASSIFIER_MS);
+  });
+
+  it("starts a prompt typed during a run end before the classifier answers that run's pass", () => {
+    const finalOfSecond = calls.filter((c) => c.prompt === "second").at(-1)?.at as number;
+    const passAsked = firstAskedAfter(finalOfSecond);
+    const started = firstCall("third")?.at as number;
+    expect(started).toBeGreaterThan(sentAt.get("third") as number);
+    // If the second run's pass asked before the third prompt started, it had not answered yet.
+    if (passAsked !== undefined && passAsked < started) expect(started).toBeLessThan(passAsked + CLASSIFIER_MS);
+  });
+
+  it("lands each run's pass at a boundary of the next run, asking about each output once", () => {
+    const second = calls.filter((c) => c.prompt === "second");
+    const third = calls.filter((c) => c.prompt === "third");
+    // The first run's outputs are distilled before the second run ends (from its first request on if the
+    // pass had ended by then: the context hook carries its drafts until they land).
+    for (const n of [0, 1, 2]) expect(distilled(second.at(-1)?.messages ?? [], n), `log${n}`).toBe(true);
+    // The second run's outputs, in the third run.
+    for (const n of [3, 4]) expect(distilled(third.at(-1)?.messages ?? [], n), `log${n}`).toBe(true);
+    for (const n of [0, 1, 2, 3, 4]) {
+      expect(asked.filter((a) => a.body.includes(`broken_${n}_50`)).length, `log${n}`).toBe(1);
+    }
+  });
+});

@@ -1,0 +1,96 @@
+// The real `pi` CLI in RPC mode, driven as an RPC client drives it: JSON commands on stdin, records on
+// stdout (events, responses and the extension UI's calls), each stamped with when it arrived.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { FAKE_MODEL, NODE_BIN, PI_BIN } from "./pi-agent-dir.ts";
+
+export type RpcRecord = Record<string, unknown> & { at: number };
+
+export interface RpcPi {
+  child: ChildProcessWithoutNullStreams;
+  /** Every stdout record, with `at` = performance.now() when it was read. */
+  records: RpcRecord[];
+  send(message: Record<string, unknown>): void;
+  /** The first record from index `from` on that matches. */
+  waitFor(pred: (r: RpcRecord) => boolean, opts?: { from?: number; timeoutMs?: number }): Promise<RpcRecord>;
+  /** Resolves when the process has exited, with when (performance.now()). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  /** Kills it (SIGTERM) and waits for the exit. */
+  close(): Promise<void>;
+}
+
+export interface RpcPiOptions {
+  agentDir: string;
+  cwd: string;
+  /** Extensions loaded with `-e`. */
+  extensions: string[];
+  /** More CLI arguments (default `--no-session`). */
+  args?: string[];
+  env?: Record<string, string>;
+  /** SIGKILL after this long, whatever happens (default 120 s). */
+  killAfterMs?: number;
+}
+
+export function startRpcPi(opts: RpcPiOptions): RpcPi {
+  const args = [PI_BIN, "--mode", "rpc", "-ne", "--model", FAKE_MODEL, ...(opts.args ?? ["--no-session"])];
+  for (const e of opts.extensions) args.push("-e", e);
+  const child = spawn(NODE_BIN, args, {
+    cwd: opts.cwd,
+    env: { ...process.env, PI_CODING_AGENT_DIR: opts.agentDir, PI_OFFLINE: "1", ...opts.env },
+  });
+  const records: RpcRecord[] = [];
+  const waiters: Array<() => void> = [];
+  let buffer = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    const at = performance.now();
+    buffer += chunk;
+    let nl = buffer.indexOf("\n");
+    while (nl !== -1) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line.trim()) {
+        try {
+          records.push({ ...JSON.parse(line), at });
+        } catch {}
+      }
+      nl = buffer.indexOf("\n");
+    }
+    for (const w of waiters.splice(0)) w();
+  });
+  child.stderr.resume();
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal, at: performance.now() })),
+  );
+  const killer = setTimeout(() => child.kill("SIGKILL"), opts.killAfterMs ?? 120_000);
+  void exited.then(() => clearTimeout(killer));
+  return {
+    child,
+    records,
+    send: (message) => child.stdin.write(`${JSON.stringify(message)}\n`),
+    waitFor(pred, { from = 0, timeoutMs = 30_000 } = {}) {
+      return new Promise((resolve, reject) => {
+        const deadline = setTimeout(
+          () => reject(new Error(`timed out; last records ${JSON.stringify(records.slice(-5))}`)),
+          timeoutMs,
+        );
+        let i = from;
+        const check = () => {
+          for (; i < records.length; i++) {
+            const r = records[i] as RpcRecord;
+            if (pred(r)) {
+              clearTimeout(deadline);
+              resolve(r);
+              return;
+            }
+          }
+          waiters.push(check);
+        };
+        check();
+      });
+    },
+    exited,
+    async close() {
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+      await exited;
+    },
+  };
+}
