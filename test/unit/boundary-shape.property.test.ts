@@ -195,8 +195,13 @@ function land(gen: GenSession, b: BoundaryPick) {
   return { sm, settled, restoredIds, pinnedIds: b.pins.map((n) => pick(n).id), judged };
 }
 
+const PARAMS = propertyParams(300);
+
 describe("one boundary's whole draft list keeps every tool call with its result", () => {
-  it("no provider rejects the request that follows, no call loses its result, restores win", () => {
+  // A long run (CG_PROPERTY_RUNS) takes about 15 ms a boundary on this machine.
+  it("no provider rejects the request that follows, no call loses its result, restores win", {
+    timeout: Math.max(60_000, PARAMS.numRuns * 100),
+  }, () => {
     let dropped = 0;
     let repaired = 0;
     let boundaries = 0;
@@ -220,7 +225,7 @@ describe("one boundary's whole draft list keeps every tool call with its result"
         const kept = settled.entries.filter((d) => judged.includes(d));
         for (const d of kept) if (d.type === "context_edit") expect(pinnedIds).not.toContain(d.targetId);
       }),
-      propertyParams(300),
+      PARAMS,
     );
     if (process.env.CG_DEBUG) console.log({ boundaries, dropped, repaired });
     expect(dropped).toBeGreaterThan(0);
