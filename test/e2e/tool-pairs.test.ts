@@ -1,0 +1,162 @@
+// A tool result never reaches the main model without its call, in the real Pi, against a main model that
+// rejects such a request as OpenAI does (400 "messages with role 'tool' must be a response to a preceding
+// message with 'tool_calls'"): `/guard restore` typed while the run-end pass omits the same exchange (the
+// restore wins and the record says why), and a branch written with a result apart from its call (by an
+// older version or another extension): a notice at start, requests without it, a repair at the next boundary.
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { GuardRecord } from "../../src/core/shared/types.ts";
+import { dropAllPolicy, EXTENSION, grepText } from "../kit/fault-session.ts";
+import { capturingUi } from "../kit/hook-probe.ts";
+import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
+
+const OUTPUT = grepText(24, "a");
+/** An answer long enough that its exchange is worth judging once its output is distilled. */
+const LONG = `found it in a0: ${"the counts are fine and nothing else changed. ".repeat(60)}`;
+const bash = (command: string): FauxResponse => ({ toolCalls: [{ name: "bash", arguments: { command } }] });
+type Entry = { id: string; type: string; customType?: string; data?: unknown; message?: { role: string } };
+
+let classifier: LoopbackClassifier;
+let agentDir: string;
+let sessionDir: string;
+
+beforeAll(async () => {
+  // Slow enough that a command typed while the run-end pass asks lands before its answer.
+  classifier = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 1500 });
+  agentDir = await mkdtemp(join(tmpdir(), "cg-pairs-agent-"));
+  sessionDir = await mkdtemp(join(tmpdir(), "cg-pairs-sessions-"));
+  const configPath = join(agentDir, "guard.json");
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      telemetry: false,
+      midRun: false,
+      keepRecentExchanges: 0,
+      exchangeBreakEven: false,
+      exchangeMinSavingChars: 0,
+    }),
+  );
+  process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
+});
+afterAll(async () => classifier.close());
+
+async function open(responses: FauxResponse[], sessionFile?: string, cwd?: string): Promise<TestSession> {
+  return createTestSession({
+    agentDir,
+    extensionPaths: [EXTENSION],
+    classifierBaseUrl: classifier.baseUrl,
+    responses,
+    sessionDir,
+    strict: true,
+    ...(sessionFile ? { sessionFile } : {}),
+    ...(cwd ? { cwd } : {}),
+  });
+}
+
+const branch = (s: TestSession) => s.session.sessionManager.getBranch() as unknown as Entry[];
+const records = (s: TestSession) =>
+  branch(s)
+    .filter((e) => e.type === "custom" && e.customType === "context-guard")
+    .map((e) => e.data as GuardRecord);
+
+async function until(check: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("a restore and an exchange omission at one boundary", () => {
+  let s: TestSession;
+  afterAll(async () => s?.dispose());
+
+  it("/guard restore typed while the run-end pass omits the same exchange: the restore wins", async () => {
+    s = await open([bash("cat results.txt"), LONG, "hello", "Next.", "All fine."]);
+    await writeFile(join(s.cwd, "results.txt"), OUTPUT);
+    await s.session.prompt("Where is target_fn defined?");
+    const x = branch(s).find((e) => e.message?.role === "toolResult")?.id as string;
+    expect(records(s)[0]?.results[0]).toMatchObject({ entryId: x });
+    const { ui, notices } = capturingUi();
+    s.session.extensionRunner.setUIContext(ui, "rpc");
+
+    // Run 2's end asks whether run 1's exchange is still needed; meanwhile the user restores X.
+    const asked = classifier.requests.length;
+    const run2 = s.session.prompt("Say hello");
+    await until(() => classifier.requests.length > asked);
+    await s.session.prompt(`/guard restore ${x}`);
+    await run2;
+    expect(notices.some((n) => n.message.includes(`restored`))).toBe(true);
+
+    await s.session.prompt("And now?");
+    expect(s.rejected).toEqual([]);
+    // X shows whole, with its call before it.
+    const seen = s.contexts.at(-1) ?? [];
+    const result = seen.find((m) => m.role === "toolResult");
+    expect(JSON.stringify(result?.content)).toContain("src/a0/handler.ts");
+    // The exchange stays, and its record says why.
+    const exchange = records(s)
+      .flatMap((r) => r.results)
+      .find((r) => r.kind === "exchange");
+    expect(exchange?.outcome).toBe("kept");
+    expect(exchange?.reason).toMatch(/^rejected: /);
+  });
+});
+
+describe("a branch that already holds a tool result apart from its call", () => {
+  it("warns at start, leaves it out of requests, and repairs it at the next boundary", async () => {
+    // Written by an older version: run 1's call omitted while its result shows.
+    const first = await open([bash("cat results.txt"), "found it"]);
+    await writeFile(join(first.cwd, "results.txt"), OUTPUT);
+    const configPath = process.env.PI_CONTEXT_GUARD_CONFIG as string;
+    await writeFile(configPath, JSON.stringify({ telemetry: false, enabled: false }));
+    await first.session.prompt("Where is target_fn defined?");
+    const call = branch(first).find((e) => e.message?.role === "assistant")?.id as string;
+    const result = branch(first).find((e) => e.message?.role === "toolResult")?.id as string;
+    const file = first.session.sessionManager.getSessionFile() as string;
+    await first.dispose();
+    const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
+    const last = JSON.parse(lines.at(-1) as string) as { id: string };
+    lines.push(
+      JSON.stringify({
+        type: "context_edit",
+        id: "0rphan01",
+        parentId: last.id,
+        timestamp: new Date().toISOString(),
+        targetId: call,
+        replacement: null,
+      }),
+    );
+    await writeFile(file, `${lines.join("\n")}\n`);
+    await writeFile(
+      configPath,
+      JSON.stringify({ telemetry: false, midRun: false, keepRecentExchanges: 0, exchangeBreakEven: false }),
+    );
+
+    const { ui, notices } = capturingUi();
+    const s = await open(["Still fine.", "Again fine."], file);
+    try {
+      s.session.extensionRunner.setUIContext(ui, "rpc");
+      // session_start has run already (before the UI was set): the check runs again at each boundary.
+      await s.session.prompt("Anything else?");
+      expect(s.rejected).toEqual([]);
+      expect(s.contexts[0]?.some((m) => m.role === "toolResult")).toBe(false);
+      const repairs = branch(s).filter(
+        (e) => e.type === "context_edit" && (e as { targetId?: string }).targetId === call,
+      );
+      expect(repairs.length).toBeGreaterThan(0);
+      expect(notices.some((n) => n.message.includes("repaired") && n.message.includes(call))).toBe(true);
+      await s.session.prompt("Once more?");
+      expect(s.rejected).toEqual([]);
+      // Repaired: the call shows again with its result.
+      const seen = s.contexts.at(-1) ?? [];
+      expect(seen.some((m) => m.role === "toolResult")).toBe(true);
+      expect(result).toBeDefined();
+    } finally {
+      await s.dispose();
+    }
+  });
+});
