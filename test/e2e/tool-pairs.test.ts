@@ -160,3 +160,85 @@ describe("a branch that already holds a tool result apart from its call", () => 
     }
   });
 });
+
+describe("a checkpoint judged on one branch", () => {
+  it("never lands on the branch /tree moves to", async () => {
+    const tree = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 300 });
+    const configPath = join(agentDir, "guard-tree.json");
+    await writeFile(
+      configPath,
+      JSON.stringify({
+        telemetry: false,
+        midRunMinAgeTurns: 1,
+        midRunBatchChars: 0,
+        midRunBreakEven: false,
+        keepRecentExchanges: 0,
+        exchangeBreakEven: false,
+        exchangeMinSavingChars: 0,
+      }),
+    );
+    process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
+    const s = await createTestSession({
+      agentDir,
+      extensionPaths: [EXTENSION],
+      classifierBaseUrl: tree.baseUrl,
+      strict: true,
+      responses: [
+        bash("cat results.txt"),
+        LONG,
+        bash("cat one.txt"),
+        async () => {
+          await new Promise((r) => setTimeout(r, 3000));
+          return "too late";
+        },
+        "Done on the new branch.",
+      ],
+    });
+    try {
+      await writeFile(join(s.cwd, "results.txt"), OUTPUT);
+      for (const f of ["one"]) await writeFile(join(s.cwd, `${f}.txt`), grepText(16, f));
+      await s.session.prompt("Where is target_fn defined?");
+      const before = branch(s).at(-1)?.id as string;
+      // Run 3: a checkpoint starts after its first turn and is answered while the model writes the last
+      // one, which is aborted: no boundary of run 3 lands it.
+      const asked = tree.requests.length;
+      const run3 = s.session.prompt("Read one, then wait");
+      await until(() => tree.requests.length > asked);
+      await new Promise((r) => setTimeout(r, 1500));
+      await s.session.abort();
+      await run3.catch(() => undefined);
+      const run3Ids = new Set(branch(s).map((e) => e.id));
+      if (process.env.CG_DEBUG)
+        console.log(
+          "run3",
+          branch(s).map((e) => `${e.type}:${e.message?.role ?? e.customType ?? ""}`),
+          tree.requests.length,
+          JSON.stringify(records(s)).slice(0, 500),
+        );
+      // /tree back to before run 3, and a new run there.
+      await s.session.navigateTree(before, { summarize: false });
+      await s.session.prompt("Never mind, just say done");
+      const now = new Set(branch(s).map((e) => e.id));
+      if (process.env.CG_DEBUG)
+        console.log(
+          "new",
+          branch(s).map((e) => `${e.type}:${e.message?.role ?? e.customType ?? ""}`),
+          tree.requests.length,
+          JSON.stringify(records(s)).slice(0, 1500),
+        );
+      expect(records(s).length).toBeGreaterThan(0);
+      // Nothing judged for run 3 reaches this branch: no checkpoint record (this run made no tool call),
+      // no record naming run 3's entries.
+      expect(records(s).filter((r) => r.phase === "mid-run")).toEqual([]);
+      for (const r of records(s)) for (const x of r.results) expect(now.has(x.entryId)).toBe(true);
+      const offBranch = [...run3Ids].filter((id) => !now.has(id));
+      expect(offBranch.length).toBeGreaterThan(0);
+      const mentions = JSON.stringify(records(s));
+      for (const id of offBranch) expect(mentions).not.toContain(id);
+      expect(s.rejected).toEqual([]);
+    } finally {
+      await s.dispose();
+      await tree.close();
+    }
+  });
+});
