@@ -208,24 +208,10 @@ describe("a checkpoint judged on one branch", () => {
       await s.session.abort();
       await run3.catch(() => undefined);
       const run3Ids = new Set(branch(s).map((e) => e.id));
-      if (process.env.CG_DEBUG)
-        console.log(
-          "run3",
-          branch(s).map((e) => `${e.type}:${e.message?.role ?? e.customType ?? ""}`),
-          tree.requests.length,
-          JSON.stringify(records(s)).slice(0, 500),
-        );
       // /tree back to before run 3, and a new run there.
       await s.session.navigateTree(before, { summarize: false });
       await s.session.prompt("Never mind, just say done");
       const now = new Set(branch(s).map((e) => e.id));
-      if (process.env.CG_DEBUG)
-        console.log(
-          "new",
-          branch(s).map((e) => `${e.type}:${e.message?.role ?? e.customType ?? ""}`),
-          tree.requests.length,
-          JSON.stringify(records(s)).slice(0, 1500),
-        );
       expect(records(s).length).toBeGreaterThan(0);
       // Nothing judged for run 3 reaches this branch: no checkpoint record (this run made no tool call),
       // no record naming run 3's entries.
