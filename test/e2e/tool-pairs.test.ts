@@ -288,3 +288,71 @@ describe("a checkpoint judged on one branch", () => {
     }
   });
 });
+
+describe("/compact and /reload while a checkpoint is pending", () => {
+  for (const action of ["compact", "reload"] as const) {
+    it(`${action}: what lands keeps every call with its result, and names only entries on the branch`, async () => {
+      const slow = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 300 });
+      const configPath = join(agentDir, `guard-${action}.json`);
+      await writeFile(
+        configPath,
+        JSON.stringify({
+          telemetry: false,
+          midRunMinAgeTurns: 1,
+          midRunBatchChars: 0,
+          midRunBreakEven: false,
+          keepRecentExchanges: 0,
+          exchangeBreakEven: false,
+          exchangeMinSavingChars: 0,
+        }),
+      );
+      process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
+      const s = await createTestSession({
+        agentDir,
+        extensionPaths: [EXTENSION],
+        classifierBaseUrl: slow.baseUrl,
+        strict: true,
+        // Compaction keeps only the last few hundred tokens, so /compact has something to summarize.
+        settings: { compaction: { enabled: false, keepRecentTokens: 200 }, retry: { enabled: false } },
+        responses: [
+          bash("cat results.txt"),
+          LONG,
+          bash("cat one.txt"),
+          async () => {
+            await new Promise((r) => setTimeout(r, 3000));
+            return "too late";
+          },
+          // /compact summarizes the history and the cut turn's prefix: two calls.
+          ...(action === "compact"
+            ? ["Summary: target_fn is in src/a0/handler.ts.", "Summary: one.txt was read."]
+            : []),
+          bash("cat one.txt"),
+          "Done.",
+        ],
+      });
+      try {
+        await writeFile(join(s.cwd, "results.txt"), OUTPUT);
+        await writeFile(join(s.cwd, "one.txt"), grepText(16, "one"));
+        await s.session.prompt("Where is target_fn defined?");
+        const asked = slow.requests.length;
+        const run = s.session.prompt("Read one, then wait");
+        await until(() => slow.requests.length > asked);
+        await new Promise((r) => setTimeout(r, 1500));
+        await s.session.abort();
+        await run.catch(() => undefined);
+        if (action === "compact") await s.session.compact();
+        else await s.session.reload();
+        await s.session.prompt("Read one again");
+        expect(s.rejected).toEqual([]);
+        const now = new Set(branch(s).map((e) => e.id));
+        for (const r of records(s)) for (const x of r.results) expect(now.has(x.entryId)).toBe(true);
+        for (const e of branch(s)) {
+          if (e.type === "context_edit") expect(now.has((e as { targetId?: string }).targetId ?? "")).toBe(true);
+        }
+      } finally {
+        await s.dispose();
+        await slow.close();
+      }
+    });
+  }
+});
