@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GuardRecord } from "../../src/core/shared/types.ts";
 import { dropAllPolicy, EXTENSION, grepText } from "../kit/fault-session.ts";
 import { capturingUi } from "../kit/hook-probe.ts";
-import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
 
 const OUTPUT = grepText(24, "a");
@@ -355,4 +355,65 @@ describe("/compact and /reload while a checkpoint is pending", () => {
       }
     });
   }
+});
+
+describe("a handed-over rest judged on one branch", () => {
+  it("never lands on the branch /tree moves to", async () => {
+    const failing = (n: number) =>
+      `${Array.from({ length: 160 }, (_, i) => (i === 50 ? `FAIL src/case${n}_${i}.test.ts` : `PASS src/case${n}_${i}.test.ts (${i} ms)`)).join("\n")}\n`;
+    // The first request is answered at once, the second is still in flight at the hand-over.
+    let seen = 0;
+    const keyword = keywordPolicy(/FAIL/);
+    const slow: LoopbackClassifier = await startLoopbackClassifier({
+      policy: (body) => {
+        slow.set({ latencyMs: seen++ === 1 ? 3000 : 0 });
+        return keyword(body);
+      },
+    });
+    const configPath = join(agentDir, "guard-rest.json");
+    await writeFile(configPath, JSON.stringify({ telemetry: false, midRun: false, concurrency: 1 }));
+    process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
+    const s = await createTestSession({
+      agentDir,
+      extensionPaths: [EXTENSION],
+      classifierBaseUrl: slow.baseUrl,
+      strict: true,
+      responses: [
+        bash("cat log0.txt"),
+        bash("cat log1.txt"),
+        bash("cat log2.txt"),
+        "The failures are in case0, case1 and case2.",
+        // The follow-up's run, aborted while the rest is still asked.
+        async () => {
+          await new Promise((r) => setTimeout(r, 1500));
+          return "too late";
+        },
+        bash("echo new"),
+        "Done on the new branch.",
+      ],
+    });
+    try {
+      for (let i = 0; i < 3; i++) await writeFile(join(s.cwd, `log${i}.txt`), failing(i));
+      const run = s.session.prompt("Find the failing tests");
+      await until(() => slow.requests.length >= 2);
+      await new Promise((r) => setTimeout(r, 100));
+      await s.session.prompt("Now summarize", { streamingBehavior: "followUp" });
+      await until(() => s.contexts.length >= 5);
+      await s.session.abort();
+      await run.catch(() => undefined);
+      // /tree back to before the run's prompt: the outputs the rest judged are not on the new branch.
+      const prompt = branch(s).find((e) => e.message?.role === "user");
+      await s.session.navigateTree(prompt?.id as string, { summarize: false });
+      // The rest is answered meanwhile.
+      await new Promise((r) => setTimeout(r, 3500));
+      await s.session.prompt("Just say done");
+      expect(s.rejected).toEqual([]);
+      // Today's code lands the rest's record here, naming outputs of the other branch.
+      expect(records(s)).toEqual([]);
+      expect(branch(s).filter((e) => e.type === "context_edit")).toEqual([]);
+    } finally {
+      await s.dispose();
+      await slow.close();
+    }
+  });
 });
