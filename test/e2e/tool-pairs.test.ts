@@ -106,64 +106,75 @@ describe("a restore and an exchange omission at one boundary", () => {
   });
 });
 
-describe("the recall signal and a background checkpoint at one turn_end", () => {
-  it("the restore wins over the checkpoint's omission of the same exchange", async () => {
-    const slow = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 400 });
-    const configPath = join(agentDir, "guard-signal.json");
-    await writeFile(
-      configPath,
-      JSON.stringify({
-        telemetry: false,
-        midRunMinAgeTurns: 1,
-        midRunBatchChars: 0,
-        midRunBreakEven: false,
-        keepRecentExchanges: 0,
-        exchangeBreakEven: false,
-        exchangeMinSavingChars: 0,
-      }),
-    );
-    process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
-    let x = "";
-    const s = await createTestSession({
-      agentDir,
-      extensionPaths: [EXTENSION],
-      classifierBaseUrl: slow.baseUrl,
-      strict: true,
-      responses: [
-        bash("cat results.txt"),
-        LONG,
-        bash("cat one.txt"),
-        // The checkpoint started after the first turn is answered before this turn ends.
-        async () => {
-          await new Promise((r) => setTimeout(r, 1500));
-          return { toolCalls: [{ name: "recall", arguments: { entryId: x } }] };
-        },
-        "Done.",
-      ],
+describe("a restore, a pin or the recall signal and a background checkpoint at one turn_end", () => {
+  for (const race of ["recall signal", "/guard restore", "/guard pin"] as const) {
+    it(`${race}: wins over the checkpoint's omission of the same exchange`, async () => {
+      const slow = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 400 });
+      const configPath = join(agentDir, "guard-signal.json");
+      await writeFile(
+        configPath,
+        JSON.stringify({
+          telemetry: false,
+          midRunMinAgeTurns: 1,
+          midRunBatchChars: 0,
+          midRunBreakEven: false,
+          keepRecentExchanges: 0,
+          exchangeBreakEven: false,
+          exchangeMinSavingChars: 0,
+        }),
+      );
+      process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
+      let x = "";
+      let s: TestSession | undefined;
+      s = await createTestSession({
+        agentDir,
+        extensionPaths: [EXTENSION],
+        classifierBaseUrl: slow.baseUrl,
+        strict: true,
+        responses: [
+          bash("cat results.txt"),
+          LONG,
+          bash("cat one.txt"),
+          // The checkpoint started after the first turn is answered before this turn ends; meanwhile the
+          // model recalls X whole, or the user restores X or pins its call.
+          async () => {
+            await new Promise((r) => setTimeout(r, 1500));
+            if (race === "recall signal") return { toolCalls: [{ name: "recall", arguments: { entryId: x } }] };
+            const call = branch(s as TestSession).find((e) => e.message?.role === "assistant")?.id as string;
+            await s?.session.prompt(race === "/guard restore" ? `/guard restore ${x}` : `/guard pin ${call}`);
+            return { toolCalls: [{ name: "bash", arguments: { command: "cat one.txt" } }] };
+          },
+          "Done.",
+        ],
+      });
+      try {
+        await writeFile(join(s.cwd, "results.txt"), OUTPUT);
+        await writeFile(join(s.cwd, "one.txt"), grepText(16, "one"));
+        await s.session.prompt("Where is target_fn defined?");
+        x = branch(s).find((e) => e.message?.role === "toolResult")?.id as string;
+        expect(records(s)[0]?.results[0]).toMatchObject({ entryId: x, outcome: "removed" });
+        await s.session.prompt("Read one, then look at the old results again");
+        expect(s.rejected).toEqual([]);
+        // The last request shows X after its call: whole once restored.
+        const last = s.contexts.at(-1) ?? [];
+        const shown = last.find((m) => m.role === "toolResult" && JSON.stringify(m.content).includes("src/a0/"));
+        if (race !== "/guard pin") expect(shown).toBeDefined();
+        const callShown = last.some(
+          (m) => m.role === "assistant" && JSON.stringify(m.content).includes("cat results.txt"),
+        );
+        expect(callShown).toBe(true);
+        const exchange = records(s)
+          .filter((r) => r.phase === "mid-run")
+          .flatMap((r) => r.results)
+          .find((r) => r.kind === "exchange");
+        expect(exchange?.outcome).toBe("kept");
+        expect(exchange?.reason).toMatch(/^rejected: /);
+      } finally {
+        await s?.dispose();
+        await slow.close();
+      }
     });
-    try {
-      await writeFile(join(s.cwd, "results.txt"), OUTPUT);
-      await writeFile(join(s.cwd, "one.txt"), grepText(16, "one"));
-      await s.session.prompt("Where is target_fn defined?");
-      x = branch(s).find((e) => e.message?.role === "toolResult")?.id as string;
-      expect(records(s)[0]?.results[0]).toMatchObject({ entryId: x, outcome: "removed" });
-      await s.session.prompt("Read one, then look at the old results again");
-      expect(s.rejected).toEqual([]);
-      // The last request shows X whole, after its call.
-      const last = s.contexts.at(-1) ?? [];
-      const shown = last.find((m) => m.role === "toolResult" && JSON.stringify(m.content).includes("src/a0/"));
-      expect(shown).toBeDefined();
-      const exchange = records(s)
-        .filter((r) => r.phase === "mid-run")
-        .flatMap((r) => r.results)
-        .find((r) => r.kind === "exchange");
-      expect(exchange?.outcome).toBe("kept");
-      expect(exchange?.reason).toMatch(/^rejected: /);
-    } finally {
-      await s.dispose();
-      await slow.close();
-    }
-  });
+  }
 });
 
 describe("a branch that already holds a tool result apart from its call", () => {
