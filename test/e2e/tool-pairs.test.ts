@@ -208,7 +208,17 @@ describe("a branch that already holds a tool result apart from its call", () => 
     );
 
     const { ui, notices } = capturingUi();
-    const s = await open(["Still fine.", "Again fine."], file);
+    // Without a UI (print and JSON mode) the start's notice goes to stderr.
+    const stderr: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      stderr.push(String(chunk));
+      return write(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    const s = await open(["Still fine.", "Again fine."], file).finally(() => {
+      process.stderr.write = write;
+    });
+    expect(stderr.some((l) => l.includes(`tool result apart from its call (${result})`))).toBe(true);
     try {
       s.session.extensionRunner.setUIContext(ui, "rpc");
       // session_start has run already (before the UI was set): the check runs again at each boundary.
