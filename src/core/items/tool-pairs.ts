@@ -62,31 +62,52 @@ export function callIdsOf(content: unknown): string[] {
   return out;
 }
 
-/** The entries left on the context once `drafts` are appended, with what each shows. */
-function project(entries: readonly PairEntry[], drafts: readonly ShapeDraft[]): { kept: PairEntry[]; state: State[] } {
-  let kept: PairEntry[] = [...entries];
-  let state: State[] = kept.map((e) => ({ visible: e.visible, calls: e.shownCalls ?? e.calls ?? [] }));
-  let at = new Map(kept.map((e, i) => [e.id, i]));
+/** Where each entry sits, built once per entry list (a boundary checks the same list several times). */
+const positions = new WeakMap<readonly PairEntry[], Map<string, number>>();
+function positionsOf(entries: readonly PairEntry[]): Map<string, number> {
+  let at = positions.get(entries);
+  if (!at) {
+    at = new Map(entries.map((e, i) => [e.id, i]));
+    positions.set(entries, at);
+  }
+  return at;
+}
+
+/** What the projection shows after `drafts`: entries from `from` on, and the edited ones' new state. */
+interface Projected {
+  from: number;
+  edited: Map<number, State>;
+}
+
+function project(entries: readonly PairEntry[], drafts: readonly ShapeDraft[]): Projected {
+  const at = positionsOf(entries);
+  let from = 0;
+  const edited = new Map<number, State>();
   for (const d of drafts) {
     if (d.type === "compaction") {
       const first = d.firstKeptEntryId;
-      const from = typeof first === "string" ? (at.get(first) ?? kept.length) : kept.length;
-      kept = kept.slice(from);
-      state = state.slice(from);
-      at = new Map(kept.map((e, i) => [e.id, i]));
+      const i = typeof first === "string" ? at.get(first) : undefined;
+      from = i === undefined ? entries.length : Math.max(from, i);
       continue;
     }
     if (d.type !== "context_edit" || typeof d.targetId !== "string") continue;
     const i = at.get(d.targetId);
     if (i === undefined) continue;
     const replacement = d.replacement ?? null;
-    const entry = kept[i] as PairEntry;
-    state[i] =
+    const entry = entries[i] as PairEntry;
+    edited.set(
+      i,
       replacement === null
         ? { visible: false, calls: [] }
-        : { visible: true, calls: entry.role === "assistant" ? callIdsOf(replacement.content) : [] };
+        : { visible: true, calls: entry.role === "assistant" ? callIdsOf(replacement.content) : [] },
+    );
   }
-  return { kept, state };
+  return { from, edited };
+}
+
+function stateAt(entries: readonly PairEntry[], p: Projected, i: number): State {
+  const e = entries[i] as PairEntry;
+  return p.edited.get(i) ?? { visible: e.visible, calls: e.shownCalls ?? e.calls ?? [] };
 }
 
 /** Roles that are sent as a user turn (and so end the results of the assistant before them). */
@@ -94,46 +115,63 @@ const TRANSPARENT = new Set(["toolResult", "system"]);
 
 /** The breaks of the projection after `drafts`, walked the way pi-ai builds a request. */
 export function shapeBreaks(entries: readonly PairEntry[], drafts: readonly ShapeDraft[] = []): ShapeBreak[] {
-  const { kept, state } = project(entries, drafts);
-  const resultOf = new Map<string, number>();
-  const callerOf = new Map<string, string>();
-  kept.forEach((e, i) => {
-    if (e.role === "toolResult" && e.callId !== undefined && !resultOf.has(e.callId)) resultOf.set(e.callId, i);
-    if (e.role === "assistant") for (const c of e.calls ?? []) callerOf.set(c, e.id);
-  });
+  const p = project(entries, drafts);
   const out: ShapeBreak[] = [];
-  let pending: { id: string; calls: Set<string>; answered: Set<string> } | undefined;
-  const close = () => {
-    if (!pending) return;
-    for (const c of pending.calls) {
-      if (pending.answered.has(c)) continue;
-      const r = resultOf.get(c);
-      // A result that is on the context but hidden: the request would carry a made-up one instead.
-      if (r !== undefined && !(state[r] as State).visible) {
-        out.push({ kind: "unanswered-call", resultId: (kept[r] as PairEntry).id, callerId: pending.id });
-      }
+  // Found only when a break needs them: the entry of each call's result, and of each call's caller.
+  let resultOf: Map<string, number> | undefined;
+  let callerOf: Map<string, string> | undefined;
+  const index = () => {
+    resultOf = new Map();
+    callerOf = new Map();
+    for (let i = p.from; i < entries.length; i++) {
+      const e = entries[i] as PairEntry;
+      if (e.role === "toolResult" && e.callId !== undefined && !resultOf.has(e.callId)) resultOf.set(e.callId, i);
+      if (e.role === "assistant") for (const c of e.calls ?? []) callerOf.set(c, e.id);
     }
-    pending = undefined;
   };
-  kept.forEach((e, i) => {
-    const s = state[i] as State;
-    if (!s.visible || e.role === undefined) return;
-    if (e.role === "assistant") {
-      close();
-      if (!e.skipped && s.calls.length > 0) pending = { id: e.id, calls: new Set(s.calls), answered: new Set() };
-      return;
-    }
-    if (e.role === "toolResult") {
-      const id = e.callId ?? "";
-      if (pending?.calls.has(id) && !pending.answered.has(id)) pending.answered.add(id);
-      else {
-        const caller = callerOf.get(id);
-        out.push({ kind: "orphan-result", resultId: e.id, ...(caller !== undefined ? { callerId: caller } : {}) });
+  let caller = "";
+  // The calls of the assistant before, each blanked once answered.
+  let open: string[] = [];
+  const close = () => {
+    for (const c of open) {
+      if (c === "") continue;
+      if (!resultOf) index();
+      const r = resultOf?.get(c);
+      // A result that is on the context but hidden: the request would carry a made-up one instead.
+      if (r !== undefined && !(p.edited.get(r)?.visible ?? (entries[r] as PairEntry).visible)) {
+        out.push({ kind: "unanswered-call", resultId: (entries[r] as PairEntry).id, callerId: caller });
       }
-      return;
     }
-    if (!TRANSPARENT.has(e.role)) close();
-  });
+    open = [];
+  };
+  const edits = p.edited.size > 0;
+  for (let i = p.from; i < entries.length; i++) {
+    const e = entries[i] as PairEntry;
+    const role = e.role;
+    if (role === undefined) continue;
+    const edit = edits ? p.edited.get(i) : undefined;
+    if (!(edit ? edit.visible : e.visible)) continue;
+    if (role === "assistant") {
+      close();
+      const calls = edit ? edit.calls : (e.shownCalls ?? e.calls ?? []);
+      if (!e.skipped && calls.length > 0) {
+        caller = e.id;
+        open = [...calls];
+      }
+      continue;
+    }
+    if (role === "toolResult") {
+      const k = open.indexOf(e.callId ?? "");
+      if (k >= 0 && e.callId !== "") open[k] = "";
+      else {
+        if (!callerOf) index();
+        const owner = callerOf?.get(e.callId ?? "");
+        out.push({ kind: "orphan-result", resultId: e.id, ...(owner !== undefined ? { callerId: owner } : {}) });
+      }
+      continue;
+    }
+    if (!TRANSPARENT.has(role)) close();
+  }
   close();
   return out;
 }
@@ -188,7 +226,7 @@ function unitsOf(entries: readonly PairEntry[], judged: readonly ShapeDraft[]): 
       omittedAt.set(d.targetId as string, i);
     }
   });
-  const at = new Map(entries.map((e, i) => [e.id, i]));
+  const at = positionsOf(entries);
   judged.forEach((d, i) => {
     if (d.type !== "context_edit" || d.replacement === null) return;
     const p = at.get(d.targetId as string);
@@ -205,10 +243,20 @@ function unitsOf(entries: readonly PairEntry[], judged: readonly ShapeDraft[]): 
 
 /** The members of a break's call: the caller and every result on the context that answers one of its calls. */
 function membersOf(entries: readonly PairEntry[], b: ShapeBreak): string[] {
-  const caller = b.callerId === undefined ? undefined : entries.find((e) => e.id === b.callerId);
-  if (!caller) return [b.resultId];
+  const c = b.callerId === undefined ? undefined : positionsOf(entries).get(b.callerId);
+  const caller = c === undefined ? undefined : entries[c];
+  if (c === undefined || !caller) return [b.resultId];
   const calls = new Set(caller.calls ?? []);
-  return [caller.id, ...entries.filter((e) => e.role === "toolResult" && calls.has(e.callId ?? "")).map((e) => e.id)];
+  const out = [caller.id];
+  // Results come after their call; the walk stops once every call's is found.
+  for (let i = c + 1, found = 0; i < entries.length && found < calls.size; i++) {
+    const e = entries[i] as PairEntry;
+    if (e.role === "toolResult" && calls.has(e.callId ?? "")) {
+      out.push(e.id);
+      found++;
+    }
+  }
+  return out;
 }
 
 /**
@@ -235,7 +283,6 @@ export function settleShape(input: ShapeInput): ShapeResult {
       }
     });
   }
-  const baseline = new Set(shapeBreaks(entries, [...theirs, ...restoring]).map(breakKey));
   const edited = new Map<string, number[]>();
   judged.forEach((d, i) => {
     if (d.type !== "context_edit") return;
@@ -243,10 +290,19 @@ export function settleShape(input: ShapeInput): ShapeResult {
     list.push(i);
     edited.set(d.targetId as string, list);
   });
+  // Breaks there would be without the judged edits: not theirs to answer for.
+  let baseline: Set<string> | undefined;
+  let clean = false;
   // Each round drops at least one unit, so this ends.
   for (;;) {
     const kept = judged.filter((_, i) => live.has(i));
-    const added = shapeBreaks(entries, [...theirs, ...kept, ...restoring]).filter((b) => !baseline.has(breakKey(b)));
+    const breaks = shapeBreaks(entries, [...theirs, ...kept, ...restoring]);
+    if (breaks.length === 0) {
+      clean = true;
+      break;
+    }
+    baseline ??= new Set(shapeBreaks(entries, [...theirs, ...restoring]).map(breakKey));
+    const added = breaks.filter((b) => !(baseline as Set<string>).has(breakKey(b)));
     let dropped = false;
     for (const b of added) {
       for (const id of membersOf(entries, b)) {
@@ -261,13 +317,14 @@ export function settleShape(input: ShapeInput): ShapeResult {
   }
   const keep = judged.map((_, i) => i).filter((i) => live.has(i));
   const dropped = [...why].map(([i, reason]) => ({ targetId: judged[i]?.targetId as string, why: reason }));
+  if (clean) return { keep, dropped, repairs: [], left: [] };
   const base = [...theirs, ...keep.map((i) => judged[i] as ShapeDraft), ...restoring];
   const { repairs, left } = repair(entries, base);
   return { keep, dropped, repairs, left };
 }
 
 /** A repair as a draft for the check: a restore shows the raw calls (the caller writes the raw content). */
-function asDraft(r: Repair, byId: ReadonlyMap<string, PairEntry>): ShapeDraft {
+function asDraft(r: Repair, byId: { get(id: string): PairEntry | undefined }): ShapeDraft {
   if (r.action === "omit") return { type: "context_edit", targetId: r.targetId, replacement: null };
   const calls = byId.get(r.targetId)?.calls ?? [];
   return {
@@ -287,17 +344,15 @@ function repair(
   drafts: readonly ShapeDraft[],
 ): { repairs: Repair[]; left: ShapeBreak[] } {
   const repairs: Repair[] = [];
-  const at = new Map(entries.map((e, i) => [e.id, i]));
-  const byId = new Map(entries.map((e) => [e.id, e]));
+  const at = positionsOf(entries);
+  const byId = { get: (id: string) => entries[at.get(id) ?? -1] };
   const withRepairs = () => [...drafts, ...repairs.map((r) => asDraft(r, byId))];
   for (let round = 0; round < 4; round++) {
     const all = withRepairs();
     const breaks = shapeBreaks(entries, all);
     if (breaks.length === 0) return { repairs, left: [] };
-    const { state } = project(entries, all);
-    const shown = (i: number) => (state[i] as State).visible;
-    // Compaction drafts are left to Pi: with one in the list the state is indexed differently.
-    if (state.length !== entries.length) return { repairs, left: breaks };
+    const p = project(entries, all);
+    const shown = (i: number) => stateAt(entries, p, i).visible;
     const adding = new Map<string, Repair>();
     for (const b of breaks) {
       const r = at.get(b.resultId) as number;
@@ -320,7 +375,7 @@ function repair(
       for (const id of membersOf(entries, b)) {
         const i = at.get(id) as number;
         const e = entries[i] as PairEntry;
-        const callsShown = e.role !== "assistant" || sameCalls((state[i] as State).calls, e.calls ?? []);
+        const callsShown = e.role !== "assistant" || sameCalls(stateAt(entries, p, i).calls, e.calls ?? []);
         if (!shown(i) || !callsShown) adding.set(id, { targetId: id, action: "restore", cause: b.kind });
       }
     }

@@ -23,27 +23,31 @@ type RawMessage = { role?: unknown; content?: unknown; toolCallId?: unknown; sto
 function pairOf(p: ProjectedLike): PairEntry {
   const source = p.sourceEntry;
   const visible = p.messages.length > 0;
-  if (source.type === "custom_message") return { id: source.id, role: "custom", visible };
-  if (source.type === "compaction" || source.type === "branch_summary") return { id: source.id, role: "user", visible };
-  if (source.type !== "message") return { id: source.id, visible: false };
-  const raw = (source.message ?? {}) as RawMessage;
-  const role = typeof raw.role === "string" ? raw.role : undefined;
-  if (role === "assistant") {
-    const shown = p.messages[0] as RawMessage | undefined;
-    return {
-      id: source.id,
-      role,
-      visible,
-      calls: callIdsOf(raw.content),
-      shownCalls: callIdsOf(shown?.content),
-      ...(raw.stopReason === "error" || raw.stopReason === "aborted" ? { skipped: true } : {}),
-    };
+  const type = source.type;
+  if (type === "message") {
+    const raw = (source.message ?? {}) as RawMessage;
+    const role = raw.role;
+    if (role === "assistant") {
+      const entry: PairEntry = {
+        id: source.id,
+        role,
+        visible,
+        calls: callIdsOf(raw.content),
+        shownCalls: callIdsOf((p.messages[0] as RawMessage | undefined)?.content),
+      };
+      if (raw.stopReason === "error" || raw.stopReason === "aborted") entry.skipped = true;
+      return entry;
+    }
+    if (role === "toolResult") {
+      return { id: source.id, role, visible, callId: typeof raw.toolCallId === "string" ? raw.toolCallId : "" };
+    }
+    // bashExecution reaches the model as a user turn.
+    if (typeof role === "string") return { id: source.id, role: role === "system" ? "system" : "user", visible };
+    return { id: source.id, visible };
   }
-  if (role === "toolResult") {
-    return { id: source.id, role, visible, callId: typeof raw.toolCallId === "string" ? raw.toolCallId : "" };
-  }
-  // bashExecution and the summaries reach the model as user turns.
-  return { id: source.id, ...(role !== undefined ? { role: role === "system" ? "system" : "user" } : {}), visible };
+  if (type === "custom_message") return { id: source.id, role: "custom", visible };
+  if (type === "compaction" || type === "branch_summary") return { id: source.id, role: "user", visible };
+  return { id: source.id, visible: false };
 }
 
 /** The context as the shape check reads it. */
@@ -63,6 +67,7 @@ type Message = { role?: string; content?: unknown; toolCallId?: string; stopReas
  * event): a branch written that way fails every request until a boundary repairs it.
  */
 export function withoutOrphans<M>(messages: readonly M[]): M[] | undefined {
+  if (!hasOrphan(messages as readonly Message[])) return undefined;
   const entries: PairEntry[] = messages.map((m, i) => {
     const msg = m as Message;
     const role = msg.role === "custom" || msg.role === "bashExecution" ? "user" : msg.role;
@@ -82,6 +87,21 @@ export function withoutOrphans<M>(messages: readonly M[]): M[] | undefined {
   const orphans = new Set(shapeBreaks(entries).map((b) => Number(b.resultId)));
   if (orphans.size === 0) return undefined;
   return messages.filter((_, i) => !orphans.has(i));
+}
+
+/** The same walk without building anything: every request takes it, and almost none has an orphan. */
+function hasOrphan(messages: readonly Message[]): boolean {
+  let open: string[] = [];
+  for (const m of messages) {
+    if (m.role === "toolResult") {
+      const k = open.indexOf(String(m.toolCallId ?? ""));
+      if (k < 0) return true;
+      open[k] = "";
+    } else if (m.role === "assistant") {
+      open = m.stopReason === "error" || m.stopReason === "aborted" ? [] : callIdsOf(m.content);
+    } else if (m.role !== "system") open = [];
+  }
+  return false;
 }
 
 export interface SettledBoundary {
