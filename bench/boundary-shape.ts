@@ -46,7 +46,7 @@ function median(xs: number[]): number {
 const edit = (targetId: string, replacement: { content: unknown } | null) =>
   ({ type: "context_edit", targetId, replacement }) as SessionBoundaryDraft;
 
-console.log("entries  settle ms  per 1k  filter ms  per 1k");
+console.log("entries  settle ms  per 1k  nothing ms  per 1k  filter ms  per 1k");
 for (const exchanges of [200, 1000, 4000]) {
   const sm = session(exchanges);
   const projection = sm.buildSessionProjection();
@@ -63,18 +63,24 @@ for (const exchanges of [200, 1000, 4000]) {
   const last = messages.at(-2)?.sourceEntry.id as string;
   judged.push(edit(last, { content: [{ type: "text", text: "[context-guard] distilled" }] }));
   const settle: number[] = [];
+  const nothing: number[] = [];
   const filter: number[] = [];
   for (let r = 0; r < reps; r++) {
     let t = performance.now();
     settleBoundary({ context, theirs: [], judged, restoring });
     settle.push(performance.now() - t);
+    // A boundary with nothing to land: the branch is still checked.
+    t = performance.now();
+    settleBoundary({ context, theirs: [], judged: [], restoring: [] });
+    nothing.push(performance.now() - t);
     t = performance.now();
     withoutOrphans(projection.messages);
     filter.push(performance.now() - t);
   }
   const n = context.length;
-  const [s, f] = [median(settle), median(filter)];
-  console.log(
-    `${String(n).padStart(7)}  ${s.toFixed(2).padStart(9)}  ${((s * 1000) / n).toFixed(3).padStart(6)}  ${f.toFixed(2).padStart(9)}  ${((f * 1000) / n).toFixed(3).padStart(6)}`,
-  );
+  const cells = [median(settle), median(nothing), median(filter)].flatMap((ms) => [
+    ms.toFixed(2).padStart(9),
+    ((ms * 1000) / n).toFixed(3).padStart(6),
+  ]);
+  console.log(`${String(n).padStart(7)}  ${cells.join("  ")}`);
 }

@@ -104,6 +104,14 @@ function hasOrphan(messages: readonly Message[]): boolean {
   return false;
 }
 
+/**
+ * Whether a boundary's list needs the whole check: it edits or compacts something, or the context it
+ * starts from already shows a result apart from its call (the common boundary needs one plain scan).
+ */
+export function needsShapeCheck(drafts: readonly SessionBoundaryDraft[], messages: readonly unknown[]): boolean {
+  return drafts.some((d) => d.type === "context_edit" || d.type === "compaction") || hasOrphan(messages as Message[]);
+}
+
 export interface SettledBoundary {
   entries: SessionBoundaryDraft[];
   /** Judged edits dropped, with why (their results are kept in the record). */

@@ -33,7 +33,7 @@ import { createThreadFetch } from "../platform/thread-fetch.ts";
 import { warn } from "../platform/warn.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
 import { BackgroundPass } from "./background-pass.ts";
-import { branchBreaks, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
+import { branchBreaks, needsShapeCheck, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
 import { HandOver } from "./hand-over.ts";
@@ -224,6 +224,10 @@ export class HostSession {
     const theirs = ours ? event.entries : all;
     const judged = ours ? all.slice(event.entries.length) : [];
     try {
+      const shown = (event.context.contextEntries as ProjectedLike[]).flatMap((p) => p.messages);
+      if (!needsShapeCheck([...all, ...restoring], shown)) {
+        return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
+      }
       const settled = settleBoundary({
         context: event.context.contextEntries as ProjectedLike[],
         theirs,
