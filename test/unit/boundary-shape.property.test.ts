@@ -198,7 +198,7 @@ function land(gen: GenSession, b: BoundaryPick) {
 const PARAMS = propertyParams(300);
 
 describe("one boundary's whole draft list keeps every tool call with its result", () => {
-  // A long run (CG_PROPERTY_RUNS) takes about 15 ms a boundary on this machine.
+  // A long run (CG_PROPERTY_RUNS) gets a time limit that grows with it.
   it("no provider rejects the request that follows, no call loses its result, restores win", {
     timeout: Math.max(60_000, PARAMS.numRuns * 100),
   }, () => {
