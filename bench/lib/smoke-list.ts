@@ -17,6 +17,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "compare.ts", args: ["--base", "{repo}", "--rounds", "1", "--only", "outputs"] },
   { script: "figures.ts", args: ["--check"] },
   { script: "census.ts", args: ["--quick"] },
+  { script: "boundary-shape.ts", args: ["--reps", "1"] },
   { script: "print-mode.ts", args: ["--latency", "200"] },
   { script: "handover-money.ts", args: [] },
   { script: "routing-eval.ts", args: ["--size", "smallest"] },

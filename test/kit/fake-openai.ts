@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { anthropicShapeProblems, openaiShapeProblems } from "./strict-shapes.ts";
 
 /** Parsed wire JSON: scripts and assertions inspect it freely. */
 // biome-ignore lint/suspicious/noExplicitAny: request JSON of two wire formats, inspected ad hoc by tests.
@@ -54,6 +55,8 @@ export interface FakeOpenAI {
   requests: WireJson[];
   /** Details per request, parallel to `requests`. */
   log: FakeRequest[];
+  /** Requests the `strict` option rejected, with what was wrong. */
+  rejected: Array<{ index: number; problems: string[] }>;
   close(): Promise<void>;
 }
 
@@ -173,9 +176,18 @@ function anthropicEvents(reply: Exclude<FakeReply, { httpError: number }>, req: 
   return events;
 }
 
-export async function startFakeOpenAI(script: FakeScript): Promise<FakeOpenAI> {
+export interface FakeOptions {
+  /**
+   * Reject, as OpenAI and Anthropic do (HTTP 400), a request whose tool messages do not pair with the
+   * calls before them (test/kit/strict-shapes.ts); the script is not asked. `rejected` lists them.
+   */
+  strict?: boolean;
+}
+
+export async function startFakeOpenAI(script: FakeScript, options: FakeOptions = {}): Promise<FakeOpenAI> {
   const requests: WireJson[] = [];
   const log: FakeRequest[] = [];
+  const rejected: FakeOpenAI["rejected"] = [];
   const sockets = new Set<Socket>();
   let counter = 0;
 
@@ -208,6 +220,21 @@ export async function startFakeOpenAI(script: FakeScript): Promise<FakeOpenAI> {
     };
     requests.push(body);
     log.push(request);
+    if (options.strict) {
+      const problems =
+        format === "openai" ? openaiShapeProblems(request.messages) : anthropicShapeProblems(request.messages);
+      if (problems.length > 0) {
+        rejected.push({ index: request.index, problems });
+        const message = problems[0]?.replace(/^messages\.\[?\d+\]?(\.role)?: /, "") ?? "";
+        const error =
+          format === "openai"
+            ? { error: { message, type: "invalid_request_error", param: "messages", code: null } }
+            : { type: "error", error: { type: "invalid_request_error", message } };
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(JSON.stringify(error));
+        return;
+      }
+    }
     const reply = await script(request);
     if ("httpError" in reply) {
       const text = reply.body ?? JSON.stringify({ error: { message: `fake error ${reply.httpError}`, type: "fake" } });
@@ -248,6 +275,7 @@ export async function startFakeOpenAI(script: FakeScript): Promise<FakeOpenAI> {
     port,
     requests,
     log,
+    rejected,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -18,6 +18,7 @@ import {
   type SimpleStreamOptions,
   type TranscriptContext,
 } from "@earendil-works/pi-ai";
+import { convertMessages } from "@earendil-works/pi-ai/api/openai-completions";
 import {
   type AgentSession,
   createAgentSession,
@@ -27,6 +28,7 @@ import {
   SessionManager,
   SettingsManager,
 } from "@earendil-works/pi-coding-agent";
+import { OPENAI_ORPHAN_TOOL_MESSAGE, openaiShapeProblems } from "./strict-shapes.ts";
 
 export type FauxReply =
   /** Plain assistant text (stopReason "stop"). */
@@ -72,6 +74,11 @@ export interface TestSessionOptions {
    * (it would also read `~/.agents/skills`), so only these skills exist.
    */
   skillPaths?: string[];
+  /**
+   * The main model rejects, as OpenAI does (an error reply `400 Invalid parameter: …`, the script not
+   * asked), a request whose tool messages do not pair with their calls once pi-ai converts it for OpenAI.
+   */
+  strict?: boolean;
 }
 
 export interface TestSession {
@@ -81,6 +88,8 @@ export interface TestSession {
   cwd: string;
   /** Deep copy of `context.messages` seen by each faux model call, in call order. */
   contexts: TranscriptContext["messages"][];
+  /** Requests the `strict` model rejected: what was wrong with each. */
+  rejected: string[][];
   /** Queue more replies (recorded in `contexts` like the initial ones). */
   addResponses(...responses: FauxResponse[]): void;
   dispose(): Promise<void>;
@@ -99,6 +108,7 @@ export async function createTestSession(opts: TestSessionOptions): Promise<TestS
   const ownCwd = opts.cwd === undefined;
   const cwd = opts.cwd ?? (await mkdtemp(join(tmpdir(), "cg-cwd-")));
   const contexts: TranscriptContext["messages"][] = [];
+  const rejected: string[][] = [];
   let calls = 0;
 
   const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1", contextWindow: 128000, maxTokens: 4096 }] });
@@ -112,6 +122,14 @@ export async function createTestSession(opts: TestSessionOptions): Promise<TestS
     ) => {
       const index = calls++;
       contexts.push(structuredClone(context.messages));
+      if (opts.strict) {
+        const wire = convertMessages(model as never, context, {} as never);
+        const problems = openaiShapeProblems(wire);
+        if (problems.length > 0) {
+          rejected.push(problems);
+          return fauxAssistantMessage("", { stopReason: "error", errorMessage: `400 ${OPENAI_ORPHAN_TOOL_MESSAGE}` });
+        }
+      }
       const reply = typeof response === "function" ? await response(context, { index, options, model }) : response;
       return toMessage(reply);
     };
@@ -173,6 +191,7 @@ export async function createTestSession(opts: TestSessionOptions): Promise<TestS
     modelRuntime,
     cwd,
     contexts,
+    rejected,
     addResponses: (...responses) => faux.appendResponses(responses.map(wrap)),
     async dispose() {
       if (disposed) return;

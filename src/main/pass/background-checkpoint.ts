@@ -24,6 +24,19 @@ export interface Landed {
   recordDraft: CustomDraft;
   /** Targets dropped at landing, with why. */
   dropped: Array<{ targetId: string; why: string }>;
+  /** It was judged on a branch the session has left: nothing of it lands (the record says why). */
+  offBranch?: true;
+}
+
+/** The record of a pass dropped whole: every result kept, and why. */
+function keptWhole(record: GuardRecord, why: string): GuardRecord {
+  const results = record.results.map((r) => ({
+    ...r,
+    outcome: "kept" as const,
+    reason: `rejected: ${why}`,
+    afterChars: r.beforeChars,
+  }));
+  return { ...record, results, savedChars: savedChars(results) };
 }
 
 /** What a boundary shows of an entry: the first message's content object and the number of messages. */
@@ -140,10 +153,15 @@ export class BackgroundCheckpoint {
     await this.#job?.planned;
   }
 
-  /** The pending pass's drafts once it has ended, before they land (re-validated then). */
-  get ready(): Judged | undefined {
+  /**
+   * The pending pass's drafts once it has ended, before they land (re-validated then), with the last
+   * entry of the context it judged (its drafts belong to the branch that holds it).
+   */
+  get ready(): (Judged & { leaf?: string }) | undefined {
     const job = this.#job;
-    return job?.settled ? job.result : undefined;
+    if (!job?.settled || !job.result) return undefined;
+    const leaf = job.context.at(-1)?.sourceEntry.id;
+    return leaf === undefined ? job.result : { ...job.result, leaf };
   }
 
   /** Resolves once the pending checkpoint has ended (its drafts can land). */
@@ -216,13 +234,24 @@ export class BackgroundCheckpoint {
    */
   async land(
     now: readonly ProjectedLike[],
-    options: { wait: boolean; positionOf?: (id: string) => number | undefined },
+    options: {
+      wait: boolean;
+      positionOf?: (id: string) => number | undefined;
+      /** Whether an entry is on the current branch (the judged context's last entry is asked). */
+      onBranch?: (id: string) => boolean;
+    },
   ): Promise<Landed | undefined> {
     const job = this.#job;
     if (!job || (!job.settled && !options.wait)) return undefined;
     await job.done;
     this.#job = undefined;
     if (!job.result) return undefined;
+    // Judged for a run on a branch the session has left (/tree, /fork): its question is not this branch's.
+    const leaf = job.context.at(-1)?.sourceEntry.id;
+    if (leaf !== undefined && options.onBranch && !options.onBranch(leaf)) {
+      const record = keptWhole(job.result.record, "judged on another branch");
+      return { edits: [], record, recordDraft: recordDraft(record), dropped: [], offBranch: true };
+    }
     return revalidate(job.result, job.context, now, options.positionOf);
   }
 

@@ -47,12 +47,19 @@ export class BackgroundPass {
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
     if (!this.#slot.pending) return;
     try {
+      let branch: Set<string> | undefined;
       const landed = await this.#slot.land(event.context.contextEntries as ProjectedLike[], {
         wait,
         positionOf: (id) => this.#host.guard.snapshots.positionOf(id),
+        onBranch: (id) => {
+          branch ??= new Set(ctx.sessionManager.getBranch().map((e) => e.id));
+          return branch.has(id);
+        },
       });
       if (!landed || this.#host.closed()) return;
       recordPass(this.#host.telemetry, landed.record);
+      // Only the telemetry hears of a pass judged on another branch; this branch gets nothing of it.
+      if (landed.offBranch) return;
       return { entries: [...event.entries, ...landed.edits, landed.recordDraft] };
     } catch (error) {
       this.#host.notices.failed(ctx, error, this.#host.closed());
@@ -86,7 +93,7 @@ export class BackgroundPass {
   }
 
   /** The drafts of a pending pass that has ended, until they land. */
-  get ready(): Judged | undefined {
+  get ready(): (Judged & { leaf?: string }) | undefined {
     return this.#slot.ready;
   }
 

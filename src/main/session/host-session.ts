@@ -34,6 +34,7 @@ import { warn } from "../platform/warn.ts";
 import { priceBookOf } from "../replay/prices.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
 import { BackgroundPass } from "./background-pass.ts";
+import { branchBreaks, needsShapeCheck, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
 import { HandOver } from "./hand-over.ts";
@@ -43,7 +44,7 @@ import { PassNotices } from "./pass-notices.ts";
 import { withReadyDrafts } from "./ready-drafts.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
-import { type Message, PendingRestores, withRestores } from "./restore.ts";
+import { type Message, PendingRestores, restoringDrafts } from "./restore.ts";
 import { within } from "./settle-budget.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
 import { WarmUp } from "./warm-up.ts";
@@ -163,11 +164,28 @@ export class HostSession {
       if (!found.ok) warn(ctx, lookupProblem(found));
     }
     this.draw(ctx);
+    this.#checkBranch(ctx);
     this.#warmUp.startSnapshot(
       () => projectedEntries(ctx),
       () => this.draw(ctx),
     );
     this.routing.start(ctx);
+  }
+
+  /** A branch that already holds a tool result apart from its call (an older version, another extension). */
+  #checkBranch(ctx: ExtensionContext): void {
+    try {
+      const breaks = branchBreaks(projectedEntries(ctx));
+      if (breaks.length === 0) return;
+      const ids = breaks.map((b) => b.resultId).join(", ");
+      warn(
+        ctx,
+        `this branch has a tool result apart from its call (${ids}), which providers reject: requests leave it ` +
+          "out, and the next boundary repairs the branch",
+      );
+    } catch {
+      // The boundaries still check every list they return.
+    }
   }
 
   /** agent_start: the HTTP thread boots and the worker is warmed while the main model works. */
@@ -192,12 +210,47 @@ export class HostSession {
     event: Boundary & { toolResults: readonly unknown[] },
     ctx: ExtensionContext,
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
-    return withRestores(this.restores, this.guard.snapshots, event, ctx, await this.#turnEnd(event, ctx));
+    return this.#finish(event, ctx, await this.#turnEnd(event, ctx));
   }
 
   /** agent_before_settle (completed): the run-end pass, and the pending restores. */
   async settle(event: Boundary, ctx: ExtensionContext): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
-    return withRestores(this.restores, this.guard.snapshots, event, ctx, await this.pass("run-end", event, ctx));
+    return this.#finish(event, ctx, await this.pass("run-end", event, ctx));
+  }
+
+  /**
+   * Every boundary's last step: the pending restores and the recall signal appended, then the whole list
+   * checked once (boundary-shape.ts). A failure of the check hands back the list unchecked.
+   */
+  #finish(
+    event: Boundary,
+    ctx: ExtensionContext,
+    result: { entries: SessionBoundaryDraft[] } | undefined,
+  ): { entries: SessionBoundaryDraft[] } | undefined {
+    if (this.closed) return result;
+    const restoring = restoringDrafts(this.restores, this.guard.snapshots, event, ctx);
+    const all = result?.entries ?? event.entries;
+    // Ours are what follows the list as it was handed in (every path spreads it first).
+    const ours = all.length >= event.entries.length && event.entries.every((d, i) => all[i] === d);
+    const theirs = ours ? event.entries : all;
+    const judged = ours ? all.slice(event.entries.length) : [];
+    try {
+      const shown = (event.context.contextEntries as ProjectedLike[]).flatMap((p) => p.messages);
+      if (!needsShapeCheck([...all, ...restoring], shown)) {
+        return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
+      }
+      const settled = settleBoundary({
+        context: event.context.contextEntries as ProjectedLike[],
+        theirs,
+        judged,
+        restoring,
+      });
+      if (settled.repairs.length > 0) warn(ctx, repairNotice(settled.repairs));
+      if (!result && restoring.length === 0 && settled.repairs.length === 0) return;
+      return { entries: settled.entries };
+    } catch {
+      return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
+    }
   }
 
   /**
@@ -211,13 +264,22 @@ export class HostSession {
     } catch {
       // The boundary still lands the restore.
     }
-    const ready = this.#background.ready;
-    if (!ready || this.closed || !this.config.enabled) return out ? { messages: out } : undefined;
+    const ready = this.closed || !this.config.enabled ? undefined : this.#background.ready;
+    // Drafts judged on a branch the session has left (/tree) never reach its requests (nor land).
+    if (ready && (ready.leaf === undefined || ctx.sessionManager.getBranch().some((e) => e.id === ready.leaf))) {
+      try {
+        const edited = withReadyDrafts(out ?? messages, ctx.sessionManager, ready.edits);
+        if (edited) out = edited;
+      } catch {
+        // The boundary still lands the drafts.
+      }
+    }
     try {
-      const edited = withReadyDrafts(out ?? messages, ctx.sessionManager, ready.edits);
-      if (edited) out = edited;
+      // A tool result without its call fails the request at any strict provider: it stays out until a
+      // boundary repairs the branch.
+      out = withoutOrphans(out ?? messages) ?? out;
     } catch {
-      // The boundary still lands the drafts.
+      // The request goes as it is.
     }
     return out ? { messages: out } : undefined;
   }
@@ -442,6 +504,7 @@ export class HostSession {
   /** session_tree: another branch, so another footer and routing state. */
   treeChanged(ctx: ExtensionContext): void {
     this.draw(ctx);
+    this.#checkBranch(ctx);
     this.routing.restore(ctx);
   }
 

@@ -228,27 +228,23 @@ function restoringEdits(
 }
 
 /**
- * A boundary's result with the pending restores' edits and the recall signal's appended last: they win
- * over any edit of the same target in the same list (Pi applies the latest one), e.g. a checkpoint
- * planned before the restore, or the pass distilling a recall result that becomes a note.
+ * The drafts a boundary appends after the pass's: the pending restores' edits and the recall signal's.
+ * They win over any edit of the same target in the same list (Pi applies the latest one), e.g. a
+ * checkpoint planned before the restore, or the pass distilling a recall result that becomes a note.
  */
-export function withRestores(
+export function restoringDrafts(
   restores: PendingRestores,
   snapshots: Pick<SnapshotBuilder, "entries">,
   event: Boundary,
   ctx: ExtensionContext,
-  result: { entries: SessionBoundaryDraft[] } | undefined,
-): { entries: SessionBoundaryDraft[] } | undefined {
+): SessionBoundaryDraft[] {
   const context = event.context.contextEntries as ProjectedLike[];
-  let extra: SessionBoundaryDraft[];
   try {
     const drafts = restores.drafts(context, ctx.sessionManager);
     const signal = recallSignalDrafts(snapshots.entries(context), context, () => ctx.sessionManager.getBranch());
-    extra = [...drafts, ...signal];
+    return [...drafts, ...signal];
   } catch {
     // The pass's drafts still land; a restore waits for the next boundary.
-    return result;
+    return [];
   }
-  if (extra.length === 0) return result;
-  return { entries: [...(result?.entries ?? event.entries), ...extra] };
 }

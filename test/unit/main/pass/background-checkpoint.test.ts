@@ -106,6 +106,22 @@ describe("BackgroundCheckpoint", () => {
     expect(checkpoint.pending).toBe(false);
   });
 
+  it("lands nothing of a checkpoint judged on a branch the session has left", async () => {
+    const checkpoint = new BackgroundCheckpoint();
+    const judgedOn = [output("a", long), output("run3", long)];
+    checkpoint.start(judgedOn, async (job) => {
+      job.begin();
+      return judged(["a"], 500);
+    });
+    // /tree to before run 3: "a" is still on the branch, the context the checkpoint judged is not.
+    const now = [output("a", long)];
+    const landed = await checkpoint.land(now, { wait: true, onBranch: (id) => id === "a" });
+    expect(landed?.offBranch).toBe(true);
+    expect(landed?.edits).toEqual([]);
+    expect(landed?.record.results.every((r) => r.outcome === "kept" && r.reason.includes("another branch"))).toBe(true);
+    expect(checkpoint.pending).toBe(false);
+  });
+
   it("judges the newest boundary when it had not begun yet", async () => {
     const checkpoint = new BackgroundCheckpoint();
     let go: () => void = () => undefined;
