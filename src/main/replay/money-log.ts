@@ -1,94 +1,111 @@
 // Gathers what the money view needs while the driver replays: each request's prompt pieces in both arms,
-// its time, model and recorded usage, and each pass's classifier cost; then prices the session.
+// its time, model and recorded usage, and each pass's classifier cost; then learns each model's cache
+// profile from its recorded requests (cache-behaviour) and prices the session.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { familyOf } from "../../core/cache/prompt-cache.ts";
-import type { Usage } from "../../core/replay/calibrate.ts";
 import {
-  type ModelPricing,
-  type MoneyRequest,
-  type PassCost,
-  priceSession,
-  type SessionMoney,
-} from "../../core/replay/money.ts";
+  type AssistantRecord,
+  type CacheProfile,
+  type CheckedRequest,
+  checkRequest,
+  learnProfile,
+  type ModelInfo,
+  modelKey,
+} from "../../core/cache/cache-behaviour.ts";
+import type { Prices } from "../../core/cache/prompt-cache.ts";
+import type { Usage } from "../../core/replay/calibrate.ts";
+import { type MoneyRequest, type PassCost, priceSession, type SessionMoney } from "../../core/replay/money.ts";
 import { messageChars, type PassMetrics } from "../../core/replay/replay-metrics.ts";
 import { CHARS_PER_TOKEN } from "../../core/shared/size.ts";
-import { emptyRecordedCost, type PriceBook, type RecordedCost } from "./prices.ts";
+import type { PriceBook, RegistryModel } from "./prices.ts";
 import { PromptPieces } from "./prompt-pieces.ts";
 
-interface AssistantLike {
+interface AssistantLike extends AssistantRecord {
   api?: string;
   provider?: string;
   model?: string;
-  timestamp?: unknown;
-  usage?: {
-    input?: unknown;
-    output?: unknown;
-    cacheRead?: unknown;
-    cacheWrite?: unknown;
-    cacheWrite1h?: unknown;
-    cost?: { input?: unknown; output?: unknown; cacheRead?: unknown; cacheWrite?: unknown; total?: unknown };
+}
+
+interface Pending extends Omit<MoneyRequest, "usage"> {
+  message: AssistantLike;
+  entryTime: number;
+}
+
+/** The model as the replay knows it: the registry's entry, else what the message says. */
+export function modelInfoOf(m: AssistantLike, prices: PriceBook | undefined): RegistryModel {
+  const found = prices?.model(m.provider, m.model);
+  if (found) return found;
+  return {
+    info: {
+      ...(m.api ? { api: m.api } : {}),
+      ...(m.provider ? { provider: m.provider } : {}),
+      ...(m.model ? { id: m.model } : {}),
+    },
   };
 }
 
-const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x > 0 ? x : 0);
+/** What Pi's ctx.model would be for the model that wrote `m`: the registry's entry with its list as `cost`. */
+export function hostModel(m: unknown, prices: PriceBook | undefined): ModelInfo & { cost?: Prices } {
+  const { info, list } = modelInfoOf((m ?? {}) as AssistantLike, prices);
+  return { ...info, ...(list ? { cost: list } : {}) };
+}
 
-function usageOf(m: AssistantLike): Usage | undefined {
-  const u = m.usage;
-  if (!u || typeof u !== "object") return undefined;
-  return {
-    input: num(u.input),
-    output: num(u.output),
-    cacheRead: num(u.cacheRead),
-    cacheWrite: num(u.cacheWrite),
-    ...(num(u.cacheWrite1h) > 0 ? { cacheWrite1h: num(u.cacheWrite1h) } : {}),
-    cost: num(u.cost?.total),
-  };
+function usageOf(c: CheckedRequest): Usage | undefined {
+  if (!c.tokens) return undefined;
+  return { ...c.tokens, cost: c.cost?.total ?? 0 };
 }
 
 export class MoneyLog {
   readonly off = new PromptPieces();
   readonly on = new PromptPieces();
-  #requests: MoneyRequest[] = [];
-  #models = new Map<string, { api?: string; provider?: string; model?: string; recorded: RecordedCost }>();
+  #pending: Pending[] = [];
 
   /** An assistant message is about to join the lists: the request that produced it. */
   request(n: number, message: AssistantLike, entryTime: number, off: SessionEntry[], on: SessionEntry[]): void {
-    const model = `${message.provider ?? "?"}/${message.model ?? "?"}`;
-    let known = this.#models.get(model);
-    if (!known) {
-      known = { api: message.api, provider: message.provider, model: message.model, recorded: emptyRecordedCost() };
-      this.#models.set(model, known);
-    }
-    const usage = usageOf(message);
-    if (usage) {
-      const c = message.usage?.cost;
-      const r = known.recorded;
-      r.tokens.input += usage.input;
-      r.tokens.output += usage.output;
-      r.tokens.cacheRead += usage.cacheRead;
-      r.tokens.cacheWrite += usage.cacheWrite;
-      r.dollars.input += num(c?.input);
-      r.dollars.output += num(c?.output);
-      r.dollars.cacheRead += num(c?.cacheRead);
-      r.dollars.cacheWrite += num(c?.cacheWrite);
-    }
-    this.#requests.push({
+    this.#pending.push({
       n,
-      // Pi stamps the message when the request starts; the entry when the answer is complete.
-      at: num(message.timestamp) || entryTime,
-      model,
+      at: entryTime,
+      model: modelKey(message),
       off: this.off.current(off),
       on: this.on.current(on),
       outputChars: messageChars(message),
-      ...(usage ? { usage } : {}),
+      message,
+      entryTime,
     });
   }
 
-  price(passes: readonly PassMetrics[], prices: PriceBook | undefined): SessionMoney {
-    const pricing = new Map<string, ModelPricing>();
-    for (const [key, m] of this.#models) {
-      pricing.set(key, prices ? prices.main(m, m.recorded) : { family: familyOf(m), priceSource: "none" });
+  /** Each model's profile from all its recorded requests, and the checked requests. */
+  profiles(prices: PriceBook | undefined): { profiles: Map<string, CacheProfile>; requests: MoneyRequest[] } {
+    const byModel = new Map<string, { m: AssistantLike; checked: CheckedRequest[] }>();
+    const requests: MoneyRequest[] = [];
+    for (const p of this.#pending) {
+      const { list } = modelInfoOf(p.message, prices);
+      const c = checkRequest(p.n, p.message, p.entryTime, list);
+      let slot = byModel.get(p.model);
+      if (!slot) {
+        slot = { m: p.message, checked: [] };
+        byModel.set(p.model, slot);
+      }
+      slot.checked.push(c);
+      const usage = usageOf(c);
+      const { message: _m, entryTime: _t, ...rest } = p;
+      // Pi stamps the message when the request starts; the entry when the answer is complete.
+      requests.push({
+        ...rest,
+        at: c.at || p.entryTime,
+        ...(usage ? { usage } : {}),
+        ...(c.aside ? { aside: c.aside } : {}),
+      });
     }
+    const profiles = new Map<string, CacheProfile>();
+    for (const [key, slot] of byModel) {
+      const { info, list } = modelInfoOf(slot.m, prices);
+      profiles.set(key, learnProfile(info, slot.checked, list));
+    }
+    return { profiles, requests };
+  }
+
+  price(passes: readonly PassMetrics[], prices: PriceBook | undefined): SessionMoney {
+    const { profiles, requests } = this.profiles(prices);
     const jev = prices?.jevInput ?? 0;
     const hosted = passes.some((p) => p.costUsd > 0);
     const costs: PassCost[] = passes
@@ -107,6 +124,6 @@ export class MoneyLog {
       : jev > 0
         ? `what Jev would cost for the same requests ($${jev}/M input tokens in Pi's catalog)`
         : "no price for Jev in Pi's catalog";
-    return priceSession(this.#requests, pricing, costs, source);
+    return priceSession(requests, profiles, costs, source);
   }
 }
