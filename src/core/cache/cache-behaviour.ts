@@ -373,6 +373,18 @@ export interface AssistantRecord {
   usage?: unknown;
 }
 
+/** Checks already made, per message object: a pass checks only the messages new since the last one. */
+const checkedBefore = new WeakMap<object, { list?: Prices; checked: CheckedRequest }>();
+
+const sameList = (a: Prices | undefined, b: Prices | undefined) =>
+  a === b ||
+  (a !== undefined &&
+    b !== undefined &&
+    a.input === b.input &&
+    a.output === b.output &&
+    a.cacheRead === b.cacheRead &&
+    a.cacheWrite === b.cacheWrite);
+
 /**
  * The profile of `model` from a branch's assistant messages so far: only that provider/model's requests
  * count. Messages are numbered from 1 in order.
@@ -385,7 +397,14 @@ export function profileFromMessages(
   const checked: CheckedRequest[] = [];
   messages.forEach((m, i) => {
     if (m.provider !== model?.provider || m.model !== model?.id) return;
-    checked.push(checkRequest(i + 1, m, 0, list));
+    const before = checkedBefore.get(m);
+    if (before && sameList(before.list, list)) {
+      checked.push({ ...before.checked, n: i + 1 });
+      return;
+    }
+    const c = checkRequest(i + 1, m, 0, list);
+    checkedBefore.set(m, { ...(list ? { list: { ...list } } : {}), checked: c });
+    checked.push(c);
   });
   return learnProfile(model, checked, list);
 }
