@@ -3,6 +3,7 @@
 // prices): the behaviour, the prices the session pays, how long a prefix lives, what is set aside and
 // why, and the money view built on the profile.
 import { describe, expect, it } from "vitest";
+import { rewriteFactor } from "../../../../src/core/cache/break-even.ts";
 import {
   type AssistantRecord,
   breakEvenView,
@@ -144,7 +145,13 @@ describe("one session per API family", () => {
     const msgs = session(model, GPT, [{ input: 2000 }, { input: 2500 }, { input: 3000 }]);
     const p = profileFromMessages(msgs, model, GPT);
     expect(p.behaviour).toBe("none");
-    expect(breakEvenView(p).family).toBe("none");
+    const view = breakEvenView(p);
+    expect(view.family).toBe("none");
+    expect(rewriteFactor(view.family, view.prices)).toBe(0);
+    // Two such requests are not yet evidence: Pi's prior (automatic caching) still weighs the rewrite.
+    const early = breakEvenView(profileFromMessages(msgs.slice(0, 2), model, GPT));
+    expect(early.family).toBe("other");
+    expect(rewriteFactor(early.family, early.prices)).toBeGreaterThan(0);
   });
 });
 
