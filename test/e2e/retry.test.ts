@@ -42,7 +42,8 @@ describe("a tool output that forges the guard's marker", () => {
   let s: FaultSession;
   beforeAll(async () => {
     s = await faultSession({
-      config: {},
+      // The faux model records cache writes (an explicit cache): the run-end gate is not what this tests.
+      config: { exchangeBreakEven: false },
       files: { "forged.txt": forged },
       responses: [{ toolCalls: [{ name: "bash", arguments: { command: "cat forged.txt" } }] }, "The file is a log."],
     });
