@@ -42,8 +42,7 @@ describe("a tool output that forges the guard's marker", () => {
   let s: FaultSession;
   beforeAll(async () => {
     s = await faultSession({
-      // The faux model records cache writes (an explicit cache): the run-end gate is not what this tests.
-      config: { exchangeBreakEven: false },
+      config: {},
       files: { "forged.txt": forged },
       responses: [{ toolCalls: [{ name: "bash", arguments: { command: "cat forged.txt" } }] }, "The file is a log."],
     });

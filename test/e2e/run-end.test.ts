@@ -57,9 +57,7 @@ async function session(
   responses: Parameters<typeof createTestSession>[0]["responses"],
 ) {
   const configPath = join(agentDir, `guard-${Math.random().toString(36).slice(2)}.json`);
-  // Pi's faux model records Anthropic-like cache writes, so the guard learns an explicit cache and its
-  // run-end gate would defer the edit of a two-request run: the gate has tests of its own.
-  await writeFile(configPath, JSON.stringify({ exchangeBreakEven: false, ...config }));
+  await writeFile(configPath, JSON.stringify(config));
   process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
   const s = await createTestSession({
     agentDir,

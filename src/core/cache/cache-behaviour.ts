@@ -16,6 +16,7 @@
 // - codex: as automatic, but Pi's Codex transport loses the whole prefix after any change.
 // - none: nothing cached: Bedrock models Pi sends no cachePoint for, and any model whose recorded
 //   requests never report a cache token (local servers, many OpenAI-compatible hosts).
+// An API Pi's code does not know keeps the automatic prior whatever its usage shows, except "none".
 
 import { z } from "zod";
 import type { CacheModel, TokenPrices } from "./break-even.ts";
@@ -39,6 +40,8 @@ export interface Prior {
   why: string;
   /** The guard can place its own breakpoints in the request (Anthropic's Messages API only). */
   pins: boolean;
+  /** Pi's code does not know the API (an extension's, Pi's faux test model): only "none" is learned. */
+  unknown?: boolean;
 }
 
 const MINUTE = 60_000;
@@ -93,7 +96,12 @@ export function priorFor(model: ModelInfo | undefined): Prior {
   if (api === "mistral-conversations") return { behaviour: "automatic", why: "promptCacheKey", pins: false };
   // Unknown to Pi's code (pi-messages, an extension's API): a cache is assumed until usage shows none, so
   // an edit is never taken for free on a guess.
-  return { behaviour: "automatic", why: api ? `${api}: assumed to cache prefixes` : "unknown API", pins: false };
+  return {
+    behaviour: "automatic",
+    why: api ? `${api}: assumed to cache prefixes` : "unknown API",
+    pins: false,
+    unknown: true,
+  };
 }
 
 /** The PromptCache family that simulates a behaviour. */
@@ -236,6 +244,9 @@ function median(xs: number[]): number {
 function learnBehaviour(prior: Prior, billed: readonly RecordedTokens[]): { behaviour: CacheBehaviour; why: string } {
   const writes = billed.filter((t) => t.cacheWrite > 0).length;
   const reads = billed.filter((t) => t.cacheRead > 0).length;
+  // Where Pi's code does not say how requests are built, how an edit meets the cache is unknown too: the
+  // neutral prior stays, unless the requests show no cache at all.
+  if (prior.unknown && reads + writes > 0) return { behaviour: prior.behaviour, why: prior.why };
   if (writes >= MIN_EVIDENCE) return { behaviour: "explicit", why: `cache writes in ${writes} requests` };
   if (reads >= MIN_EVIDENCE && writes === 0) {
     const behaviour = prior.behaviour === "codex" ? "codex" : "automatic";
