@@ -55,7 +55,7 @@ for (let r = 0; r < REPS; r++) {
   const input = ledger.read(branch, prices, lookup);
   boundary.push(performance.now() - t);
   t = performance.now();
-  net = savedSoFar(input.ledger, new Map(input.pricing)).net;
+  net = savedSoFar(input.ledger, new Map(input.profiles)).net;
   pricing.push(performance.now() - t);
 }
 const line = (what: string, xs: number[]) => {

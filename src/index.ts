@@ -2,6 +2,7 @@
 // (createTaskRunner), the worker tasks as plain functions, the classifier queue, the HTTP thread for
 // classifier requests (createThreadFetch) and the pure core. Thread plumbing stays internal.
 // The Pi extension itself is `pi-context-guard/extension` (src/main/index.ts).
+export * from "./core/cache/cache-behaviour.ts";
 export * from "./core/classifier/answers.ts";
 export * from "./core/distill/chunk.ts";
 export * from "./core/distill/decide.ts";
@@ -25,9 +26,12 @@ export {
   type QueueResult,
 } from "./main/pass/classify-queue.ts";
 export {
+  assistantMessages,
   cacheFamily,
+  cacheView,
   GuardSession,
   type GuardSessionParts,
+  hostCacheView,
   type PassOutcome,
   type PassRequest,
 } from "./main/pass/guard-session.ts";

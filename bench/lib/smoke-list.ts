@@ -38,6 +38,7 @@ export const SMOKE: readonly SmokeRun[] = [
   // Every labelled removal already has its half, so this rewrites the fixture unchanged.
   { script: "split-labelled.ts", args: [] },
   { script: "background.ts", args: ["--turns", "2", "--out", "{tmp}/BACKGROUND.md"] },
+  { script: "cache-families.ts", args: ["test/fixtures/sessions"] },
 ];
 
 /** Scripts that need something CI has only sometimes, run by .ci/run on their own. */

@@ -1,7 +1,7 @@
 // Pool task entry points. Each export is a plain function, so the same code runs in a worker
 // (Piscina/Tinypool select it by name) or inline (library use, benchmarks). Every message of a pass
 // goes through `pass` (protocol.ts declares them, pass-handler.ts answers them).
-import type { ModelPricing } from "../core/replay/money.ts";
+import type { CacheProfile } from "../core/cache/cache-behaviour.ts";
 import { type LedgerEntry, type SavedSoFar, savedSoFar } from "../core/replay/saved-so-far.ts";
 import { handlePass } from "./pass/pass-handler.ts";
 import type { PassKind, PassMessage, PassReply } from "./pass/protocol.ts";
@@ -17,8 +17,8 @@ export function recall(input: RecallTaskInput): RecallTaskOutput {
 }
 
 /** What the guard saved on a branch so far (the footer's dollars), priced off Pi's thread. */
-export function saved(input: { ledger: LedgerEntry[]; pricing: Array<[string, ModelPricing]> }): SavedSoFar {
-  return savedSoFar(input.ledger, new Map(input.pricing));
+export function saved(input: { ledger: LedgerEntry[]; profiles: Array<[string, CacheProfile]> }): SavedSoFar {
+  return savedSoFar(input.ledger, new Map(input.profiles));
 }
 
 export function ping(): string {

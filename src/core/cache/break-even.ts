@@ -8,7 +8,8 @@ import type { Exchange, SnapEntry } from "../shared/types.ts";
 
 /** How a provider's prompt cache reacts to an edit. */
 export interface CacheModel {
-  family: "anthropic" | "openai-codex" | "other";
+  /** "none": the provider caches nothing, so an edit has no rewrite to pay for. */
+  family: "anthropic" | "openai-codex" | "other" | "none";
 }
 
 /** Characters one image stands for when its size is unknown: 1,600 tokens at 4 characters each. */
@@ -22,6 +23,7 @@ export const REWRITE_FACTOR: Readonly<Record<CacheModel["family"], number>> = Ob
   anthropic: 16,
   "openai-codex": 13,
   other: 16,
+  none: 0,
 });
 
 /**
@@ -48,6 +50,7 @@ export function rewriteFactor(
   prices?: TokenPrices,
   margin = DEFAULT_BREAK_EVEN_MARGIN,
 ): number {
+  if (family === "none") return 0;
   const fixed = (REWRITE_FACTOR[family] * margin) / DEFAULT_BREAK_EVEN_MARGIN;
   if (!prices || !(prices.input > 0) || !(prices.cacheRead > 0) || prices.cacheRead >= prices.input) return fixed;
   const write = family === "anthropic" && prices.cacheWrite > 0 ? prices.cacheWrite : prices.input;

@@ -16,15 +16,6 @@ import { cacheTtlMs } from "./cold-cache.ts";
 
 export type CacheFamily = "anthropic" | "openai" | "openai-codex" | "none";
 
-/** The cache family of a model's requests, from the api and provider Pi records (or its registry gives). */
-export function familyOf(model: { api?: string; provider?: string }): CacheFamily {
-  const api = model.api ?? "";
-  if (api === "anthropic-messages") return "anthropic";
-  if (model.provider === "openai-codex" || api === "openai-codex-responses") return "openai-codex";
-  if (api === "openai-responses" || api === "openai-completions" || api === "azure-openai-responses") return "openai";
-  return "none";
-}
-
 /** Dollars per million tokens, as Pi's model registry gives them. */
 export interface Prices {
   input: number;
@@ -141,8 +132,8 @@ export class PromptCache {
   readonly prices: Prices;
   #ttl: number;
   #min: number;
-  /** Anthropic: prefix key → expiry. */
-  #entries = new Map<string, number>();
+  /** Anthropic: prefix key → expiry and the prefix's tokens. */
+  #entries = new Map<string, { until: number; tokens: number }>();
   /** OpenAI: recent prompts (prefix keys, token sums) and their expiry. */
   #recent: Array<{ keys: string[]; sums: number[]; until: number }> = [];
   /** Codex: the previous request's prefix keys. */
@@ -164,13 +155,33 @@ export class PromptCache {
   }
 
   /**
+   * Forgets every prefix longer than `lastBlock + 1` blocks: the provider read no further (a partial miss
+   * the session recorded). Returns the most tokens a live forgotten prefix held (0: nothing was lost).
+   */
+  forgetBeyond(lastBlock: number, at: number): number {
+    let lost = 0;
+    for (const [key, e] of this.#entries) {
+      if (Number(key.slice(0, key.indexOf(":"))) <= lastBlock) continue;
+      if (e.until > at) lost = Math.max(lost, e.tokens);
+      this.#entries.delete(key);
+    }
+    for (const p of this.#recent) {
+      if (p.keys.length <= lastBlock + 1) continue;
+      if (p.until > at) lost = Math.max(lost, p.sums.at(-1) ?? 0);
+      p.keys = p.keys.slice(0, lastBlock + 1);
+      p.sums = p.sums.slice(0, lastBlock + 1);
+    }
+    return lost;
+  }
+
+  /**
    * Anthropic: the last block before `below` whose prefix is a live cache entry, or -1. The guard pins
    * its read point there (an entry an earlier request wrote, before the first edit).
    */
   liveBefore(blocks: readonly PromptBlock[], below: number, at: number): number {
     const keys = this.#keysOf(blocks.slice(0, below));
     for (let i = keys.length - 1; i >= 0; i--) {
-      const until = this.#entries.get(keys[i] as string);
+      const until = this.#entries.get(keys[i] as string)?.until;
       if (until !== undefined && until > at) return i;
     }
     return -1;
@@ -202,7 +213,7 @@ export class PromptCache {
     let read = -1;
     for (const b of breakpoints) {
       for (let i = b; i >= Math.max(0, b - LOOKBACK_BLOCKS + 1) && i > read; i--) {
-        const until = this.#entries.get(keys[i] as string);
+        const until = this.#entries.get(keys[i] as string)?.until;
         if (until !== undefined && until > r.at) {
           read = i;
           break;
@@ -210,12 +221,12 @@ export class PromptCache {
       }
     }
     const readTokens = read >= 0 ? (sums[read] as number) : 0;
-    if (read >= 0) this.#entries.set(keys[read] as string, r.at + this.#ttl);
+    if (read >= 0) this.#entries.set(keys[read] as string, { until: r.at + this.#ttl, tokens: readTokens });
     const last = breakpoints.at(-1);
     let written = readTokens;
     for (const b of breakpoints) {
       if (b <= read || (sums[b] as number) < this.#min) continue;
-      this.#entries.set(keys[b] as string, r.at + this.#ttl);
+      this.#entries.set(keys[b] as string, { until: r.at + this.#ttl, tokens: sums[b] as number });
       written = sums[b] as number;
     }
     const cacheWrite = Math.max(0, written - readTokens);

@@ -4,10 +4,14 @@
 // question, and after an edit a read point on the last live entry before the first changed piece and a
 // write anchor on the tool-result batch holding it. Pure: the driver gathers the requests.
 
-import { cacheTtlMs } from "../cache/cold-cache.ts";
+import {
+  type CacheBehaviour,
+  type CacheProfile,
+  familyOfBehaviour,
+  type ProfilePriceSource,
+} from "../cache/cache-behaviour.ts";
 import {
   type CacheFamily,
-  DEFAULT_TTL_MS,
   type Prices,
   type PromptBlock,
   PromptCache,
@@ -26,19 +30,14 @@ export interface MoneyRequest {
   on: readonly Piece[];
   /** Characters of the answer (its output when no usage was recorded). */
   outputChars: number;
+  /** Recorded tokens, and the cost when it is plausible (0 otherwise, see `aside`). */
   usage?: Usage;
+  /** Why the request's usage or cost was set aside (cache-behaviour's checkRequest). */
+  aside?: string;
 }
 
-/** Pi's registry for the model; its recorded cost per token type; the same model's list price elsewhere. */
-export type PriceSource = "registry" | "recorded" | "reference" | "none";
-
-export interface ModelPricing {
-  family: CacheFamily;
-  prices?: Prices;
-  priceSource: PriceSource;
-  /** provider/id whose list price stands in (priceSource "reference"). */
-  priceRef?: string;
-}
+/** Where a model's prices come from: its recorded costs, Pi's registry, or none ("free": it billed $0). */
+export type PriceSource = ProfilePriceSource;
 
 export interface Split {
   input: number;
@@ -48,15 +47,43 @@ export interface Split {
   dollars: number;
 }
 
+/** A request where the guard-off simulation and the recording part by more than PART_SHARE of its prompt. */
+export interface Parting {
+  n: number;
+  /** Prompt tokens simulated and recorded: they differ when the host trimmed what the session file holds. */
+  simPrompt: number;
+  recPrompt: number;
+  simRead: number;
+  recRead: number;
+  simWrite: number;
+  recWrite: number;
+  /** Tokens the provider had lost that the model still held (a cache that expired early), if any. */
+  lost?: number;
+}
+
+export interface ModelCalibration {
+  sim: Split;
+  recorded: Split;
+  error: { input: number; cacheRead: number; cacheWrite: number; dollars?: number };
+  /** The requests where simulation and recording part most, largest first (at most MAX_PARTINGS). */
+  partings: Parting[];
+  /** Requests the provider read less than the model expected: replayed as partial misses in both arms. */
+  partialMisses: number;
+}
+
 export interface ModelView {
   model: string;
   family: CacheFamily;
-  /** Why the family differs from the provider's default, when it does. */
-  familyNote?: string;
+  behaviour: CacheBehaviour;
+  /** Why: recorded evidence or Pi's provider code. */
+  behaviourWhy: string;
   priceSource: PriceSource;
-  priceRef?: string;
   prices?: Prices;
+  ttlMs: number;
   requests: number;
+  /** Requests whose usage or cost was set aside, with the reason. */
+  aside: Array<{ n: number; reason: string }>;
+  calibration?: ModelCalibration;
 }
 
 export interface PassMoney {
@@ -72,8 +99,10 @@ export interface PassMoney {
 export interface SessionMoney {
   /** The session recorded usage to calibrate on. */
   calibrated: boolean;
-  /** Every billed request has prices (registry or recorded). */
+  /** Some billed model has dollars (recorded or registry prices); the dollars cover those models only. */
   priced: boolean;
+  /** Billed models without dollars: free plans ($0 billed) or no price anywhere. Tokens only. */
+  unpriced: string[];
   models: ModelView[];
   off: Split;
   on: Split;
@@ -97,10 +126,13 @@ export interface PassCost {
 }
 
 const OUTPUT_CHARS_PER_TOKEN = 4;
-/** Anthropic's long retention: the longest a cache entry lives. */
-const LONG_TTL_MS = cacheTtlMs("anthropic", true);
-/** With this many requests recorded and not one cache token among them, the provider does not cache. */
-const NO_CACHE_EVIDENCE = 3;
+/** A request's simulated and recorded cache tokens part when they differ by this share of its prompt. */
+export const PART_SHARE = 0.1;
+const MAX_PARTINGS = 20;
+/** A recorded prompt this much smaller than the file's pieces was trimmed by the host. */
+const TRIM_SLACK = 0.02;
+/** Block sizes are estimates: a recorded read this close past a block boundary still reaches it. */
+const READ_SLACK = { share: 0.03, tokens: 256 };
 
 const zero = (): Split => ({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, dollars: 0 });
 
@@ -152,43 +184,61 @@ function firstChange(previous: readonly Piece[] | undefined, pieces: readonly Pi
   return undefined;
 }
 
+/** Last block whose prefix fits in `read` tokens (with slack for estimated block sizes), or -1. */
+function lastBlockWithin(blocks: readonly PromptBlock[], read: number): number {
+  const total = blocks.reduce((n, x) => n + x.tokens, 0);
+  const limit = read + Math.max(READ_SLACK.tokens, READ_SLACK.share * total);
+  let sum = 0;
+  let last = -1;
+  for (let i = 0; i < blocks.length; i++) {
+    sum += (blocks[i] as PromptBlock).tokens;
+    if (sum > limit) break;
+    last = i;
+  }
+  return last;
+}
+
+interface ModelTally {
+  /** The model's previous request: its recorded and simulated prompt tokens. */
+  previous?: { recorded: number; sim: number };
+  sim: Split;
+  recorded: Split;
+  partings: Parting[];
+  partialMisses: number;
+}
+
+function calibrationOf(t: ModelTally): ModelCalibration {
+  const partings = [...t.partings]
+    .sort((a, b) => Math.abs(b.simRead - b.recRead) - Math.abs(a.simRead - a.recRead))
+    .slice(0, MAX_PARTINGS);
+  return {
+    sim: t.sim,
+    recorded: t.recorded,
+    error: {
+      input: relative(t.sim.input, t.recorded.input),
+      cacheRead: relative(t.sim.cacheRead, t.recorded.cacheRead),
+      cacheWrite: relative(t.sim.cacheWrite, t.recorded.cacheWrite),
+      ...(t.recorded.dollars > 0 ? { dollars: relative(t.sim.dollars, t.recorded.dollars) } : {}),
+    },
+    partings,
+    partialMisses: t.partialMisses,
+  };
+}
+
+const FREE: Prices = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+const hasDollars = (p: CacheProfile | undefined) => p?.priceSource === "recorded" || p?.priceSource === "registry";
+
 /**
- * How long the model's cache entries live: the 1-hour retention when the session wrote with it, else
- * 5 minutes, or longer when the session read its cache after a longer idle gap (providers keep entries
- * at least that long; the recorded misses are replayed as such).
+ * Prices both arms of a session with each model's learned profile (cache-behaviour): its behaviour, TTL
+ * and the prices it pays. A free model ($0 billed) and an unpriced one cost $0 in both arms and are named.
  */
-function ttlFor(requests: readonly RequestHead[], model: string, calibrated: boolean): number {
-  let ttl = DEFAULT_TTL_MS;
-  let previous: number | undefined;
-  for (const r of requests) {
-    if (r.model !== model || !r.usage || promptTokens(r.usage) === 0) continue;
-    if ((r.usage.cacheWrite1h ?? 0) > 0) ttl = Math.max(ttl, LONG_TTL_MS);
-    if (calibrated && previous !== undefined && r.usage.cacheRead > 0) ttl = Math.max(ttl, r.at - previous + 1);
-    previous = r.at;
-  }
-  return Math.min(ttl, LONG_TTL_MS);
-}
-
-/** The family a model's requests follow: its provider's, unless its recorded usage shows no cache at all. */
-export function effectiveFamily(family: CacheFamily, usages: readonly Usage[]): { family: CacheFamily; note?: string } {
-  const billed = usages.filter((u) => promptTokens(u) > 0);
-  if (
-    family !== "none" &&
-    billed.length >= NO_CACHE_EVIDENCE &&
-    billed.every((u) => u.cacheRead + u.cacheWrite === 0)
-  ) {
-    return { family: "none", note: `no cache read or write in ${billed.length} recorded requests` };
-  }
-  return { family };
-}
-
 export function priceSession(
   requests: readonly MoneyRequest[],
-  pricing: ReadonlyMap<string, ModelPricing>,
+  profiles: ReadonlyMap<string, CacheProfile>,
   passes: readonly PassCost[],
   classifierSource: string,
 ): SessionMoney {
-  const simulator = new MoneySimulator(requests, pricing);
+  const simulator = new MoneySimulator(requests, profiles);
   for (const r of requests) simulator.request(r);
   return simulator.finish(passes, classifierSource);
 }
@@ -198,34 +248,25 @@ export type RequestHead = Pick<MoneyRequest, "n" | "at" | "model" | "usage">;
 
 /**
  * priceSession one request at a time, for a replay that cannot keep every request's prompt: the heads
- * of all requests are known up front (they decide calibration, cache families and lifetimes), each
+ * of all requests are known up front (they decide calibration; the profiles were learned from them), each
  * prompt is priced as it comes and only the last one is kept.
  */
 export class MoneySimulator {
-  #heads: readonly RequestHead[];
-  #pricing: ReadonlyMap<string, ModelPricing>;
+  #profiles: ReadonlyMap<string, CacheProfile>;
   #calibrated: boolean;
-  #usagesBy = new Map<string, Usage[]>();
   #models = new Map<string, ModelView>();
+  #tallies = new Map<string, ModelTally>();
   #caches = new Map<string, { off: PromptCache; on: PromptCache; previous?: readonly Piece[] }>();
   #calibrator = new TokenCalibrator();
   #off = zero();
   #on = zero();
   #recorded = zero();
-  #priced = true;
   /** Requests priced so far, in order, with their dollars when billed. */
   #done: Array<{ n: number; cost?: { off: number; on: number } }> = [];
 
-  constructor(heads: readonly RequestHead[], pricing: ReadonlyMap<string, ModelPricing>) {
-    this.#heads = heads;
-    this.#pricing = pricing;
+  constructor(heads: readonly RequestHead[], profiles: ReadonlyMap<string, CacheProfile>) {
+    this.#profiles = profiles;
     this.#calibrated = heads.some((r) => r.usage && promptTokens(r.usage) > 0);
-    for (const r of heads) {
-      if (!r.usage) continue;
-      const list = this.#usagesBy.get(r.model);
-      if (list) list.push(r.usage);
-      else this.#usagesBy.set(r.model, [r.usage]);
-    }
   }
 
   request(r: MoneyRequest): void {
@@ -233,20 +274,22 @@ export class MoneySimulator {
     const total = r.usage ? promptTokens(r.usage) : 0;
     // A request that recorded nothing (an error before the answer) was not billed; it stays in the history.
     const billed = !calibrated || total > 0;
+    const profile = this.#profiles.get(r.model);
     let view = this.#models.get(r.model);
-    const given = this.#pricing.get(r.model) ?? { family: "none" as const, priceSource: "none" as const };
     if (!view) {
-      const eff = calibrated
-        ? effectiveFamily(given.family, this.#usagesBy.get(r.model) ?? [])
-        : { family: given.family };
+      const behaviour = profile?.behaviour ?? "none";
       view = {
         model: r.model,
-        family: eff.family,
-        ...(eff.note ? { familyNote: eff.note } : {}),
-        priceSource: given.priceSource,
-        ...(given.priceRef ? { priceRef: given.priceRef } : {}),
-        ...(given.prices ? { prices: given.prices } : {}),
+        family: familyOfBehaviour(behaviour),
+        behaviour,
+        behaviourWhy: profile
+          ? `${profile.why}${profile.behaviourSource === "pi" ? " (Pi's provider code)" : ""}`
+          : "no profile",
+        priceSource: profile?.priceSource ?? "none",
+        ...(profile?.prices && hasDollars(profile) ? { prices: profile.prices } : {}),
+        ttlMs: profile?.ttlMs ?? 0,
         requests: 0,
+        aside: profile?.aside ?? [],
       };
       this.#models.set(r.model, view);
     }
@@ -254,24 +297,50 @@ export class MoneySimulator {
       this.#done.push({ n: r.n });
       return;
     }
-    const offTokens = this.#calibrator.off(r.off, calibrated ? total : undefined);
-    const onTokens = this.#calibrator.on(r.on);
-    const prices = given.prices ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-    if (!given.prices) this.#priced = false;
+    let offTokens = this.#calibrator.off(r.off, calibrated ? total : undefined);
+    let onTokens = this.#calibrator.on(r.on);
+    // A prompt smaller than the pieces the file still holds: the host trimmed it (OpenClaw prunes old
+    // tool results). Both arms shrink alike, so the simulated prompt is the one the provider billed.
+    const held = offTokens.reduce((a, b) => a + b, 0);
+    if (calibrated && total > 0 && held > total * (1 + TRIM_SLACK)) {
+      const k = total / held;
+      offTokens = offTokens.map((t) => Math.round(t * k));
+      onTokens = onTokens.map((t) => Math.round(t * k));
+    }
+    const prices = hasDollars(profile) ? (profile?.prices ?? FREE) : FREE;
     let arm = this.#caches.get(r.model);
     if (!arm) {
-      const options = { ttlMs: ttlFor(this.#heads, r.model, calibrated) };
+      const options = { ttlMs: profile?.ttlMs ?? 0 };
       arm = { off: new PromptCache(view.family, prices, options), on: new PromptCache(view.family, prices, options) };
       this.#caches.set(r.model, arm);
     }
-    // A miss the provider recorded (nothing read) happened whatever the guard did: cold in both arms.
-    if (calibrated && r.usage && r.usage.cacheRead === 0) {
-      arm.off.clear();
-      arm.on.clear();
+    let tally = this.#tallies.get(r.model);
+    if (!tally) {
+      tally = { sim: zero(), recorded: zero(), partings: [], partialMisses: 0 };
+      this.#tallies.set(r.model, tally);
     }
     const output = r.usage ? r.usage.output : Math.round(r.outputChars / OUTPUT_CHARS_PER_TOKEN);
     const offBlocks = toBlocks(r.off, offTokens);
     const onBlocks = toBlocks(r.on, onTokens);
+    // What the provider did not read was gone whatever the guard did: a miss (nothing read) is cold in
+    // both arms, and a partial one forgets, in both, every prefix longer than what was read.
+    // The share of the previous prompt the provider read is kept in the simulated one (the host may
+    // have trimmed the real prompt, so the recorded token counts cannot be compared directly).
+    let lost = 0;
+    const offTotal = offTokens.reduce((a, b) => a + b, 0);
+    if (calibrated && r.usage && view.family !== "none") {
+      const prev = tally.previous;
+      if (r.usage.cacheRead === 0) {
+        arm.off.clear();
+        arm.on.clear();
+      } else if (prev && r.usage.cacheRead < (1 - PART_SHARE) * prev.recorded) {
+        const last = lastBlockWithin(offBlocks, (r.usage.cacheRead / prev.recorded) * prev.sim);
+        lost = arm.off.forgetBeyond(last, r.at);
+        arm.on.forgetBeyond(last, r.at);
+        if (lost > 0) tally.partialMisses++;
+      }
+      tally.previous = { recorded: total, sim: offTotal };
+    }
     const changedAt = firstChange(arm.previous, r.on);
     const offCost: RequestCost = arm.off.request({
       at: r.at,
@@ -289,7 +358,29 @@ export class MoneySimulator {
     view.requests++;
     addTo(this.#off, offCost);
     addTo(this.#on, onCost);
-    if (r.usage) addTo(this.#recorded, { ...r.usage, dollars: r.usage.cost });
+    addTo(tally.sim, offCost);
+    if (r.usage) {
+      const rec = { ...r.usage, dollars: hasDollars(profile) ? r.usage.cost : 0 };
+      addTo(this.#recorded, rec);
+      addTo(tally.recorded, rec);
+      const part = PART_SHARE * total;
+      if (
+        lost > 0 ||
+        Math.abs(offCost.cacheRead - r.usage.cacheRead) > part ||
+        Math.abs(offCost.cacheWrite - r.usage.cacheWrite) > part
+      ) {
+        tally.partings.push({
+          n: r.n,
+          simPrompt: offTotal,
+          recPrompt: total,
+          simRead: offCost.cacheRead,
+          recRead: r.usage.cacheRead,
+          simWrite: offCost.cacheWrite,
+          recWrite: r.usage.cacheWrite,
+          ...(lost > 0 ? { lost } : {}),
+        });
+      }
+    }
     this.#done.push({ n: r.n, cost: { off: offCost.dollars, on: onCost.dollars } });
   }
 
@@ -298,6 +389,7 @@ export class MoneySimulator {
     const off = this.#off;
     const on = this.#on;
     const recorded = this.#recorded;
+    const models = this.#models;
     const classifierAfter = new Map<number, number>();
     for (const p of passes)
       classifierAfter.set(p.afterRequest, (classifierAfter.get(p.afterRequest) ?? 0) + p.classifier);
@@ -314,6 +406,13 @@ export class MoneySimulator {
       cumOn += classifierAfter.get(r.n) ?? 0;
       cumulative.push({ n: r.n, off: cumOff, on: cumOn });
     }
+    if (calibrated) {
+      for (const [model, t] of this.#tallies) {
+        const view = models.get(model) as ModelView;
+        view.calibration = calibrationOf(t);
+      }
+    }
+    const billedViews = [...models.values()].filter((v) => v.requests > 0);
     const classifier = passes.reduce((a, p) => a + p.classifier, 0);
     const error = calibrated
       ? {
@@ -325,8 +424,9 @@ export class MoneySimulator {
       : undefined;
     return {
       calibrated,
-      priced: this.#priced,
-      models: [...this.#models.values()],
+      priced: billedViews.some((v) => v.prices !== undefined),
+      unpriced: billedViews.filter((v) => v.prices === undefined).map((v) => v.model),
+      models: [...models.values()],
       off,
       on,
       ...(calibrated ? { recorded, error } : {}),

@@ -4,10 +4,11 @@
 // thread builds once per entry; this module rebuilds each request's prompt in both arms the way Pi's
 // projection does (the latest compaction, then each entry with its latest edit) and prices them.
 
+import type { CacheProfile } from "../cache/cache-behaviour.ts";
 import { CHARS_PER_TOKEN } from "../shared/size.ts";
 import type { Piece, PieceKind, Usage } from "./calibrate.ts";
 import { SYSTEM_ID } from "./calibrate.ts";
-import { type ModelPricing, type MoneyRequest, type PassCost, priceSession } from "./money.ts";
+import { type MoneyRequest, type PassCost, priceSession } from "./money.ts";
 
 /** One branch entry, as much of it as the money model needs. */
 export interface LedgerEntry {
@@ -34,7 +35,7 @@ export interface LedgerEntry {
 export interface SavedSoFar {
   /** Requests priced (assistant messages on the branch). */
   requests: number;
-  /** Every request's model has a price. */
+  /** Some request's model has dollars (recorded or registry prices). */
   priced: boolean;
   /** Dollars the branch cost without the guard, with it (classifier excluded), and the classifier's. */
   off: number;
@@ -127,9 +128,10 @@ class Arm {
 
 /**
  * Guard on (the branch) against guard off (the branch without its context edits), priced per request
- * with each model's pricing. Classifier dollars are the guard records' own.
+ * with each model's cache profile, learned from the branch's recorded usage as the replay learns it
+ * (main/replay/money-log's learnProfiles). Classifier dollars are the guard records' own.
  */
-export function savedSoFar(ledger: readonly LedgerEntry[], pricing: ReadonlyMap<string, ModelPricing>): SavedSoFar {
+export function savedSoFar(ledger: readonly LedgerEntry[], profiles: ReadonlyMap<string, CacheProfile>): SavedSoFar {
   const on = new Arm(true);
   const off = new Arm(false);
   const onList: LedgerEntry[] = [];
@@ -166,12 +168,15 @@ export function savedSoFar(ledger: readonly LedgerEntry[], pricing: ReadonlyMap<
       off.add(e);
     }
   }
-  const money = priceSession(requests, pricing, passes, "the guard's records");
+  const money = priceSession(requests, profiles, passes, "the guard's records");
   const tokensOf = (pieces: readonly Piece[]) => pieces.reduce((a, p) => a + p.chars, 0) / CHARS_PER_TOKEN;
   let tokens = 0;
   for (const r of requests) tokens += Math.max(0, tokensOf(r.off) - tokensOf(r.on));
   const last = requests.at(-1);
-  const lastPrices = last ? pricing.get(last.model)?.prices : undefined;
+  const lastProfile = last ? profiles.get(last.model) : undefined;
+  // Dollars only for a model the session pays (a free plan or an unpriced model shows tokens).
+  const lastPrices =
+    lastProfile?.priceSource === "recorded" || lastProfile?.priceSource === "registry" ? lastProfile.prices : undefined;
   return {
     requests: requests.length,
     priced: money.priced,

@@ -4,7 +4,16 @@
 // It owns the per-session state of that pipeline and nothing of Pi's: the caller hands it the projection,
 // the classify function and the main model's cache family.
 import type { CacheModel, TokenPrices } from "../../core/cache/break-even.ts";
-import { familyOf } from "../../core/cache/prompt-cache.ts";
+import {
+  type AssistantRecord,
+  type BreakEvenView,
+  breakEvenFamily,
+  breakEvenView,
+  type ModelInfo,
+  priorFor,
+  profileFromMessages,
+} from "../../core/cache/cache-behaviour.ts";
+import type { Prices } from "../../core/cache/prompt-cache.ts";
 import { Breaker, type BreakerState } from "../../core/classifier/breaker.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { TaskRunner } from "../platform/pool.ts";
@@ -16,12 +25,43 @@ import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
 
 /**
- * How the main model's prompt cache reacts to an edit, from a model (or the message it wrote): the
- * break-even rules tell Anthropic and Codex apart and treat every other family alike.
+ * How the main model's prompt cache reacts to an edit before the session has recorded any usage: what
+ * Pi's provider code sends for the model (cacheView learns from the session once it has requests).
  */
-export function cacheFamily(model: { api?: string; provider?: string } | undefined): CacheModel["family"] {
-  const family = familyOf(model ?? {});
-  return family === "anthropic" || family === "openai-codex" ? family : "other";
+export function cacheFamily(model: (ModelInfo & { model?: string }) | undefined): CacheModel["family"] {
+  return breakEvenFamily(priorFor(model && { ...model, id: model.id ?? model.model }).behaviour);
+}
+
+/** The assistant messages of Pi's projection, oldest first. */
+export function assistantMessages(context: readonly ProjectedLike[]): AssistantRecord[] {
+  const out: AssistantRecord[] = [];
+  for (const p of context) {
+    for (const m of p.messages as Array<AssistantRecord & { role?: unknown }>) {
+      if (m && typeof m === "object" && m.role === "assistant") out.push(m);
+    }
+  }
+  return out;
+}
+
+/**
+ * The break-even inputs at a boundary, learned from the main model's requests in the projection with Pi's
+ * registry entry for the model (its `cost`) as the prior. The extension and the replay both call this.
+ */
+export function cacheView(
+  context: readonly ProjectedLike[],
+  model: ModelInfo | undefined,
+  list?: Prices,
+): BreakEvenView {
+  return breakEvenView(profileFromMessages(assistantMessages(context), model, list));
+}
+
+/** What Pi's current model (ctx.model) gives the pass: the view learned with its registry entry as prior. */
+export function hostCacheView(
+  context: readonly ProjectedLike[],
+  model: (ModelInfo & { cost?: Prices }) | undefined,
+): Pick<PassRequest, "family" | "prices" | "pins"> {
+  const view = cacheView(context, model, model?.cost);
+  return { family: view.family, pins: view.pins, ...(view.prices ? { prices: view.prices } : {}) };
 }
 
 /** The session asks providers for their long cache retention (Pi reads the same variable). */
@@ -61,6 +101,8 @@ export interface PassRequest {
   classify?: ClassifyFn;
   modelRef: string;
   family: CacheModel["family"];
+  /** The guard may pin its own cache breakpoints for this model (false: the config's pins are off). */
+  pins?: boolean;
   /** Anthropic cache entries this process can still read (mid-run break-even). */
   trustedIds?: readonly string[];
   /** The main model's prices (Pi's registry), for the break-even factor. */
@@ -117,7 +159,7 @@ export class GuardSession {
         runner: this.runner,
         ...(asking ? { classify: request.classify } : {}),
         family: request.family,
-        config: this.config,
+        config: request.pins === false ? { ...this.config, pinAnthropicCache: false } : this.config,
         modelRef: request.modelRef,
         worker: this.worker,
         ...(request.signal ? { signal: request.signal } : {}),

@@ -28,11 +28,11 @@ import type { GuardConfig } from "../../core/shared/config.ts";
 import { oneLine } from "../../core/shared/text.ts";
 import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
-import { cacheFamily, GuardSession } from "../pass/guard-session.ts";
+import { GuardSession, hostCacheView } from "../pass/guard-session.ts";
 import type { PassOptions, RunEndResult } from "../pass/run-end.ts";
 import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
-import { MoneyLog } from "./money-log.ts";
+import { hostModel, MoneyLog } from "./money-log.ts";
 import type { PriceBook } from "./prices.ts";
 import { compactionsOf, laterMessages, messageText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
@@ -300,7 +300,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
         context,
         ...(classify ? { classify } : {}),
         modelRef: options.modelRef,
-        family: cacheFamily(lastAssistant),
+        // The extension's own path: Pi's model for the last request (its registry entry) and the branch so far.
+        ...hostCacheView(context, hostModel(lastAssistant, options.prices)),
       }));
     } catch (error) {
       metrics.status = "failed";

@@ -1,53 +1,105 @@
 // Gathers what the money view needs while the driver replays: each request's prompt pieces in both arms,
-// its time, model and recorded usage, and each pass's classifier cost; then prices the session.
+// its time, model and recorded usage, and each pass's classifier cost. The branch's requests are read up
+// front (model, time, recorded usage: no prompt) to learn each model's cache profile (cache-behaviour);
+// each request is then priced as it comes, and only the last prompt is kept.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { familyOf } from "../../core/cache/prompt-cache.ts";
-import type { Usage } from "../../core/replay/calibrate.ts";
 import {
-  type ModelPricing,
-  MoneySimulator,
-  type PassCost,
-  type RequestHead,
-  type SessionMoney,
-} from "../../core/replay/money.ts";
+  type AssistantRecord,
+  type CacheProfile,
+  type CheckedRequest,
+  checkRequest,
+  learnProfile,
+  type ModelInfo,
+  modelKey,
+} from "../../core/cache/cache-behaviour.ts";
+import type { Prices } from "../../core/cache/prompt-cache.ts";
+import type { Usage } from "../../core/replay/calibrate.ts";
+import { MoneySimulator, type PassCost, type RequestHead, type SessionMoney } from "../../core/replay/money.ts";
 import { messageChars, type PassMetrics } from "../../core/replay/replay-metrics.ts";
 import { CHARS_PER_TOKEN } from "../../core/shared/size.ts";
-import { emptyRecordedCost, type PriceBook, type RecordedCost } from "./prices.ts";
+import type { PriceBook, RegistryModel } from "./prices.ts";
 import { PromptPieces } from "./prompt-pieces.ts";
 
-export interface AssistantLike {
+export interface AssistantLike extends AssistantRecord {
   api?: string;
   provider?: string;
   model?: string;
-  timestamp?: unknown;
-  usage?: {
-    input?: unknown;
-    output?: unknown;
-    cacheRead?: unknown;
-    cacheWrite?: unknown;
-    cacheWrite1h?: unknown;
-    cost?: { input?: unknown; output?: unknown; cacheRead?: unknown; cacheWrite?: unknown; total?: unknown };
-  };
 }
 
-export const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x > 0 ? x : 0);
-
-/** The usage Pi recorded on an assistant message. */
-export function usageOf(m: AssistantLike): Usage | undefined {
-  const u = m.usage;
-  if (!u || typeof u !== "object") return undefined;
+/** The model as the replay knows it: the registry's entry, else what the message says. */
+export function modelInfoOf(m: AssistantLike, prices: PriceBook | undefined): RegistryModel {
+  const found = prices?.model(m.provider, m.model);
+  if (found) return found;
   return {
-    input: num(u.input),
-    output: num(u.output),
-    cacheRead: num(u.cacheRead),
-    cacheWrite: num(u.cacheWrite),
-    ...(num(u.cacheWrite1h) > 0 ? { cacheWrite1h: num(u.cacheWrite1h) } : {}),
-    cost: num(u.cost?.total),
+    info: {
+      ...(m.api ? { api: m.api } : {}),
+      ...(m.provider ? { provider: m.provider } : {}),
+      ...(m.model ? { id: m.model } : {}),
+    },
   };
 }
 
-/** provider/model of an assistant message, the key the money view groups requests by. */
-const modelKey = (m: AssistantLike) => `${m.provider ?? "?"}/${m.model ?? "?"}`;
+/** What Pi's ctx.model would be for the model that wrote `m`: the registry's entry with its list as `cost`. */
+export function hostModel(m: unknown, prices: PriceBook | undefined): ModelInfo & { cost?: Prices } {
+  const { info, list } = modelInfoOf((m ?? {}) as AssistantLike, prices);
+  return { ...info, ...(list ? { cost: list } : {}) };
+}
+
+/** The usage the money view prices: the checked tokens, and the cost only when it is plausible. */
+function usageOf(c: CheckedRequest): Usage | undefined {
+  if (!c.tokens) return undefined;
+  return { ...c.tokens, cost: c.cost?.total ?? 0 };
+}
+
+/** One assistant message of a branch: its request number (from 1) and the time of its entry. */
+export interface RecordedRequest {
+  n: number;
+  message: AssistantLike;
+  entryTime: number;
+}
+
+/** A request's head as the money view prices it, with why its usage or cost was set aside. */
+export type CheckedHead = RequestHead & { aside?: string };
+
+/**
+ * Checks each request's recorded usage and learns each model's profile from all its requests: what the
+ * replay and the live footer both price with.
+ */
+export function learnProfiles(
+  requests: Iterable<RecordedRequest>,
+  prices: PriceBook | undefined,
+  check: (r: RecordedRequest, list: Prices | undefined) => CheckedRequest = (r, list) =>
+    checkRequest(r.n, r.message, r.entryTime, list),
+): { profiles: Map<string, CacheProfile>; heads: CheckedHead[] } {
+  const byModel = new Map<string, { m: AssistantLike; checked: CheckedRequest[] }>();
+  const heads: CheckedHead[] = [];
+  for (const r of requests) {
+    const { list } = modelInfoOf(r.message, prices);
+    const c = check(r, list);
+    const model = modelKey(r.message);
+    let slot = byModel.get(model);
+    if (!slot) {
+      slot = { m: r.message, checked: [] };
+      byModel.set(model, slot);
+    }
+    slot.checked.push(c);
+    const usage = usageOf(c);
+    // Pi stamps the message when the request starts; the entry when the answer is complete.
+    heads.push({
+      n: r.n,
+      at: c.at || r.entryTime,
+      model,
+      ...(usage ? { usage } : {}),
+      ...(c.aside ? { aside: c.aside } : {}),
+    });
+  }
+  const profiles = new Map<string, CacheProfile>();
+  for (const [key, slot] of byModel) {
+    const { info, list } = modelInfoOf(slot.m, prices);
+    profiles.set(key, learnProfile(info, slot.checked, list));
+  }
+  return { profiles, heads };
+}
 
 function isAssistant(entry: SessionEntry): AssistantLike | undefined {
   if (entry.type !== "message") return undefined;
@@ -55,66 +107,51 @@ function isAssistant(entry: SessionEntry): AssistantLike | undefined {
   return m.role === "assistant" ? m : undefined;
 }
 
+/** The branch's assistant messages in order, with the driver's clock (the entry's timestamp, else the last). */
+function* recordedRequests(branch: readonly SessionEntry[], startTime: number): Generator<RecordedRequest> {
+  let now = startTime;
+  let n = 0;
+  for (const entry of branch) {
+    now = Date.parse(entry.timestamp) || now;
+    const message = isAssistant(entry);
+    if (message) yield { n: ++n, message, entryTime: now };
+  }
+}
+
 export class MoneyLog {
   readonly off = new PromptPieces();
   readonly on = new PromptPieces();
   #prices: PriceBook | undefined;
+  #heads: CheckedHead[];
   #simulator: MoneySimulator;
 
   /**
-   * Reads the branch's requests up front (model, time, recorded usage: what prices and calibrates
-   * them), so each request's prompt is priced when it comes and none is kept.
+   * Reads the branch's requests up front (model, time, recorded usage: what learns the profiles and
+   * calibrates), so each request's prompt is priced when it comes and none is kept.
    */
   constructor(branch: readonly SessionEntry[], startTime: number, prices: PriceBook | undefined) {
     this.#prices = prices;
-    const heads: RequestHead[] = [];
-    const models = new Map<string, { api?: string; provider?: string; model?: string; recorded: RecordedCost }>();
-    let now = startTime;
-    for (const entry of branch) {
-      // The driver's clock: the entry's timestamp, else the last one seen.
-      now = Date.parse(entry.timestamp) || now;
-      const message = isAssistant(entry);
-      if (!message) continue;
-      const model = modelKey(message);
-      let known = models.get(model);
-      if (!known) {
-        known = { api: message.api, provider: message.provider, model: message.model, recorded: emptyRecordedCost() };
-        models.set(model, known);
-      }
-      const usage = usageOf(message);
-      if (usage) {
-        const c = message.usage?.cost;
-        const r = known.recorded;
-        r.tokens.input += usage.input;
-        r.tokens.output += usage.output;
-        r.tokens.cacheRead += usage.cacheRead;
-        r.tokens.cacheWrite += usage.cacheWrite;
-        r.dollars.input += num(c?.input);
-        r.dollars.output += num(c?.output);
-        r.dollars.cacheRead += num(c?.cacheRead);
-        r.dollars.cacheWrite += num(c?.cacheWrite);
-      }
-      heads.push({ n: heads.length + 1, at: num(message.timestamp) || now, model, ...(usage ? { usage } : {}) });
-    }
-    const pricing = new Map<string, ModelPricing>();
-    for (const [key, m] of models) {
-      pricing.set(key, prices ? prices.main(m, m.recorded) : { family: familyOf(m), priceSource: "none" });
-    }
-    this.#simulator = new MoneySimulator(heads, pricing);
+    const { profiles, heads } = learnProfiles(recordedRequests(branch, startTime), prices);
+    this.#heads = heads;
+    this.#simulator = new MoneySimulator(heads, profiles);
   }
 
   /** An assistant message is about to join the lists: the request that produced it, priced now. */
   request(n: number, message: AssistantLike, entryTime: number, off: SessionEntry[], on: SessionEntry[]): void {
-    const usage = usageOf(message);
+    const model = modelKey(message);
+    let head = this.#heads[n - 1];
+    if (!head || head.n !== n || head.model !== model) {
+      // Not the request read up front: check it on its own (its model's profile stays the branch's).
+      const { list } = modelInfoOf(message, this.#prices);
+      const c = checkRequest(n, message, entryTime, list);
+      const usage = usageOf(c);
+      head = { n, at: c.at || entryTime, model, ...(usage ? { usage } : {}), ...(c.aside ? { aside: c.aside } : {}) };
+    }
     this.#simulator.request({
-      n,
-      // Pi stamps the message when the request starts; the entry when the answer is complete.
-      at: num(message.timestamp) || entryTime,
-      model: modelKey(message),
+      ...head,
       off: this.off.current(off),
       on: this.on.current(on),
       outputChars: messageChars(message),
-      ...(usage ? { usage } : {}),
     });
   }
 

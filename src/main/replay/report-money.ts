@@ -5,7 +5,7 @@ import type { SessionMoney, Split } from "../../core/replay/money.ts";
 import type { ReplayReport, SessionMetrics } from "../../core/replay/replay-metrics.ts";
 import { escapeControls } from "../../core/shared/control-chars.ts";
 import { formatCount } from "../../core/shared/text.ts";
-import { dollars, moneyTotalLine, netText, priceText } from "./summary-money.ts";
+import { dollars, modelText, moneyTotalLine, netText, partingsText, unpricedText } from "./summary-money.ts";
 
 const esc = (s: string) =>
   escapeControls(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -57,19 +57,24 @@ export function moneySection(s: SessionMetrics): string {
   if (!m) return "";
   const head = m.priced
     ? `<div class="big">${dollars(m.off.dollars)} → ${dollars(m.on.dollars)} <span class="muted small">main model, guard off → on</span> + ${dollars(m.classifier.dollars)} <span class="muted small">classifier</span></div><div class="${m.net >= 0 ? "gain" : "loss"}"><b>${esc(netText(m.off.dollars, m.net))}</b></div>`
-    : `<div class="big">not priced</div><div class="muted">${esc(m.models.map((x) => x.model).join(", "))}: no price in Pi's registry and none recorded; the token split below still holds. Classifier ${dollars(m.classifier.dollars)}.</div>`;
-  const models = m.models
-    .map(
-      (x) =>
-        `${esc(x.model)}: ${esc(x.family)} cache${x.familyNote ? ` (${esc(x.familyNote)})` : ""}, ${esc(priceText(x))}`,
-    )
-    .join(" · ");
+    : `<div class="big">not priced</div><div class="muted">${esc(unpricedText(m))}; the token split below still holds. Classifier ${dollars(m.classifier.dollars)}.</div>`;
+  const unpriced = m.priced && m.unpriced.length ? ` Not in dollars: ${unpricedText(m)}.` : "";
+  const models =
+    m.models
+      .filter((x) => x.requests > 0)
+      .map(modelText)
+      .join(" · ") + unpriced;
+  const parts = m.models
+    .filter((x) => Math.abs(x.calibration?.error.dollars ?? 0) > 0.1)
+    .map((x) => `<li>${esc(x.model)}: ${esc(partingsText(x, 10))}</li>`)
+    .join("");
   const calibration = m.recorded
     ? "Guard off is calibrated on the session's recorded usage: token counts match each request's recorded total, recorded cache misses are cold in both arms."
     : "Uncalibrated: the session recorded no usage, so token counts are characters ÷ 4 and the system prompt is not counted.";
   return `<style>${MONEY_CSS}</style><div class="money">${head}
 <p class="muted small">Classifier: ${esc(m.classifier.source)}. ${esc(models)}. ${esc(calibration)}</p>
 <table><thead><tr><th></th><th>cache read</th><th>cache write</th><th>uncached input</th><th>output</th><th>dollars</th></tr></thead><tbody>${row("off (simulated) / recorded / on", m.off, m.recorded, m.on, m.error?.dollars)}</tbody></table>
+${parts ? `<details><summary>Where the simulation and the recording part</summary><ul>${parts}</ul></details>` : ""}
 ${m.priced ? passRows(m) : ""}</div>
 ${dollarsChart(m)}`;
 }

@@ -1,6 +1,6 @@
 // The money lines of the replay's terminal summary: dollars off → on with the classifier's cost first,
 // then how well the guard-off arm reproduces what the session recorded, then the cache tokens.
-import type { ModelView, Split } from "../../core/replay/money.ts";
+import type { ModelView, SessionMoney, Split } from "../../core/replay/money.ts";
 import type { ReplayReport, SessionMetrics } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
 
@@ -33,11 +33,9 @@ export function moneyLines(s: SessionMetrics): string[] {
       `  dollars           ${dollars(m.off.dollars)} → ${dollars(m.on.dollars)} main model (guard off → on) + ${classifier} · ${netText(m.off.dollars, m.net)}`,
     );
   } else {
-    const unpriced = m.models.filter((x) => x.priceSource === "none").map((x) => x.model);
-    lines.push(
-      `  dollars           not priced: ${unpriced.join(", ")} has no price in Pi's registry and the session recorded none; tokens only · ${classifier}`,
-    );
+    lines.push(`  dollars           not priced: ${unpricedText(m)}; tokens only · ${classifier}`);
   }
+  if (m.priced && m.unpriced.length > 0) lines.push(`  not in dollars    ${unpricedText(m)}; tokens only`);
   if (m.recorded && m.error) {
     const r = m.recorded;
     const o = m.off;
@@ -53,10 +51,13 @@ export function moneyLines(s: SessionMetrics): string[] {
     lines.push("  calibration       uncalibrated: the session recorded no usage (token counts are chars ÷ 4)");
   }
   lines.push(`  cache tokens      ${splitText(m.off, m.on)} (guard off → on)`);
-  const models = m.models
-    .filter((x) => x.requests > 0)
-    .map((x) => `${x.model}: ${x.family}${x.familyNote ? ` (${x.familyNote})` : ""}, ${priceText(x)}`);
+  const models = m.models.filter((x) => x.requests > 0).map(modelText);
   if (models.length) lines.push(`  cache model       ${models.join(" · ")}`);
+  for (const x of m.models) {
+    const e = x.calibration?.error.dollars;
+    if (!x.calibration || e === undefined || Math.abs(e) <= 0.1) continue;
+    lines.push(`  parts             ${x.model}: ${partingsText(x, 3)}`);
+  }
   if (m.priced && m.passes.length > 0) {
     const paid = m.passes.filter((p) => p.paidBackAt !== undefined);
     const after = paid.map((p) => (p.paidBackAt as number) - p.afterRequest).sort((a, b) => a - b);
@@ -68,12 +69,56 @@ export function moneyLines(s: SessionMetrics): string[] {
   return lines;
 }
 
-/** Where a model's prices come from, in words. */
+/** Where a model's prices come from, in words (the terminal, the HTML and --json's priceSource agree). */
 export function priceText(x: ModelView): string {
   if (x.priceSource === "registry") return "prices from Pi's registry";
   if (x.priceSource === "recorded") return "prices from the session's recorded costs";
-  if (x.priceSource === "reference") return `list prices of ${x.priceRef} (the session's provider recorded $0)`;
-  return "no prices";
+  if (x.priceSource === "free") return "$0 billed (a plan or a price of 0): dollars not meaningful";
+  return "no price in Pi's registry and none recorded";
+}
+
+/** One model's cache behaviour, prices and set-aside requests, in words. */
+export function modelText(x: ModelView): string {
+  const aside = x.aside.length ? `; ${x.aside.length} set aside (${asideText(x)})` : "";
+  return `${x.model}: ${x.behaviour} cache (${x.behaviourWhy}), ${priceText(x)}${aside}`;
+}
+
+function asideText(x: ModelView): string {
+  const by = new Map<string, number[]>();
+  for (const a of x.aside) {
+    const kind = a.reason.replace(/\(.*\)|[\d.e+-]+×/g, "").trim();
+    by.set(kind, [...(by.get(kind) ?? []), a.n]);
+  }
+  return [...by]
+    .map(
+      ([k, ns]) => `${k}: request${ns.length > 1 ? "s" : ""} ${ns.slice(0, 5).join(", ")}${ns.length > 5 ? "…" : ""}`,
+    )
+    .join("; ");
+}
+
+/** The billed models without dollars, and why. */
+export function unpricedText(m: SessionMoney): string {
+  return m.models
+    .filter((x) => x.requests > 0 && m.unpriced.includes(x.model))
+    .map((x) => `${x.model} (${priceText(x)})`)
+    .join(", ");
+}
+
+/** Where the guard-off simulation and the recording part, largest first. */
+export function partingsText(x: ModelView, most: number): string {
+  const c = x.calibration;
+  if (!c) return "";
+  const parts = c.partings.slice(0, most).map((p) => {
+    const lost = p.lost ? `, the provider had lost ${formatCount(p.lost)} cached tokens` : "";
+    const trimmed =
+      Math.abs(p.simPrompt - p.recPrompt) > 0.1 * p.recPrompt
+        ? `, prompt ${formatCount(p.simPrompt)} vs ${formatCount(p.recPrompt)} recorded (the host changed the context the file holds)`
+        : "";
+    const why = lost + trimmed;
+    return `request ${p.n} read ${formatCount(p.simRead)} vs ${formatCount(p.recRead)} recorded, wrote ${formatCount(p.simWrite)} vs ${formatCount(p.recWrite)}${why}`;
+  });
+  const misses = c.partialMisses ? `${c.partialMisses} partial misses replayed in both arms; ` : "";
+  return `${misses}${parts.join(" · ") || "no single request parts by more than 10%"}`;
 }
 
 /** The folder's dollars over the priced sessions. */

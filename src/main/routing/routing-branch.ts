@@ -1,8 +1,8 @@
 // What routing reads from Pi's branch: the conversation digest's input, the user-turn count, the last
 // persisted routing state, and why there is no classifier.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { breakEvenFamily, type ModelInfo, priorFor } from "../../core/cache/cache-behaviour.ts";
 import { cacheTtlMs } from "../../core/cache/cold-cache.ts";
-import { familyOf } from "../../core/cache/prompt-cache.ts";
 import { DIGEST_CHARS, type DigestMessage, MESSAGE_CHARS, parseSkillInvocation } from "../../core/routing/routing.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import { findClassifier } from "../pass/classifier.ts";
@@ -61,14 +61,11 @@ export function historyFromBranch(branch: Branch): DigestMessage[] {
 
 /**
  * Whether the main model's cache is still warm: the last request is younger than the family's TTL. A family
- * without a cache is never warm; OpenAI's is, since only its upper bound proves the cache gone.
+ * without a cache is never warm; one that caches by itself is, since only its upper bound proves the cache
+ * gone. The family is Pi's provider code's (cache-behaviour's prior).
  */
-export function cacheWarm(
-  branch: Branch,
-  model: { api?: string; provider?: string } | undefined,
-  now: number,
-): boolean {
-  const family = familyOf(model ?? {});
+export function cacheWarm(branch: Branch, model: ModelInfo | undefined, now: number): boolean {
+  const family = breakEvenFamily(priorFor(model).behaviour);
   if (family === "none") return false;
   for (let i = branch.length - 1; i >= 0; i--) {
     const e = branch[i] as { type: string; message?: { role?: string; timestamp?: unknown } };
@@ -78,7 +75,7 @@ export function cacheWarm(
         typeof e.message.timestamp === "number"
           ? e.message.timestamp
           : Date.parse(String((e as { timestamp?: string }).timestamp));
-      return Number.isFinite(at) && now - at < cacheTtlMs(family === "openai" ? "other" : family);
+      return Number.isFinite(at) && now - at < cacheTtlMs(family);
     }
   }
   return false;

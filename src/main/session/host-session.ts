@@ -18,7 +18,7 @@ import type { SnapEntry } from "../../core/shared/types.ts";
 import type { Judged, RunningJob } from "../pass/background-checkpoint.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
-import { cacheFamily, GuardSession } from "../pass/guard-session.ts";
+import { GuardSession, hostCacheView } from "../pass/guard-session.ts";
 import type { PassRest } from "../pass/handed-over.ts";
 import type { PassOptions } from "../pass/run-end.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
@@ -395,11 +395,10 @@ export class HostSession {
         context,
         ...(classify ? { classify } : {}),
         modelRef: found.ref,
-        family: cacheFamily(ctx.model),
+        ...hostCacheView(context, ctx.model),
         cwd: ctx.cwd,
         ...(handOver ? { handOver } : {}),
         ...(trustedIds ? { trustedIds } : {}),
-        ...(ctx.model?.cost ? { prices: ctx.model.cost } : {}),
         signal: AbortSignal.any([
           this.#stop.signal,
           userStop.signal,

@@ -6,21 +6,25 @@ import {
   type SessionEntry,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
-import type { ModelPricing } from "../../core/replay/money.ts";
+import { type CacheProfile, type CheckedRequest, checkRequest } from "../../core/cache/cache-behaviour.ts";
+import type { Prices } from "../../core/cache/prompt-cache.ts";
 import { messageChars, sumMessages } from "../../core/replay/replay-metrics.ts";
 import type { LedgerEntry, SavedSoFar } from "../../core/replay/saved-so-far.ts";
 import { RECORD_TYPE } from "../../core/shared/types.ts";
 import type { TaskRunner } from "../platform/pool.ts";
-import { type AssistantLike, num, usageOf } from "../replay/money-log.ts";
-import { emptyRecordedCost, type PriceBook, type RecordedCost } from "../replay/prices.ts";
+import { type AssistantLike, learnProfiles, type RecordedRequest } from "../replay/money-log.ts";
+import type { PriceBook } from "../replay/prices.ts";
 import { kindOf } from "../replay/prompt-pieces.ts";
 
 type EntryLookup = (id: string) => SessionEntry | undefined;
 
-interface Costed {
-  model: AssistantLike;
-  tokens: RecordedCost["tokens"];
-  dollars: RecordedCost["dollars"];
+const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x > 0 ? x : 0);
+
+/** An assistant message of the branch: what learns its model's profile, and its check, kept per price list. */
+interface Recorded {
+  message: AssistantLike;
+  entryTime: number;
+  checked?: { list?: Prices; n: number; c: CheckedRequest };
 }
 
 /** What the target of a context edit shows with it, by Pi's own projection of the pair. */
@@ -34,8 +38,8 @@ function editedSize(target: SessionEntry, edit: SessionEntry): { chars: number; 
   return { chars: sumMessages(messages), messages: messages.length };
 }
 
-/** The ledger entry of one branch entry (and, for an assistant message, what Pi recorded it cost). */
-export function toLedger(entry: SessionEntry, lookup: EntryLookup): { ledger: LedgerEntry; costed?: Costed } {
+/** The ledger entry of one branch entry (and, for an assistant message, the message its usage is read from). */
+export function toLedger(entry: SessionEntry, lookup: EntryLookup): { ledger: LedgerEntry; recorded?: Recorded } {
   const messages = sessionEntryToContextMessages(entry);
   const ledger: LedgerEntry = {
     id: entry.id,
@@ -55,60 +59,61 @@ export function toLedger(entry: SessionEntry, lookup: EntryLookup): { ledger: Le
   }
   if (entry.type !== "message" || (entry.message as { role?: string }).role !== "assistant") return { ledger };
   const m = entry.message as AssistantLike;
-  const usage = usageOf(m);
-  ledger.request = {
-    // Pi stamps the message when the request starts; the entry when the answer is complete.
-    at: num(m.timestamp) || Date.parse(entry.timestamp) || 0,
-    model: `${m.provider ?? "?"}/${m.model ?? "?"}`,
-    outputChars: messageChars(m),
-    ...(usage ? { usage } : {}),
-  };
-  const c = m.usage?.cost;
-  const costed: Costed = {
-    model: m,
-    tokens: {
-      input: usage?.input ?? 0,
-      output: usage?.output ?? 0,
-      cacheRead: usage?.cacheRead ?? 0,
-      cacheWrite: usage?.cacheWrite ?? 0,
-    },
-    dollars: {
-      input: num(c?.input),
-      output: num(c?.output),
-      cacheRead: num(c?.cacheRead),
-      cacheWrite: num(c?.cacheWrite),
-    },
-  };
-  return { ledger, costed };
+  const entryTime = Date.parse(entry.timestamp) || 0;
+  // Time and usage come from the check (read): they depend on the registry's list price.
+  ledger.request = { at: entryTime, model: `${m.provider ?? "?"}/${m.model ?? "?"}`, outputChars: messageChars(m) };
+  return { ledger, recorded: { message: m, entryTime } };
 }
 
-/** Each request's model priced as the replay prices it (Pi's registry, else what the branch recorded). */
-export function pricingOf(costed: readonly Costed[], book: PriceBook): Map<string, ModelPricing> {
-  const byModel = new Map<string, { model: AssistantLike; recorded: RecordedCost }>();
-  for (const c of costed) {
-    const key = `${c.model.provider ?? "?"}/${c.model.model ?? "?"}`;
-    let known = byModel.get(key);
-    if (!known) {
-      known = { model: c.model, recorded: emptyRecordedCost() };
-      byModel.set(key, known);
-    }
-    for (const k of ["input", "output", "cacheRead", "cacheWrite"] as const) {
-      known.recorded.tokens[k] += c.tokens[k];
-      known.recorded.dollars[k] += c.dollars[k];
-    }
+const sameList = (a: Prices | undefined, b: Prices | undefined) =>
+  a === b ||
+  (a !== undefined &&
+    b !== undefined &&
+    a.input === b.input &&
+    a.output === b.output &&
+    a.cacheRead === b.cacheRead &&
+    a.cacheWrite === b.cacheWrite);
+
+/**
+ * Each request's recorded usage checked and each model's profile learned as the replay does (money-log's
+ * learnProfiles), and the ledger with the checked usage. A message's check is kept while its request
+ * number and its model's list price stay the same.
+ */
+export function profilesOf(
+  ledger: readonly LedgerEntry[],
+  recorded: ReadonlyMap<LedgerEntry, Recorded>,
+  book: PriceBook,
+): { ledger: LedgerEntry[]; profiles: Map<string, CacheProfile> } {
+  const requests: Array<RecordedRequest & { rec: Recorded }> = [];
+  for (const e of ledger) {
+    const rec = recorded.get(e);
+    if (rec) requests.push({ n: requests.length + 1, message: rec.message, entryTime: rec.entryTime, rec });
   }
-  const pricing = new Map<string, ModelPricing>();
-  for (const [key, { model, recorded }] of byModel) pricing.set(key, book.main(model, recorded));
-  return pricing;
+  const { profiles, heads } = learnProfiles(requests, book, (r, list) => {
+    const { rec } = r as RecordedRequest & { rec: Recorded };
+    if (rec.checked && rec.checked.n === r.n && sameList(rec.checked.list, list)) return rec.checked.c;
+    const c = checkRequest(r.n, r.message, r.entryTime, list);
+    rec.checked = { ...(list ? { list: { ...list } } : {}), n: r.n, c };
+    return c;
+  });
+  let i = 0;
+  const out = ledger.map((e) => {
+    if (!recorded.has(e) || !e.request) return e;
+    const head = heads[i++];
+    if (!head) return e;
+    const { usage: _stale, ...request } = e.request;
+    return { ...e, request: { ...request, at: head.at, ...(head.usage ? { usage: head.usage } : {}) } };
+  });
+  return { ledger: out, profiles };
 }
 
-/** The whole branch as a ledger with its pricing, reusing what earlier calls converted. */
+/** The whole branch as a ledger with each model's profile, reusing what earlier calls converted. */
 export class BranchLedger {
-  readonly #cache = new Map<string, { ledger: LedgerEntry; costed?: Costed }>();
+  readonly #cache = new Map<string, { ledger: LedgerEntry; recorded?: Recorded }>();
 
   read(branch: readonly SessionEntry[], book: PriceBook, lookup: EntryLookup) {
     const ledger: LedgerEntry[] = [];
-    const costed: Costed[] = [];
+    const recorded = new Map<LedgerEntry, Recorded>();
     const live = new Set<string>();
     for (const entry of branch) {
       let hit = this.#cache.get(entry.id);
@@ -118,12 +123,13 @@ export class BranchLedger {
       }
       live.add(entry.id);
       ledger.push(hit.ledger);
-      if (hit.costed) costed.push(hit.costed);
+      if (hit.recorded) recorded.set(hit.ledger, hit.recorded);
     }
     // Another branch (/tree) keeps what it shares; the rest is dropped.
     if (this.#cache.size > live.size * 2)
       for (const id of this.#cache.keys()) if (!live.has(id)) this.#cache.delete(id);
-    return { ledger, pricing: [...pricingOf(costed, book)] };
+    const priced = profilesOf(ledger, recorded, book);
+    return { ledger: priced.ledger, profiles: [...priced.profiles] };
   }
 }
 

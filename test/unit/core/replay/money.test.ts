@@ -2,8 +2,10 @@
 // guard's Anthropic pins, idle gaps, Codex losing its cache on an edit, calibration on recorded usage,
 // and each pass's payback. A piece of 4·n characters is n tokens when nothing was recorded.
 import { describe, expect, it } from "vitest";
+import type { CacheBehaviour, CacheProfile } from "../../../../src/core/cache/cache-behaviour.ts";
+import type { Prices } from "../../../../src/core/cache/prompt-cache.ts";
 import type { Piece, PieceKind, Usage } from "../../../../src/core/replay/calibrate.ts";
-import { type ModelPricing, type MoneyRequest, priceSession } from "../../../../src/core/replay/money.ts";
+import { type MoneyRequest, priceSession } from "../../../../src/core/replay/money.ts";
 
 const SONNET = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
 const CODEX = { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 };
@@ -30,8 +32,22 @@ const req = (n: number, at: number, off: Piece[], on = off, usage?: Usage): Mone
   outputChars: 0,
   ...(usage ? { usage } : {}),
 });
-const pricing = (family: ModelPricing["family"], prices = SONNET) =>
-  new Map<string, ModelPricing>([[M, { family, prices, priceSource: "registry" }]]);
+const BEHAVIOUR = { anthropic: "explicit", openai: "automatic", "openai-codex": "codex", none: "none" } as const;
+/** A profile as cache-behaviour learns it, fixed by hand. */
+const profileOf = (behaviour: CacheBehaviour, prices?: Prices, ttlMs = 5 * 60_000): CacheProfile => ({
+  behaviour,
+  behaviourSource: "pi",
+  why: "test",
+  pins: behaviour === "explicit",
+  ...(prices ? { prices } : {}),
+  priceSource: prices ? "registry" : "none",
+  ttlMs,
+  ttlWhy: "test",
+  requests: 0,
+  aside: [],
+});
+const pricing = (family: keyof typeof BEHAVIOUR, prices = SONNET) =>
+  new Map<string, CacheProfile>([[M, profileOf(BEHAVIOUR[family], prices)]]);
 
 describe("anthropic, guard off and on", () => {
   const u1 = p("u1", 2000, "question");
@@ -141,26 +157,8 @@ describe("calibration on recorded usage", () => {
     expect(m.on.cacheRead).toBe(3000);
   });
 
-  it("a model whose recorded requests never touched a cache is priced without one", () => {
-    const pieces = [sys, p("u1", 2000, "question")];
-    const plain = { input: 2000, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
-    const m = priceSession(
-      [1, 2, 3].map((n) => req(n, n * MIN, [...pieces, p(`x${n}`, 10)], undefined, plain)),
-      pricing("openai"),
-      [],
-      "test",
-    );
-    expect(m.models[0]).toMatchObject({ family: "none", familyNote: expect.stringContaining("no cache") });
-    expect(m.off.cacheRead).toBe(0);
-  });
-
   it("a session without usage is uncalibrated and a model without prices is unpriced", () => {
-    const m = priceSession(
-      [req(1, 0, [sys, p("u1", 10)])],
-      new Map([[M, { family: "none", priceSource: "none" }]]),
-      [],
-      "t",
-    );
+    const m = priceSession([req(1, 0, [sys, p("u1", 10)])], new Map([[M, profileOf("none")]]), [], "t");
     expect(m).toMatchObject({ calibrated: false, priced: false, off: { input: 10, dollars: 0 } });
     expect(m.error).toBeUndefined();
   });

@@ -8,13 +8,9 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it, vi } from "vitest";
+import { type CacheProfile, learnProfile } from "../../../../src/core/cache/cache-behaviour.ts";
 import type { Piece } from "../../../../src/core/replay/calibrate.ts";
-import {
-  type ModelPricing,
-  type MoneyRequest,
-  MoneySimulator,
-  priceSession,
-} from "../../../../src/core/replay/money.ts";
+import { type MoneyRequest, MoneySimulator, priceSession } from "../../../../src/core/replay/money.ts";
 import { fileLines, readSessionFile } from "../../../../src/main/replay/reader.ts";
 
 // The reader must not take the file whole: readFile fails the test if it is called.
@@ -60,16 +56,14 @@ describe("the reader streams the file", () => {
 
 describe("the money view prices request by request", () => {
   const M = "anthropic/claude-sonnet-4-5";
-  const pricing = new Map<string, ModelPricing>([
-    [
-      M,
-      {
-        family: "anthropic",
-        prices: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-        priceSource: "registry",
-      },
-    ],
-  ]);
+  // No recorded history: Pi's prior (explicit cache points) at the registry's list prices.
+  const profile = learnProfile({ api: "anthropic-messages", provider: "anthropic", id: "claude-sonnet-4-5" }, [], {
+    input: 3,
+    output: 15,
+    cacheRead: 0.3,
+    cacheWrite: 3.75,
+  });
+  const pricing = new Map<string, CacheProfile>([[M, profile]]);
   const piece = (id: string, chars: number, key = id): Piece => ({ id, key, chars, origChars: chars, kind: "other" });
   const requests = (count: number): MoneyRequest[] => {
     const out: MoneyRequest[] = [];
@@ -86,6 +80,7 @@ describe("the money view prices request by request", () => {
   };
 
   it("gives what pricing all requests at once gives", () => {
+    expect(profile).toMatchObject({ behaviour: "explicit", priceSource: "registry" });
     const all = requests(60);
     const passes = [{ pass: 1, afterRequest: 5, edited: true, classifier: 0.001 }];
     const sim = new MoneySimulator(

@@ -26,7 +26,7 @@ let dir: string;
 beforeAll(async () => {
   runner = await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 });
   const book = await loadPriceBook();
-  prices = { main: book.main };
+  prices = { model: book.model };
   dir = await mkdtemp(join(tmpdir(), "cg-live-"));
 });
 afterAll(async () => {
@@ -51,21 +51,35 @@ async function guardedBranch(file: string) {
 }
 
 describe("live dollars equal the replay's guard-on vs guard-off on a real session's branch", () => {
-  for (const file of ["rycerzes__trl__session.jsonl", "castai__kimchi-dev__session.jsonl"]) {
+  // pi-mono recorded its costs; trl and kimchi billed $0 (a plan): their profiles are free, no dollars.
+  for (const [file, paid] of [
+    ["badlogic__pi-mono__large-session.jsonl", true],
+    ["rycerzes__trl__session.jsonl", false],
+    ["castai__kimchi-dev__session.jsonl", false],
+  ] as const) {
     it(file, async () => {
       const { session, manager } = await guardedBranch(file);
       const money = session.money;
-      expect(money?.priced).toBe(true);
+      expect(money?.priced).toBe(paid);
       expect(session.totals.drafts).toBeGreaterThan(0);
       const branch = manager.getBranch();
       const input = new BranchLedger().read(branch, prices, (id) => manager.getEntry(id));
-      const live = savedSoFar(input.ledger, new Map(input.pricing));
+      const live = savedSoFar(input.ledger, new Map(input.profiles));
       expect(live.requests).toBe(session.requests.length);
+      expect(live.priced).toBe(paid);
+      // The same profiles as the replay learned, from the same recorded usage.
+      for (const m of money?.models ?? []) {
+        const profile = new Map(input.profiles).get(m.model);
+        expect(profile?.behaviour).toBe(m.behaviour);
+        expect(profile?.priceSource).toBe(m.priceSource);
+        expect(profile?.ttlMs).toBe(m.ttlMs);
+      }
       expect(live.off).toBeCloseTo(money?.off.dollars ?? Number.NaN, 9);
       expect(live.on).toBeCloseTo(money?.on.dollars ?? Number.NaN, 9);
       expect(live.classifier).toBe(0);
       expect(live.net).toBeCloseTo(money?.net ?? Number.NaN, 9);
-      expect(live.off).toBeGreaterThan(live.on);
+      if (paid) expect(live.off).toBeGreaterThan(live.on);
+      else expect([live.off, live.on]).toEqual([0, 0]);
     });
   }
 
