@@ -16,7 +16,7 @@ import { startFakeOpenAI } from "../kit/fake-openai.ts";
 import { dropAllPolicy, EXTENSION, faultSession, grepText, logText } from "../kit/fault-session.ts";
 import { capturingUi, recordHooks } from "../kit/hook-probe.ts";
 import { type LoopbackOptions, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { FAKE_MODEL, makeAgentDir, NODE_BIN, PI_BIN, removeAgentDir } from "../kit/pi-agent-dir.ts";
+import { FAKE_MODEL, inheritedEnv, makeAgentDir, NODE_BIN, PI_BIN, removeAgentDir } from "../kit/pi-agent-dir.ts";
 import type { FauxResponse } from "../kit/sdk-session.ts";
 
 /** The deadline of the hanging run (the fault is about time). */
@@ -171,12 +171,7 @@ describe.concurrent("a classifier down for a whole 40-turn run", () => {
 
 /** The environment of a CLI run: none of the caller's Pi setup or credentials (as runPiCli). */
 function cliEnv(agentDir: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined || key.startsWith("PI_") || /_API_KEY$|_TOKEN$/.test(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, PI_OFFLINE: "1", NO_COLOR: "1", PI_CODING_AGENT_DIR: agentDir };
+  return { ...inheritedEnv(), PI_OFFLINE: "1", NO_COLOR: "1", PI_CODING_AGENT_DIR: agentDir };
 }
 
 async function filesUnder(dir: string): Promise<string[]> {

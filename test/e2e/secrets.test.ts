@@ -115,10 +115,10 @@ describe("credentials a classifier server echoes", () => {
       await waitFor((r) => r.method === "setStatus");
       send({ id: "1", type: "prompt", message: "where is needle?" });
       await waitFor((r) => r.type === "agent_settled");
-      // /guard lists the pass's results with their traces (the classifier's error among them).
-      send({ id: "2", type: "prompt", message: "/guard" });
+      // /guard trace lists the pass's results with their traces (the classifier's error among them).
+      send({ id: "2", type: "prompt", message: "/guard trace" });
       await waitFor((r) => r.id === "2" && r.type === "response");
-      await waitFor((r) => r.method === "notify" && String(r.message).startsWith("context-guard on"));
+      await waitFor((r) => r.method === "notify" && String(r.message).startsWith("Last pass"));
     } finally {
       await new Promise<void>((resolve) => {
         child.once("close", () => resolve());
@@ -143,7 +143,7 @@ describe("credentials a classifier server echoes", () => {
         .at(-1);
       expect(record?.results?.[0]?.reason).toBe("error");
       expect(record?.results?.[0]?.jev.join(" ")).toContain("System One API error (500): [redacted]");
-      const guard = records().find((r) => r.method === "notify" && String(r.message).startsWith("context-guard on"));
+      const guard = records().find((r) => r.method === "notify" && String(r.message).startsWith("Last pass"));
       expect(String(guard?.message)).toContain("[redacted]");
 
       const written = {

@@ -90,10 +90,12 @@ export interface PiRunResult {
 }
 
 /** Inherited variables that could leak the caller's Pi setup or real credentials into a test run. */
-function inheritedEnv(): Record<string, string> {
+export function inheritedEnv(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
+    // The run-end wait the test run sets (vitest.config.ts) reaches the CLI too; no other Pi setting does.
+    if (key === "PI_CONTEXT_GUARD_SETTLE_BUDGET_MS") out[key] = value;
     if (key.startsWith("PI_") || /_API_KEY$|_TOKEN$/.test(key)) continue;
     out[key] = value;
   }
