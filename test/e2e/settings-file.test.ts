@@ -30,7 +30,7 @@ describe("/guard on|off in a real Pi session", () => {
       });
       // The session is off all the same.
       await s.session.prompt("/guard");
-      expect(notices.at(-1)?.message).toMatch(/^context-guard off · /);
+      expect(notices.at(-1)?.message).toMatch(/^context-guard is off · /);
 
       await chmod(path, 0o644);
       await s.session.prompt("/guard on");

@@ -4,7 +4,7 @@
 import type { BeforeAgentStartEvent, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { LOADED_SKILLS_SECTION } from "../../core/routing/routing.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
-import { formatCount } from "../../core/shared/text.ts";
+import { count, formatCount } from "../../core/shared/text.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { redactKnown } from "../platform/secrets.ts";
 import type { Telemetry } from "../platform/telemetry.ts";
@@ -114,7 +114,7 @@ export class SessionRouting {
     const skills = names.length > 0 ? `skills loaded: ${names.join(", ")}` : "no skill loaded";
     const u = r.usage;
     return (
-      `classifier for routing: ${u.requests} request(s) this session, ${formatCount(u.inputTokens)} input tokens, ` +
+      `classifier for routing: ${count(u.requests, "request")} this session, ${formatCount(u.inputTokens)} input tokens, ` +
       `$${u.costUsd.toFixed(4)} · ${skills}`
     );
   }

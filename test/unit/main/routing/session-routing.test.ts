@@ -21,13 +21,13 @@ describe("SessionRouting.reportLine", () => {
     r.router.loaded.set("pdf-tools", { score: 0.9, turn: 1 });
     r.router.pinned.add("docker");
     expect(r.reportLine()).toBe(
-      "classifier for routing: 3 request(s) this session, 1.2k input tokens, $0.0004 · skills loaded: pdf-tools, docker (pinned)",
+      "classifier for routing: 3 requests this session, 1.2k input tokens, $0.0004 · skills loaded: pdf-tools, docker (pinned)",
     );
   });
 
   it("says no skill is loaded, and nothing at all when there is nothing to route", () => {
     const r = routing();
-    expect(r.reportLine()).toMatch(/0 request\(s\) this session.* · no skill loaded$/);
+    expect(r.reportLine()).toMatch(/0 requests this session.* · no skill loaded$/);
     r.router.routable = { skills: 0, namespaces: 0 };
     expect(r.reportLine()).toBeUndefined();
     expect(routing({ routeSkills: false }).reportLine()).toBeUndefined();
