@@ -387,7 +387,8 @@ export interface AssistantRecord {
 /** Checks already made, per message object: a pass checks only the messages new since the last one. */
 const checkedBefore = new WeakMap<object, { list?: Prices; checked: CheckedRequest }>();
 
-const sameList = (a: Prices | undefined, b: Prices | undefined) =>
+/** Whether two list prices are the same (a check made under one stays valid under the other). */
+export const sameList = (a: Prices | undefined, b: Prices | undefined) =>
   a === b ||
   (a !== undefined &&
     b !== undefined &&

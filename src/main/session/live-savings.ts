@@ -6,7 +6,7 @@ import {
   type SessionEntry,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
-import { type CacheProfile, type CheckedRequest, checkRequest } from "../../core/cache/cache-behaviour.ts";
+import { type CacheProfile, type CheckedRequest, checkRequest, sameList } from "../../core/cache/cache-behaviour.ts";
 import type { Prices } from "../../core/cache/prompt-cache.ts";
 import { messageChars, sumMessages } from "../../core/replay/replay-metrics.ts";
 import type { LedgerEntry, SavedSoFar } from "../../core/replay/saved-so-far.ts";
@@ -64,15 +64,6 @@ export function toLedger(entry: SessionEntry, lookup: EntryLookup): { ledger: Le
   ledger.request = { at: entryTime, model: `${m.provider ?? "?"}/${m.model ?? "?"}`, outputChars: messageChars(m) };
   return { ledger, recorded: { message: m, entryTime } };
 }
-
-const sameList = (a: Prices | undefined, b: Prices | undefined) =>
-  a === b ||
-  (a !== undefined &&
-    b !== undefined &&
-    a.input === b.input &&
-    a.output === b.output &&
-    a.cacheRead === b.cacheRead &&
-    a.cacheWrite === b.cacheWrite);
 
 /**
  * Each request's recorded usage checked and each model's profile learned as the replay does (money-log's
