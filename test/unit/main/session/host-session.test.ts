@@ -476,6 +476,26 @@ describe("HostSession: nobody waits for a pass", () => {
     await session.shutdown();
   });
 
+  it("a handed-over pass's drafts never reach the requests of a branch the session moved to", async () => {
+    const slow = held();
+    const { session } = await open({
+      classify: slow.classify,
+      config: { midRun: false, exchangeBreakEven: false, timeoutMs: 600_000, settleBudgetMs: 20 },
+    });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    expect(await session.settle(settle, fake.ctx)).toBeUndefined();
+    slow.release();
+    await until(() => session.status(fake.ctx).kind !== "checkpoint");
+    const messages = () => projection.flatMap((p) => p.messages).filter((m) => m.role !== "system") as never[];
+    // On the branch it judged, the requests carry its drafts.
+    expect(session.restoreContext(messages(), fake.ctx)).toBeDefined();
+    // /tree to before the judged run's end: the branch no longer holds the context's last entry.
+    const moved = fakeCtx(entries.filter((e) => e.id !== projection.at(-1)?.sourceEntry.id));
+    expect(session.restoreContext(messages(), moved.ctx)).toBeUndefined();
+    await session.shutdown();
+  });
+
   it("the run's last turn_end does not wait for a checkpoint that asks; it lands later", async () => {
     const slow = held();
     const { session } = await open({
