@@ -1,6 +1,5 @@
 // GuardSession: the pass as the extension, the replay and the bench all run it. Here on the inline pool
 // backend with a real Pi SessionManager projection and a scripted classifier on a fake clock.
-import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierOutcome } from "../../../../src/core/shared/types.ts";
@@ -9,7 +8,7 @@ import { cacheFamily, GuardSession, sinceLastRequest } from "../../../../src/mai
 import type { ProjectedLike } from "../../../../src/main/pass/snapshot.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { dropAll } from "../../../kit/answers.ts";
-import { FAUX_USAGE } from "../../../kit/pi-messages.ts";
+import { grepRunSession } from "../../../kit/grep-run.ts";
 
 let runner: TaskRunner;
 beforeAll(async () => {
@@ -21,39 +20,7 @@ afterAll(async () => {
 
 /** A finished run with one large grep output: a run-end pass has something to ask about. */
 function session(): ProjectedLike[] {
-  const sm = SessionManager.inMemory("/tmp/cg-guard-session");
-  const now = Date.now();
-  sm.appendMessage({ role: "user", content: [{ type: "text", text: "where is needle?" }], timestamp: now });
-  sm.appendMessage({
-    role: "assistant",
-    content: [{ type: "toolCall", id: "c1", name: "bash", arguments: { command: "rg -n needle" } }],
-    api: "openai-completions",
-    provider: "fake",
-    model: "m",
-    usage: FAUX_USAGE,
-    stopReason: "toolUse",
-    timestamp: now,
-  } as never);
-  const lines = Array.from({ length: 600 }, (_, i) => `src/f${i % 9}.ts:${i}: const value_${i} = ${i}; // hay`);
-  sm.appendMessage({
-    role: "toolResult",
-    toolCallId: "c1",
-    toolName: "bash",
-    content: [{ type: "text", text: lines.join("\n") }],
-    isError: false,
-    timestamp: now,
-  } as never);
-  sm.appendMessage({
-    role: "assistant",
-    content: [{ type: "text", text: "needle is not there" }],
-    api: "openai-completions",
-    provider: "fake",
-    model: "m",
-    usage: FAUX_USAGE,
-    stopReason: "stop",
-    timestamp: now,
-  } as never);
-  return sm.buildSessionProjection().entries as unknown as ProjectedLike[];
+  return grepRunSession().buildSessionProjection().entries as unknown as ProjectedLike[];
 }
 
 describe("GuardSession.pass", () => {
