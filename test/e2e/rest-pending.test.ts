@@ -1,0 +1,223 @@
+// The run end's handed-over rest under Esc and a second prompt, in the real Pi in RPC mode, against a
+// main model that rejects what OpenAI rejects. The run ends within its budget while the classifier
+// (CLASSIFIER_MS an answer) is still asked; then the user aborts (RPC `abort`, Esc) with the agent
+// idle, types a second prompt at once, aborts that run in the middle of a model call, and types a third.
+// No prompt may wait for the classifier or be lost, no request may carry a tool result apart from its
+// call, and the rest either lands (on the branch it was judged on) or is dropped and asked again later.
+import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
+import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
+import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+
+const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
+const CLASSIFIER_MS = 3000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function testLog(n: number): string {
+  const lines = Array.from({ length: 200 }, (_, i) =>
+    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+const textOf = (m: WireJson): string =>
+  typeof m?.content === "string"
+    ? m.content
+    : Array.isArray(m?.content)
+      ? m.content.map((b: WireJson) => b?.text ?? "").join("")
+      : "";
+
+/** Each prompt's tool turns; `hang` is a model call that answers only once aborted. */
+const RUNS: Record<string, Array<string | "hang">> = {
+  first: ["cat log0.txt", "cat log1.txt", "cat log2.txt"],
+  second: ["cat log3.txt", "hang"],
+  third: ["cat log4.txt", "cat log5.txt", "cat log6.txt"],
+  fourth: ["echo four"],
+  fifth: ["echo five"],
+};
+/** The outputs of the runs whose rest an Esc stopped (the second run's one output is too small to judge). */
+const JUDGED = [0, 1, 2, 4, 5, 6];
+
+let classifier: LoopbackClassifier;
+let main: FakeOpenAI;
+let rpc: RpcPi;
+let sessionFile = "";
+const asked: Array<{ at: number; body: string }> = [];
+const calls: Array<{ prompt: string; at: number; messages: WireJson[] }> = [];
+const sentAt = new Map<string, number>();
+let hanging: (() => void) | undefined;
+let settledFirst = 0;
+const askedAbout = (n: number) => asked.filter((a) => a.body.includes(`broken_${n}_50`)).length;
+
+async function reply(messages: WireJson[]): Promise<FakeReply> {
+  let lastUser = messages.length - 1;
+  while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
+  const prompt = textOf(messages[lastUser]);
+  calls.push({ prompt, at: performance.now(), messages });
+  const done = messages.slice(lastUser + 1).filter((m) => m.role === "tool").length;
+  const next = RUNS[prompt]?.[done];
+  if (next === undefined) return { text: `done with ${prompt}` };
+  if (next === "hang") {
+    await new Promise<void>((resolve) => {
+      hanging = resolve;
+      setTimeout(resolve, 30_000);
+    });
+    return { text: "too late" };
+  }
+  return { toolCalls: [{ name: "bash", arguments: { command: next } }] };
+}
+
+function send(prompt: string): void {
+  sentAt.set(prompt, performance.now());
+  rpc.send({ type: "prompt", message: prompt });
+}
+
+/** Waits until the classifier has been asked about each of these logs. */
+async function askedAbout3(...logs: number[]): Promise<void> {
+  for (let i = 0; i < 3000 && !logs.every((n) => askedAbout(n) > 0); i++) await sleep(10);
+}
+
+async function settled(from: number): Promise<number> {
+  return (await rpc.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 60_000 })).at;
+}
+
+beforeAll(async () => {
+  const keyword = keywordPolicy(/FAIL/);
+  classifier = await startLoopbackClassifier({
+    latencyMs: CLASSIFIER_MS,
+    policy: (body) => {
+      asked.push({ at: performance.now(), body: JSON.stringify(body) });
+      return keyword(body);
+    },
+  });
+  main = await startFakeOpenAI((req) => reply(req.messages), { strict: true });
+  const cwd = await mkdtemp(join(tmpdir(), "cg-rest-pending-"));
+  for (let i = 0; i < 7; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
+  const agentDir = await makeAgentDir({
+    mainBaseUrl: main.baseUrl,
+    classifierBaseUrl: classifier.baseUrl,
+    guardConfig: { settleBudgetMs: 150, midRun: false, timeoutMs: 30_000, exchangeBreakEven: false, telemetry: false },
+  });
+  rpc = startRpcPi({
+    agentDir,
+    cwd,
+    extensions: [EXTENSION],
+    args: ["--session-dir", join(agentDir, "s")],
+    env: { PI_CONTEXT_GUARD_CONFIG: "" },
+  });
+  let from = rpc.records.length;
+  send("first");
+  settledFirst = await settled(from);
+  await askedAbout3(0, 1, 2);
+  // A prompt at once, while the rest is asked, and Esc in the middle of its run's model call.
+  from = rpc.records.length;
+  send("second");
+  for (let i = 0; i < 3000 && !hanging; i++) await sleep(10);
+  rpc.send({ type: "abort", id: "esc-run" });
+  await rpc.waitFor((r) => r.id === "esc-run");
+  hanging?.();
+  await settled(from);
+  from = rpc.records.length;
+  send("third");
+  await settled(from);
+  await askedAbout3(4, 5, 6);
+  // Esc with the agent idle while the third run's rest is asked.
+  rpc.send({ type: "abort", id: "esc-idle" });
+  await rpc.waitFor((r) => r.id === "esc-idle");
+  from = rpc.records.length;
+  send("fourth");
+  await settled(from);
+  // Once the classifier has answered every request and no more come, a last run gives what is left a
+  // boundary to land at.
+  for (let i = 0; i < 10; i++) {
+    const wait = (asked.at(-1)?.at ?? 0) + CLASSIFIER_MS + 500 - performance.now();
+    if (wait <= 0) break;
+    await sleep(wait);
+  }
+  from = rpc.records.length;
+  send("fifth");
+  await settled(from);
+  rpc.send({ type: "get_state", id: "state" });
+  sessionFile = ((await rpc.waitFor((r) => r.id === "state")).data as { sessionFile: string }).sessionFile;
+}, 120_000);
+afterAll(async () => {
+  await rpc?.close();
+  await main?.close();
+  await classifier?.close();
+});
+
+const firstCall = (prompt: string) => calls.find((c) => c.prompt === prompt);
+
+describe("the hand-over's rest under Esc and a second prompt (RPC)", () => {
+  it("the run ended with the rest still asked", () => {
+    const passAsked = asked.find((a) => a.at >= (firstCall("first")?.at ?? 0))?.at as number;
+    expect(passAsked).toBeDefined();
+    expect(settledFirst).toBeLessThan(passAsked + CLASSIFIER_MS);
+  });
+
+  it("a prompt typed while the rest is asked starts before the classifier could answer it", () => {
+    const passAsked = asked.find((a) => a.at >= (firstCall("first")?.at ?? 0))?.at as number;
+    const started = firstCall("second")?.at as number;
+    expect(started).toBeGreaterThan(sentAt.get("second") as number);
+    expect(started).toBeLessThan(passAsked + CLASSIFIER_MS);
+  });
+
+  it("loses no prompt: each reaches the model, and the last request shows every one", () => {
+    for (const p of Object.keys(RUNS)) expect(firstCall(p), p).toBeDefined();
+    const last = calls.at(-1)?.messages ?? [];
+    const users = last.filter((m) => m.role === "user").map(textOf);
+    expect(users).toEqual(Object.keys(RUNS));
+  });
+
+  it("sends no request a strict provider rejects", () => {
+    expect(main.rejected).toEqual([]);
+    const errors = rpc.records.filter(
+      (r) => r.type === "extension_error" || (r.method === "notify" && r.notifyType === "error"),
+    );
+    expect(errors).toEqual([]);
+  });
+
+  it("asks again only what an Esc stopped, and lands it", () => {
+    // The first run's rest is stopped by both Escs, the third's by the second: once more each time.
+    for (const n of JUDGED) expect(askedAbout(n), `log${n}`).toBeLessThanOrEqual(n < 3 ? 3 : 2);
+    // The last request shows every one of those outputs distilled.
+    const last = calls.at(-1)?.messages ?? [];
+    for (const n of JUDGED) {
+      const shown = last
+        .filter((m) => m.role === "tool")
+        .map(textOf)
+        .find((t) => t.includes(`broken_${n}_50`));
+      expect([n, shown !== undefined && !shown.includes(`PASS src/case${n}_120.test.ts`)]).toEqual([n, true]);
+    }
+  });
+
+  it("leaves a session file Pi loads, whose guard entries name only entries on their branch", async () => {
+    const copy = join(await mkdtemp(join(tmpdir(), "cg-rest-copy-")), "session.jsonl");
+    await copyFile(sessionFile, copy);
+    const manager = SessionManager.open(copy);
+    type Entry = {
+      id: string;
+      parentId: string | null;
+      type: string;
+      customType?: string;
+      targetId?: string;
+      data?: { results?: Array<{ entryId: string }> };
+    };
+    const entries = manager.getEntries() as unknown as Entry[];
+    const byId = new Map(entries.map((e) => [e.id, e]));
+    const records = entries.filter((e) => e.customType === "context-guard");
+    expect(records.length).toBeGreaterThan(0);
+    for (const e of entries) {
+      const named = e.type === "context_edit" ? [e.targetId as string] : (e.data?.results ?? []).map((r) => r.entryId);
+      if (e.type !== "context_edit" && e.customType !== "context-guard") continue;
+      const before = new Set<string>();
+      for (let p = e.parentId; p !== null; p = byId.get(p)?.parentId ?? null) before.add(p);
+      for (const id of named) expect([e.id, id, before.has(id)]).toEqual([e.id, id, true]);
+    }
+  });
+});

@@ -1,0 +1,199 @@
+// Two `pi` processes in RPC mode on one session file, each with the guard, background checkpoints and
+// handed-over run-end rests (a classifier slow enough that both are pending when the next turn or prompt
+// comes), their prompts interleaved. Each process appends to the file without seeing the other's
+// entries. Neither may crash or wedge; every request either sent must pair each tool result with its
+// call (a main model that rejects what OpenAI rejects); the file, opened afresh by Pi (a copy), must give
+// every leaf a well-formed context, and no guard entry may name an entry off its own branch.
+import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FakeOpenAI, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
+import { dropAllPolicy, grepText } from "../kit/fault-session.ts";
+import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
+import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+
+const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
+const TURNS = 3;
+/** Each process's prompts, in order; the first of `one` creates the file. */
+const PROMPTS = { one: ["a", "c", "e"], two: ["b", "d", "f"] };
+const LONG = `all read: ${"the counts are fine and nothing else changed. ".repeat(40)}`;
+
+const textOf = (m: WireJson): string =>
+  typeof m?.content === "string"
+    ? m.content
+    : Array.isArray(m?.content)
+      ? m.content.map((b: WireJson) => b?.text ?? "").join("")
+      : "";
+
+let classifier: LoopbackClassifier;
+let main: FakeOpenAI;
+let one: RpcPi;
+let two: RpcPi;
+let file = "";
+let cwd = "";
+const exits: Array<{ code: number | null; signal: NodeJS.Signals | null }> = [];
+
+/** Sends a prompt and resolves when its run has settled. */
+async function run(pi: RpcPi, message: string): Promise<void> {
+  const from = pi.records.length;
+  pi.send({ type: "prompt", message });
+  await pi.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 60_000 });
+}
+
+beforeAll(async () => {
+  classifier = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 400 });
+  // Each run reads TURNS files named after its prompt, then answers at length once the last checkpoint
+  // has been answered, so the run-end pass is asked (and handed over) rather than left to the next run.
+  main = await startFakeOpenAI(
+    async (req) => {
+      let lastUser = req.messages.length - 1;
+      while (lastUser >= 0 && req.messages[lastUser]?.role !== "user") lastUser--;
+      const tag = textOf(req.messages[lastUser]).trim();
+      const done = req.messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
+      if (done >= TURNS) {
+        await new Promise((r) => setTimeout(r, 800));
+        return { text: LONG };
+      }
+      return { toolCalls: [{ name: "bash", arguments: { command: `cat ${tag}${done}.txt` } }] };
+    },
+    { strict: true },
+  );
+  cwd = await mkdtemp(join(tmpdir(), "cg-two-rpc-cwd-"));
+  for (const tag of [...PROMPTS.one, ...PROMPTS.two])
+    for (let t = 0; t < TURNS; t++) await writeFile(join(cwd, `${tag}${t}.txt`), grepText(8, `${tag}${t}`));
+  const agentDir = await makeAgentDir({
+    mainBaseUrl: main.baseUrl,
+    classifierBaseUrl: classifier.baseUrl,
+    guardConfig: {
+      telemetry: false,
+      settleBudgetMs: 150,
+      midRunBatchChars: 0,
+      midRunMinAgeTurns: 1,
+      midRunBreakEven: false,
+      keepRecentExchanges: 0,
+      exchangeBreakEven: false,
+      exchangeMinSavingChars: 0,
+    },
+  });
+  const env = { PI_CONTEXT_GUARD_CONFIG: "" };
+  one = startRpcPi({ agentDir, cwd, extensions: [EXTENSION], args: ["--session-dir", join(agentDir, "s")], env });
+  await run(one, PROMPTS.one[0] as string);
+  const stateFrom = one.records.length;
+  one.send({ type: "get_state", id: "state" });
+  const state = await one.waitFor((r) => r.id === "state", { from: stateFrom });
+  file = (state.data as { sessionFile: string }).sessionFile;
+  // The second opens the file while the first's run-end rest is still being asked.
+  two = startRpcPi({ agentDir, cwd, extensions: [EXTENSION], args: ["--session", file], env });
+  for (let i = 0; i < PROMPTS.two.length; i++) {
+    // Interleaved: both runs at once, then the next pair as soon as both have settled (rests pending).
+    const next = PROMPTS.one[i + 1];
+    await Promise.all([run(two, PROMPTS.two[i] as string), next ? run(one, next) : Promise.resolve()]);
+  }
+  // Both exit on EOF, as an RPC client that closes its pipe would have them.
+  for (const pi of [one, two]) pi.child.stdin.end();
+  for (const pi of [one, two]) exits.push(await pi.exited);
+}, 240_000);
+afterAll(async () => {
+  for (const pi of [one, two]) await pi?.close();
+  await main?.close();
+  await classifier?.close();
+});
+
+type Entry = {
+  type: string;
+  id: string;
+  parentId: string | null;
+  customType?: string;
+  targetId?: string;
+  data?: { phase?: string; results?: Array<{ entryId: string }> };
+};
+
+/** The session file as Pi loads it, from a copy (opening an original may rewrite it). */
+async function readCopy(): Promise<SessionManager> {
+  const copy = join(await mkdtemp(join(tmpdir(), "cg-two-rpc-copy-")), "session.jsonl");
+  await copyFile(file, copy);
+  return SessionManager.open(copy, undefined, cwd);
+}
+
+describe("two pi processes (RPC) on one session file, with background work", () => {
+  it("neither crashes nor wedges: every prompt settles and both exit cleanly", () => {
+    expect(exits).toEqual([
+      { code: 0, signal: null, at: expect.any(Number) },
+      { code: 0, signal: null, at: expect.any(Number) },
+    ]);
+    for (const pi of [one, two]) {
+      const errors = pi.records.filter(
+        (r) => r.type === "extension_error" || (r.method === "notify" && r.notifyType === "error"),
+      );
+      expect(errors).toEqual([]);
+    }
+  });
+
+  it("sent no request a strict provider rejects", () => {
+    expect(main.requests.length).toBeGreaterThanOrEqual(6 * (TURNS + 1));
+    expect(main.rejected).toEqual([]);
+  });
+
+  it("did background work in both: checkpoints and run-end passes landed", async () => {
+    const entries = (await readCopy()).getEntries() as unknown as Entry[];
+    const phases = entries.filter((e) => e.customType === "context-guard").map((e) => e.data?.phase);
+    expect(new Set(phases)).toEqual(new Set(["mid-run", "run-end"]));
+  });
+
+  it("leaves a file Pi loads, whose every leaf projects with each tool result after its call", async () => {
+    const manager = await readCopy();
+    const entries = manager.getEntries() as unknown as Entry[];
+    const children = new Set(entries.map((e) => e.parentId));
+    const leaves = entries.filter((e) => !children.has(e.id));
+    expect(leaves.length).toBeGreaterThanOrEqual(2);
+    for (const leaf of leaves) {
+      manager.branch(leaf.id);
+      const messages = manager.buildSessionProjection().messages as Array<{
+        role: string;
+        toolCallId?: string;
+        content?: unknown;
+      }>;
+      const open = new Set<string>();
+      const problems: string[] = [];
+      for (const m of messages) {
+        if (m.role === "assistant" && Array.isArray(m.content)) {
+          for (const id of open) problems.push(`call ${id} without result`);
+          open.clear();
+          for (const b of m.content as Array<{ type: string; id?: string }>)
+            if (b.type === "toolCall") open.add(b.id as string);
+        } else if (m.role === "toolResult") {
+          if (!open.delete(m.toolCallId as string)) problems.push(`orphan ${m.toolCallId}`);
+        }
+      }
+      expect([leaf.id, problems]).toEqual([leaf.id, []]);
+    }
+  });
+
+  it("no edit or record names an entry that is not on the branch it lands on", async () => {
+    const entries = (await readCopy()).getEntries() as unknown as Entry[];
+    const byId = new Map(entries.map((e) => [e.id, e]));
+    const ancestors = (e: Entry): Set<string> => {
+      const out = new Set<string>();
+      for (let p = e.parentId; p !== null; p = byId.get(p)?.parentId ?? null) out.add(p);
+      return out;
+    };
+    let checked = 0;
+    for (const e of entries) {
+      const named =
+        e.type === "context_edit"
+          ? [e.targetId as string]
+          : e.customType === "context-guard"
+            ? (e.data?.results ?? []).map((r) => r.entryId)
+            : [];
+      const before = ancestors(e);
+      for (const id of named) {
+        checked++;
+        expect([e.id, id, before.has(id)]).toEqual([e.id, id, true]);
+      }
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+});
