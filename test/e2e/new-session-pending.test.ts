@@ -1,0 +1,199 @@
+// `/new` (RPC `new_session`) while the guard's background work is pending, in the real Pi in RPC mode:
+// a mid-run checkpoint asked while the model call is under way, or a run end's handed-over rest asked
+// with the agent idle. The classifier answers only after CLASSIFIER_MS. The new session's prompt must
+// not wait for it; nothing judged in the old session may land in either file once it is left; both files
+// load in Pi and every request pairs each tool result with its call (a strict main model).
+import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
+import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
+import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+
+const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
+const CLASSIFIER_MS = 3000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function testLog(n: number): string {
+  const lines = Array.from({ length: 200 }, (_, i) =>
+    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+const textOf = (m: WireJson): string =>
+  typeof m?.content === "string"
+    ? m.content
+    : Array.isArray(m?.content)
+      ? m.content.map((b: WireJson) => b?.text ?? "").join("")
+      : "";
+
+const CASES = [
+  {
+    name: "a mid-run checkpoint",
+    config: { midRunBatchChars: 0, midRunMinAgeTurns: 1, midRunBreakEven: false },
+    // The third model call hangs: /new comes while it and the checkpoint are under way.
+    turns: ["cat log0.txt", "cat log1.txt", "hang"],
+  },
+  {
+    name: "a handed-over rest",
+    config: { settleBudgetMs: 150, midRun: false },
+    turns: ["cat log0.txt", "cat log1.txt", "cat log2.txt"],
+  },
+] as const;
+
+type Entry = {
+  id: string;
+  parentId: string | null;
+  type: string;
+  customType?: string;
+  targetId?: string;
+  data?: { results?: Array<{ entryId: string }> };
+};
+
+async function loadCopy(file: string): Promise<Entry[]> {
+  const copy = join(await mkdtemp(join(tmpdir(), "cg-new-copy-")), "session.jsonl");
+  await copyFile(file, copy);
+  return SessionManager.open(copy).getEntries() as unknown as Entry[];
+}
+
+describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) => {
+  let classifier: LoopbackClassifier;
+  let main: FakeOpenAI;
+  let rpc: RpcPi;
+  const asked: number[] = [];
+  const calls: Array<{ prompt: string; at: number }> = [];
+  let hanging: (() => void) | undefined;
+  let newAt = 0;
+  let oldFile = "";
+  let newFile = "";
+  let oldBefore = "";
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+  async function reply(messages: WireJson[]): Promise<FakeReply> {
+    let lastUser = messages.length - 1;
+    while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
+    const prompt = textOf(messages[lastUser]);
+    calls.push({ prompt, at: performance.now() });
+    if (prompt !== "work") return { text: `done with ${prompt}` };
+    const next = turns[messages.slice(lastUser + 1).filter((m) => m.role === "tool").length];
+    if (next === undefined) return { text: "done with work" };
+    if (next === "hang") {
+      await new Promise<void>((resolve) => {
+        hanging = resolve;
+        setTimeout(resolve, 30_000);
+      });
+      return { text: "too late" };
+    }
+    return { toolCalls: [{ name: "bash", arguments: { command: next } }] };
+  }
+
+  async function state(): Promise<string> {
+    const from = rpc.records.length;
+    rpc.send({ type: "get_state", id: "state" });
+    const r = await rpc.waitFor((x) => x.id === "state", { from });
+    return (r.data as { sessionFile: string }).sessionFile;
+  }
+
+  async function prompt(message: string): Promise<void> {
+    const from = rpc.records.length;
+    rpc.send({ type: "prompt", message });
+    await rpc.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 60_000 });
+  }
+
+  beforeAll(async () => {
+    const keyword = keywordPolicy(/FAIL/);
+    classifier = await startLoopbackClassifier({
+      latencyMs: CLASSIFIER_MS,
+      policy: (body) => {
+        asked.push(performance.now());
+        return keyword(body);
+      },
+    });
+    main = await startFakeOpenAI((req) => reply(req.messages), { strict: true });
+    const cwd = await mkdtemp(join(tmpdir(), "cg-new-pending-"));
+    for (let i = 0; i < 3; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
+    const agentDir = await makeAgentDir({
+      mainBaseUrl: main.baseUrl,
+      classifierBaseUrl: classifier.baseUrl,
+      guardConfig: { telemetry: false, timeoutMs: 30_000, exchangeBreakEven: false, ...config },
+    });
+    rpc = startRpcPi({
+      agentDir,
+      cwd,
+      extensions: [EXTENSION],
+      args: ["--session-dir", join(agentDir, "s")],
+      env: { PI_CONTEXT_GUARD_CONFIG: "" },
+    });
+    let from = rpc.records.length;
+    rpc.send({ type: "prompt", message: "work" });
+    const hangs = turns.includes("hang" as never);
+    if (!hangs) await rpc.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 60_000 });
+    for (let i = 0; i < 3000 && (asked.length === 0 || (hangs && !hanging)); i++) await sleep(10);
+    expect(asked.length).toBeGreaterThan(0);
+    oldFile = await state();
+    oldBefore = await readFile(oldFile, "utf8");
+    from = rpc.records.length;
+    newAt = performance.now();
+    rpc.send({ type: "new_session", id: "new" });
+    const created = await rpc.waitFor((r) => r.id === "new", { from });
+    expect(created.success).toBe(true);
+    hanging?.();
+    await prompt("after");
+    // Long enough for the old pass's answers to come back, then a run that would land them.
+    await sleep(Math.max(0, (asked.at(-1) ?? 0) + CLASSIFIER_MS + 500 - performance.now()));
+    await prompt("later");
+    newFile = await state();
+    rpc.child.stdin.end();
+    exit = await rpc.exited;
+  }, 120_000);
+  afterAll(async () => {
+    await rpc?.close();
+    await main?.close();
+    await classifier?.close();
+  });
+
+  it("the new session's prompt starts without waiting for the classifier", () => {
+    const started = calls.find((c) => c.prompt === "after")?.at as number;
+    expect(started).toBeGreaterThan(newAt);
+    expect(started).toBeLessThan((asked[0] as number) + CLASSIFIER_MS);
+    expect(calls.filter((c) => c.prompt === "later").length).toBe(1);
+  });
+
+  it("sends no request a strict provider rejects, and Pi exits cleanly", () => {
+    expect(main.rejected).toEqual([]);
+    const errors = rpc.records.filter(
+      (r) => r.type === "extension_error" || (r.method === "notify" && r.notifyType === "error"),
+    );
+    expect(errors).toEqual([]);
+    expect(exit).toMatchObject({ code: 0, signal: null });
+  });
+
+  it("lands nothing in the old session once it is left, and it still loads", async () => {
+    expect(newFile).not.toBe(oldFile);
+    const after = await readFile(oldFile, "utf8");
+    // What the old file gained after /new: at most the aborted run's own messages.
+    const added = after
+      .slice(oldBefore.length)
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Entry);
+    expect(added.filter((e) => e.type !== "message")).toEqual([]);
+    const entries = await loadCopy(oldFile);
+    expect(entries.some((e) => e.type === "context_edit" || e.customType === "context-guard")).toBe(false);
+  });
+
+  it("lands nothing judged in the old session in the new one", async () => {
+    const entries = await loadCopy(newFile);
+    const ids = new Set(entries.map((e) => e.id));
+    expect(entries.filter((e) => e.type === "message").length).toBeGreaterThanOrEqual(4);
+    for (const e of entries) {
+      if (e.type === "context_edit") expect(ids.has(e.targetId as string)).toBe(true);
+      for (const r of e.data?.results ?? []) expect(ids.has(r.entryId)).toBe(true);
+    }
+    expect(entries.some((e) => e.type === "context_edit")).toBe(false);
+  });
+});
