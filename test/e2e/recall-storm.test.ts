@@ -72,6 +72,7 @@ beforeAll(async () => {
     agentDir,
     extensionPaths: [EXTENSION],
     classifierBaseUrl: classifier.baseUrl,
+    strict: true,
     responses: [
       { toolCalls: FILES.map((f) => ({ name: "bash", arguments: { command: `cat ${f.name}` } })) },
       answer("read them"),
@@ -96,6 +97,10 @@ afterAll(async () => {
 });
 
 describe("recall storms", () => {
+  it("sends no request a strict provider rejects", () => {
+    expect(s.rejected).toEqual([]);
+  });
+
   it("distilled the outputs before the storm", () => {
     expect(copies(seen[1])).toEqual([0, 0, 0, 0]);
     expect(sizeOf(seen[1])).toBeLessThan(ORIGINALS / 2);

@@ -58,6 +58,7 @@ beforeAll(async () => {
     agentDir,
     extensionPaths: [EXTENSION],
     classifierBaseUrl: classifier.baseUrl,
+    strict: true,
     responses: [...turns, look("read it all"), look("all back")],
   });
   await writeFile(join(s.cwd, "big.txt"), FILE);
@@ -80,6 +81,10 @@ function shownResults(messages: Messages | undefined): string[] {
 }
 
 describe("1,000 restores in one session", () => {
+  it("sends no request a strict provider rejects", () => {
+    expect(s.rejected).toEqual([]);
+  });
+
   it("stubbed every output first", () => {
     expect(outputs).toHaveLength(RESTORES);
     const stubs = s.session.sessionManager
