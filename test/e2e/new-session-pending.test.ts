@@ -14,7 +14,7 @@ import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
-const CLASSIFIER_MS = 3000;
+const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function testLog(n: number): string {
@@ -40,7 +40,7 @@ const CASES = [
   },
   {
     name: "a handed-over rest",
-    config: { settleBudgetMs: 150, midRun: false },
+    config: { midRun: false },
     turns: ["cat log0.txt", "cat log1.txt", "cat log2.txt"],
   },
 ] as const;
@@ -119,7 +119,7 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
     const agentDir = await makeAgentDir({
       mainBaseUrl: main.baseUrl,
       classifierBaseUrl: classifier.baseUrl,
-      guardConfig: { telemetry: false, timeoutMs: 30_000, exchangeBreakEven: false, ...config },
+      guardConfig: { telemetry: false, timeoutMs: 30_000, settleBudgetMs: 150, exchangeBreakEven: false, ...config },
     });
     rpc = startRpcPi({
       agentDir,

@@ -10,7 +10,7 @@ import { EXTENSION } from "../kit/fault-session.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
 
-const CLASSIFIER_MS = 3000;
+const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const bash = (command: string): FauxResponse => ({ toolCalls: [{ name: "bash", arguments: { command } }] });
 

@@ -15,7 +15,7 @@ import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
-const CLASSIFIER_MS = 3000;
+const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function testLog(n: number): string {

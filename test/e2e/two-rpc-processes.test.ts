@@ -16,7 +16,7 @@ import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
-const TURNS = 3;
+const TURNS = 2;
 /** Each process's prompts, in order; the first of `one` creates the file. */
 const PROMPTS = { one: ["a", "c", "e"], two: ["b", "d", "f"] };
 const LONG = `all read: ${"the counts are fine and nothing else changed. ".repeat(40)}`;
@@ -54,7 +54,7 @@ beforeAll(async () => {
       const tag = textOf(req.messages[lastUser]).trim();
       const done = req.messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
       if (done >= TURNS) {
-        await new Promise((r) => setTimeout(r, 800));
+        await new Promise((r) => setTimeout(r, 600));
         return { text: LONG };
       }
       return { toolCalls: [{ name: "bash", arguments: { command: `cat ${tag}${done}.txt` } }] };
