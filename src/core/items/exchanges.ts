@@ -8,6 +8,7 @@ import { formatProbability, isProbability } from "../distill/interpret.ts";
 import { bool, hasHistory, workState } from "../distill/request.ts";
 import { isUserMessage, promptText, toolLabel } from "../distill/run.ts";
 import type { GuardConfig } from "../shared/config.ts";
+import { keyFactsNote } from "../shared/key-facts.ts";
 import { clip, formatCount, oneLine } from "../shared/text.ts";
 import {
   type ClassifierOutcome,
@@ -63,13 +64,24 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
-/** The one line left on an omitted exchange's prompt. */
-export function exchangeStub(ex: Pick<Exchange, "promptId" | "prompt" | "messages" | "chars">): string {
+/** Most characters of key facts on an omitted exchange's stub. */
+const EXCHANGE_FACT_CHARS = 300;
+
+/**
+ * The one line left on an omitted exchange's prompt. `texts` (the exchange's messages and tool calls) give
+ * the key facts it lists; none that the quoted prompt shows already.
+ */
+export function exchangeStub(
+  ex: Pick<Exchange, "promptId" | "prompt" | "messages" | "chars">,
+  texts: readonly string[] = [],
+): string {
   const tokens = formatCount(Math.round(ex.chars / 4));
   const recall = JSON.stringify({ entryId: ex.promptId });
+  const quoted = oneLine(ex.prompt, 120);
+  const facts = keyFactsNote(texts, { maxChars: EXCHANGE_FACT_CHARS, skip: (f) => quoted.includes(f) });
   return (
     `${GUARD_MARKER} Omitted an earlier exchange judged unrelated to the current work: ` +
-    `"${oneLine(ex.prompt, 120)}" (${plural(ex.messages, "message")}, ~${tokens} tokens). ` +
+    `"${quoted}" (${plural(ex.messages, "message")}, ~${tokens} tokens).${facts} ` +
     `Full exchange: recall(${recall}).`
   );
 }
@@ -108,6 +120,8 @@ interface Draft {
   foreignEdit: boolean;
   /** A tool call and its result are not both inside the exchange. */
   split: boolean;
+  /** Its entries, the prompt first: their texts and tool calls give the stub's key facts. */
+  entries: SnapEntry[];
 }
 
 /**
@@ -156,6 +170,7 @@ function splitExchanges(entries: SnapEntry[], end: number, judged: GuardJudgment
         toolLabels: [],
         foreignEdit: editedByOthers(e, judged),
         split: false,
+        entries: [e],
       };
       all.push(current);
       continue;
@@ -172,6 +187,7 @@ function splitExchanges(entries: SnapEntry[], end: number, judged: GuardJudgment
     if (current === undefined || !isEditable(e)) continue;
     current.entryIds.push(e.id);
     current.chars += entryChars(e);
+    current.entries.push(e);
     if (editedByOthers(e, judged)) current.foreignEdit = true;
     if (e.role === "assistant") {
       current.lastAssistantEntry = e;
@@ -193,7 +209,12 @@ function toExchange(d: Draft): Exchange {
     chars: d.chars,
     messages: d.entryIds.length + 1,
   };
-  return { ...base, stub: exchangeStub(base) };
+  const texts: string[] = [];
+  for (const e of d.entries) {
+    texts.push(e.text);
+    for (const call of e.toolCalls ?? []) texts.push(JSON.stringify(call.args));
+  }
+  return { ...base, stub: exchangeStub(base, texts) };
 }
 
 /**
