@@ -120,8 +120,6 @@ interface Draft {
   foreignEdit: boolean;
   /** A tool call and its result are not both inside the exchange. */
   split: boolean;
-  /** Its entries, the prompt first: their texts and tool calls give the stub's key facts. */
-  entries: SnapEntry[];
 }
 
 /**
@@ -170,7 +168,6 @@ function splitExchanges(entries: SnapEntry[], end: number, judged: GuardJudgment
         toolLabels: [],
         foreignEdit: editedByOthers(e, judged),
         split: false,
-        entries: [e],
       };
       all.push(current);
       continue;
@@ -187,7 +184,6 @@ function splitExchanges(entries: SnapEntry[], end: number, judged: GuardJudgment
     if (current === undefined || !isEditable(e)) continue;
     current.entryIds.push(e.id);
     current.chars += entryChars(e);
-    current.entries.push(e);
     if (editedByOthers(e, judged)) current.foreignEdit = true;
     if (e.role === "assistant") {
       current.lastAssistantEntry = e;
@@ -209,12 +205,7 @@ function toExchange(d: Draft): Exchange {
     chars: d.chars,
     messages: d.entryIds.length + 1,
   };
-  const texts: string[] = [];
-  for (const e of d.entries) {
-    texts.push(e.text);
-    for (const call of e.toolCalls ?? []) texts.push(JSON.stringify(call.args));
-  }
-  return { ...base, stub: exchangeStub(base, texts) };
+  return { ...base, stub: exchangeStub(base) };
 }
 
 /**
@@ -381,6 +372,24 @@ export function interpretExchanges(
     if (!isProbability(p)) return { promptId, relevant: undefined, trace: "no-answer" };
     return { promptId, relevant: !(p < omitThreshold), p, trace: `p${formatProbability(p)}` };
   });
+}
+
+/**
+ * The exchange with the key facts of its messages and tool calls on its stub. Only an exchange being
+ * omitted pays for the scan; until then its stub (and the break-even estimates made from it) is the
+ * one without facts, a few hundred characters short at most.
+ */
+export function withKeyFacts(ex: Exchange, entries: readonly SnapEntry[]): Exchange {
+  const ids = new Set([ex.promptId, ...ex.entryIds]);
+  const texts: string[] = [];
+  for (let i = Math.max(0, ex.index); i < entries.length && ids.size > 0; i++) {
+    const e = entries[i] as SnapEntry;
+    if (!ids.delete(e.id)) continue;
+    texts.push(e.text);
+    for (const call of e.toolCalls ?? []) texts.push(JSON.stringify(call.args));
+  }
+  const stub = exchangeStub(ex, texts);
+  return stub.length < ex.chars ? { ...ex, stub } : ex;
 }
 
 /** The edits that omit a whole exchange: the stub on the prompt, every other editable entry dropped. */

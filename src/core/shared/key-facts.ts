@@ -1,7 +1,7 @@
 // The key facts of a text the guard takes out of view: the URLs, ids, hashes, paths and entity or config
 // names it held, verbatim, so the stub that replaces it still carries what the agent is most likely to
 // reuse (an id to delete a job by, the path of a file to open next) without a recall. Pure and linear:
-// one regex scan per kind over at most SCAN_CHARS of each text.
+// one regex scan per kind over at most SCAN_CHARS of the texts together.
 //
 // Never a secret: a token that looks like a credential (a known key prefix, a long random mix of cases
 // and digits, anything right after a word such as `token` or `Authorization`), a URL with a user and
@@ -10,8 +10,8 @@
 import { REDACTED, redact, type Secrets } from "./redact.ts";
 import { hasFileExtension, isCommonFileName } from "./tokens.ts";
 
-/** Characters of one text scanned for facts: facts past them are not listed. */
-export const SCAN_CHARS = 400_000;
+/** Characters of the texts scanned for facts, together: facts past them are not listed. */
+export const SCAN_CHARS = 200_000;
 /** The longest single fact listed: a longer URL or path is left out rather than cut. */
 const MAX_FACT = 120;
 
@@ -140,7 +140,9 @@ function candidates(texts: Iterable<string>): Map<string, Candidate> {
     } else out.set(token, { kind, count: 1, first: offset + at });
   };
   for (const full of texts) {
-    let text = full.length > SCAN_CHARS ? full.slice(0, SCAN_CHARS) : full;
+    const room = SCAN_CHARS - offset;
+    if (room <= 0) break;
+    let text = full.length > room ? full.slice(0, room) : full;
     const masked: Array<[number, number]> = [];
     for (const m of text.matchAll(URL_RE)) {
       const url = cleanUrl(m[0]);
