@@ -81,7 +81,7 @@ export function decideResult(input: DecideInput): ResultDecision {
   const base = { entryId: candidate.entryId, label: candidate.label, changedOnDisk: input.changedOnDisk === true };
   const replacement =
     keptChunks === 0
-      ? renderRemoved({ ...base, lines: countLines(candidate.text), chars: original })
+      ? renderRemoved({ ...base, lines: countLines(candidate.text), chars: original, text: candidate.text })
       : renderReplacement({
           ...base,
           text: candidate.text,

@@ -3,7 +3,7 @@
 
 import { type CacheModel, exchangeGate, REWRITE_FACTOR, rewriteChars, sessionRequests } from "../cache/break-even.ts";
 import { deferEditsThatDoNotPay } from "../cache/edit-gate.ts";
-import { type Exchange, exchangeDrafts, exchangeResult, interpretExchanges } from "../items/exchanges.ts";
+import { type Exchange, exchangeDrafts, exchangeResult, interpretExchanges, withKeyFacts } from "../items/exchanges.ts";
 import { type ImageItem, imageDraft, imageResult } from "../items/images.ts";
 import { retryEditsThatPay } from "../items/retry.ts";
 import { interpretSmall, smallDraft, smallResult } from "../items/small.ts";
@@ -277,12 +277,13 @@ export function finishPass(input: FinishInput): FinishOutput {
     const ex = exById.get(verdict.promptId);
     if (!ex) continue;
     const omit = verdict.relevant === false && gate.pass;
+    const shown = omit ? withKeyFacts(ex, input.entries) : ex;
     if (omit) {
-      drafts.push(...exchangeDrafts(ex));
+      drafts.push(...exchangeDrafts(shown));
       omittedIds.add(ex.promptId);
       for (const id of ex.entryIds) omittedIds.add(id);
     }
-    results.push(exchangeResult(ex, verdict, verdict.relevant === false && !gate.pass));
+    results.push(exchangeResult(shown, verdict, verdict.relevant === false && !gate.pass));
   }
 
   // Earlier runs' outputs asked again: edited only when the rewrite they add pays off, else deferred (asked

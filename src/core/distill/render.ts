@@ -1,6 +1,7 @@
 // The text that replaces a distilled output: a header saying what happened and how to get the full
 // output back, the kept chunks copied verbatim, and one line standing for each run of removed chunks.
 
+import { factTokens, keyFacts, keyFactsNote } from "../shared/key-facts.ts";
 import { formatCount, sizeChange } from "../shared/text.ts";
 import { type Chunk, GUARD_MARKER } from "../shared/types.ts";
 
@@ -8,6 +9,9 @@ export { GUARD_MARKER };
 
 /** Most file names listed in one omission line. */
 const MAX_LISTED_FILES = 5;
+/** Most characters of key facts on a removed output's stub, and on one omission line of a distilled one. */
+export const STUB_FACT_CHARS = 300;
+export const OMISSION_FACT_CHARS = 100;
 
 export interface RenderInput {
   entryId: string;
@@ -60,11 +64,41 @@ function partList(lines: number[]): string {
   return lines.length === 1 ? `line ${lines[0]}` : `lines ${lines[0]} and ${lines[1]}`;
 }
 
+/** What the omission lines of one replacement share: which facts are in view or listed already. */
+interface FactScope {
+  kept: Set<string>;
+  listed: Set<string>;
+}
+
+/**
+ * `; held a, b` for removed chunks `from`..`to`: facts that are not in the kept chunks, on an earlier
+ * line, or in what the line says already (`shown`: a grep run's files).
+ */
+function omittedFacts(
+  chunks: Chunk[],
+  from: number,
+  to: number,
+  input: RenderInput,
+  scope: FactScope,
+  shown: string,
+): string {
+  if (input.changedOnDisk) return "";
+  const facts = keyFacts(
+    chunks.slice(from, to + 1).map((c) => c.text),
+    {
+      maxChars: OMISSION_FACT_CHARS,
+      skip: (f) => scope.listed.has(f) || scope.kept.has(f) || input.label.includes(f) || shown.includes(f),
+    },
+  );
+  for (const f of facts) scope.listed.add(f);
+  return facts.length > 0 ? `; held ${facts.join(", ")}` : "";
+}
+
 /**
  * The line standing for removed chunks `from`..`to` (indices, consecutive, non-empty). A run that
  * starts or ends inside a long line says which line is only partly omitted.
  */
-function omissionLine(chunks: Chunk[], from: number, to: number, input: RenderInput): string {
+function omissionLine(chunks: Chunk[], from: number, to: number, input: RenderInput, scope: FactScope): string {
   const first = chunks[from]!.firstLine;
   const last = chunks[to]!.lastLine;
   const files = new Set<string>();
@@ -84,7 +118,7 @@ function omissionLine(chunks: Chunk[], from: number, to: number, input: RenderIn
         : offset !== undefined
           ? `part of line ${at(first)} of the file`
           : `part of output line ${first}`;
-    return `[… ${formatChars(chars)} chars omitted: ${part} …]`;
+    return `[… ${formatChars(chars)} chars omitted: ${part}${omittedFacts(chunks, from, to, input, scope, part)} …]`;
   }
   let where: string;
   if (grepFiles !== undefined) where = `matches in ${grepFiles}`;
@@ -95,7 +129,7 @@ function omissionLine(chunks: Chunk[], from: number, to: number, input: RenderIn
     partial.length === 0
       ? plural(whole, "line")
       : `${whole > 0 ? `${plural(whole, "line")} and ` : ""}part of ${partList(partial.map(at))}`;
-  return `[… ${what} omitted: ${where} …]`;
+  return `[… ${what} omitted: ${where}${omittedFacts(chunks, from, to, input, scope, where)} …]`;
 }
 
 /** Drop the final "\n" only, so a kept CRLF line keeps its "\r" and the join restores the newline. */
@@ -110,6 +144,10 @@ function withoutFinalNewline(text: string): string {
  */
 export function renderReplacement(input: RenderInput): string {
   const { chunks, keep } = input;
+  const scope: FactScope = {
+    kept: factTokens(chunks.filter((c) => keep.has(c.n)).map((c) => c.text)),
+    listed: new Set(),
+  };
   const body: string[] = [];
   let keptLines = 0;
   let countedTo = 0;
@@ -120,7 +158,7 @@ export function renderReplacement(input: RenderInput): string {
       return;
     }
     const glued = i > 0 && removedFrom < 0 && body.length > 0 && endsInside(chunks, i - 1);
-    if (removedFrom >= 0) body.push(omissionLine(chunks, removedFrom, i - 1, input));
+    if (removedFrom >= 0) body.push(omissionLine(chunks, removedFrom, i - 1, input, scope));
     removedFrom = -1;
     const text = withoutFinalNewline(c.text);
     if (glued) body[body.length - 1] += text;
@@ -129,7 +167,7 @@ export function renderReplacement(input: RenderInput): string {
     keptLines += Math.max(0, c.lastLine - Math.max(c.firstLine, countedTo + 1) + 1);
     countedTo = Math.max(countedTo, c.lastLine);
   });
-  if (removedFrom >= 0) body.push(omissionLine(chunks, removedFrom, chunks.length - 1, input));
+  if (removedFrom >= 0) body.push(omissionLine(chunks, removedFrom, chunks.length - 1, input, scope));
   const totalLines = chunks.length > 0 ? chunks[chunks.length - 1]!.lastLine : 0;
   const why = input.changedOnDisk ? `. ${READ_AGAIN}` : "; the rest was judged not needed for the answer.";
   const header = (after: number) =>
@@ -149,13 +187,14 @@ export function renderReplacement(input: RenderInput): string {
   return [text, ...body].join("\n");
 }
 
-/** One-line replacement for an output of which nothing is kept. */
+/** One-line replacement for an output of which nothing is kept; `text` (the output) gives its key facts. */
 export function renderRemoved(input: {
   entryId: string;
   label: string;
   lines: number;
   chars: number;
   changedOnDisk?: boolean;
+  text?: string;
 }): string {
   const size = `${formatChars(input.chars)} char${input.chars === 1 ? "" : "s"}`;
   if (input.changedOnDisk) {
@@ -166,6 +205,12 @@ export function renderRemoved(input: {
   }
   return (
     `${GUARD_MARKER} Removed the output of ${input.label}: ${plural(input.lines, "line")} (${size}) judged not ` +
-    `needed for the answer. ${recallHint(input.entryId)}`
+    `needed for the answer.${outputFacts(input.text, input.label)} ${recallHint(input.entryId)}`
   );
+}
+
+/** ` It held: a, b.` for a removed output: the facts its stub carries, none its label names already. */
+export function outputFacts(text: string | undefined, label: string, maxChars = STUB_FACT_CHARS): string {
+  if (text === undefined) return "";
+  return keyFactsNote([text], { maxChars, skip: (f) => label.includes(f) });
 }

@@ -8,6 +8,7 @@ import { formatProbability, isProbability } from "../distill/interpret.ts";
 import { bool, hasHistory, workState } from "../distill/request.ts";
 import { isUserMessage, promptText, toolLabel } from "../distill/run.ts";
 import type { GuardConfig } from "../shared/config.ts";
+import { keyFactsNote } from "../shared/key-facts.ts";
 import { clip, formatCount, oneLine } from "../shared/text.ts";
 import {
   type ClassifierOutcome,
@@ -63,13 +64,24 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
-/** The one line left on an omitted exchange's prompt. */
-export function exchangeStub(ex: Pick<Exchange, "promptId" | "prompt" | "messages" | "chars">): string {
+/** Most characters of key facts on an omitted exchange's stub. */
+const EXCHANGE_FACT_CHARS = 300;
+
+/**
+ * The one line left on an omitted exchange's prompt. `texts` (the exchange's messages and tool calls) give
+ * the key facts it lists; none that the quoted prompt shows already.
+ */
+export function exchangeStub(
+  ex: Pick<Exchange, "promptId" | "prompt" | "messages" | "chars">,
+  texts: readonly string[] = [],
+): string {
   const tokens = formatCount(Math.round(ex.chars / 4));
   const recall = JSON.stringify({ entryId: ex.promptId });
+  const quoted = oneLine(ex.prompt, 120);
+  const facts = keyFactsNote(texts, { maxChars: EXCHANGE_FACT_CHARS, skip: (f) => quoted.includes(f) });
   return (
     `${GUARD_MARKER} Omitted an earlier exchange judged unrelated to the current work: ` +
-    `"${oneLine(ex.prompt, 120)}" (${plural(ex.messages, "message")}, ~${tokens} tokens). ` +
+    `"${quoted}" (${plural(ex.messages, "message")}, ~${tokens} tokens).${facts} ` +
     `Full exchange: recall(${recall}).`
   );
 }
@@ -360,6 +372,24 @@ export function interpretExchanges(
     if (!isProbability(p)) return { promptId, relevant: undefined, trace: "no-answer" };
     return { promptId, relevant: !(p < omitThreshold), p, trace: `p${formatProbability(p)}` };
   });
+}
+
+/**
+ * The exchange with the key facts of its messages and tool calls on its stub. Only an exchange being
+ * omitted pays for the scan; until then its stub (and the break-even estimates made from it) is the
+ * one without facts, a few hundred characters short at most.
+ */
+export function withKeyFacts(ex: Exchange, entries: readonly SnapEntry[]): Exchange {
+  const ids = new Set([ex.promptId, ...ex.entryIds]);
+  const texts: string[] = [];
+  for (let i = Math.max(0, ex.index); i < entries.length && ids.size > 0; i++) {
+    const e = entries[i] as SnapEntry;
+    if (!ids.delete(e.id)) continue;
+    texts.push(e.text);
+    for (const call of e.toolCalls ?? []) texts.push(JSON.stringify(call.args));
+  }
+  const stub = exchangeStub(ex, texts);
+  return stub.length < ex.chars ? { ...ex, stub } : ex;
 }
 
 /** The edits that omit a whole exchange: the stub on the prompt, every other editable entry dropped. */

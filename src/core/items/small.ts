@@ -3,6 +3,7 @@
 // says how to get it back.
 
 import { formatProbability, isProbability } from "../distill/interpret.ts";
+import { outputFacts, STUB_FACT_CHARS } from "../distill/render.ts";
 import { hasHistory, workState } from "../distill/request.ts";
 import { chunkedFrom, collectRunResults, WHOLE_ITEM_MAX } from "../distill/run.ts";
 import type { GuardConfig } from "../shared/config.ts";
@@ -33,6 +34,8 @@ export interface SmallItem {
   superseded?: string;
   /** The output, clipped to ITEM_TEXT_MAX characters. */
   text: string;
+  /** ` It held: …`: the key facts its stub carries (key-facts.ts), from the whole output. */
+  facts?: string;
 }
 
 /** What the classifier said about one item. `keep` is undefined when there was no usable answer. */
@@ -102,15 +105,20 @@ export function smallItem(c: Candidate, superseded?: string): SmallItem | undefi
     text: clip(c.text, ITEM_TEXT_MAX),
   };
   if (superseded !== undefined) item.superseded = superseded;
+  else {
+    // A short output's stub lists fewer facts: about a quarter of what it replaces.
+    const facts = outputFacts(c.text, c.label, Math.min(STUB_FACT_CHARS, Math.floor(c.text.length / 4)));
+    if (facts !== "") item.facts = facts;
+  }
   return smallStub(item).length < item.chars ? item : undefined;
 }
 
 /** The line that replaces a small output judged not needed. */
-export function smallStub(item: Pick<SmallItem, "entryId" | "label" | "chars" | "superseded">): string {
+export function smallStub(item: Pick<SmallItem, "entryId" | "label" | "chars" | "superseded" | "facts">): string {
   if (item.superseded === CHANGED_ON_DISK) return changedOnDiskStub(item);
   return (
     `${GUARD_MARKER} Omitted the output of ${item.label} (${formatCount(item.chars)} chars): judged no longer ` +
-    `needed. Full output: recall(${JSON.stringify({ entryId: item.entryId })}).`
+    `needed.${item.facts ?? ""} Full output: recall(${JSON.stringify({ entryId: item.entryId })}).`
   );
 }
 

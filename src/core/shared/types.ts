@@ -246,6 +246,8 @@ export interface GuardRecord {
   ms: number;
   timedOut: boolean;
   results: RecordResult[];
+  /** Kinds whose thresholds this pass moved toward keeping after misses (core/records/misses.ts). */
+  learned?: Array<{ kind: string; misses: number; removals: number; level: number }>;
 }
 
 export const RECORD_TYPE = "context-guard";

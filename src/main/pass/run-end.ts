@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
+import { type Learned, sessionMisses, taughtConfig } from "../../core/records/misses.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../../core/shared/types.ts";
@@ -57,6 +58,8 @@ export interface PassOptions {
   cache?: CheckpointCacheView;
   /** The session's working directory: reads of the run whose file changed on disk since are stale. */
   cwd?: string;
+  /** What the branch's misses moved toward keeping (set by runPass), for the record. */
+  learned?: Learned[];
 }
 
 export type RunEndResult =
@@ -119,7 +122,12 @@ export function distillRunEnd(entries: SnapEntry[], deps: RunEndDeps): Promise<R
 }
 
 /** A pass of either phase: plan in the worker, ask the classifier, finish in the worker, record. */
-export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: PassOptions): Promise<RunEndResult> {
+export async function runPass(entries: SnapEntry[], given: RunEndDeps, options: PassOptions): Promise<RunEndResult> {
+  // What the branch's recalls and restores taught: a branch without misses is judged as set.
+  const taught = taughtConfig(given.config, sessionMisses(entries));
+  const learning = taught.learned.length > 0;
+  const deps = learning ? { ...given, config: taught.config } : given;
+  if (learning) options = { ...options, learned: taught.learned };
   const { config } = deps;
   // The budget counts from the start of the pass, so planning a cold session does not add to it.
   const started = performance.now();
@@ -203,6 +211,7 @@ async function done(
       );
     }
   }
-  const record = partRecord(options.phase, deps.modelRef, results, outcomes, queued);
+  const part = partRecord(options.phase, deps.modelRef, results, outcomes, queued);
+  const record = options.learned ? { ...part, learned: options.learned } : part;
   return { status: "done", edits, record, recordDraft: recordDraft(record), classifier: classifierOf(queued) };
 }

@@ -5,6 +5,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { BreakerState } from "../../core/classifier/breaker.ts";
+import { type MissEntryLike, missesLine, sessionMisses } from "../../core/records/misses.ts";
 import { summarizeRecord } from "../../core/records/record.ts";
 import { lifetime, type Savings } from "../../core/records/stats.ts";
 import { perRequestAhead, type SavedSoFar } from "../../core/replay/saved-so-far.ts";
@@ -122,6 +123,8 @@ export function statusReport(input: ReportInput): string {
       `Classifier on this branch: ${count(life.passes, "pass", "passes")}, ${count(life.requests, "request")}, ${dollars(life.costUsd)}.`,
     );
   }
+  const misses = missesLine(sessionMisses(branch as readonly MissEntryLike[]));
+  if (misses) lines.push(misses);
   if (input.routing) lines.push(input.routing);
   const waiting: string[] = [];
   if (input.pendingRestores) waiting.push(`${count(input.pendingRestores, "restore")} at the next boundary`);

@@ -106,7 +106,8 @@ describe("renderReplacement", () => {
       grep: true,
     });
     expect(out.split("\n").slice(1)).toEqual([
-      "[… 16 lines omitted: matches in src/a.ts, src/b.ts, src/c.ts, src/d.ts, src/e.ts and 3 more …]",
+      // The files past the first five are the line's key facts.
+      "[… 16 lines omitted: matches in src/a.ts, src/b.ts, src/c.ts, src/d.ts, src/e.ts and 3 more; held src/f.ts, src/g.ts, src/h.ts …]",
       "src/z.ts:9:kept",
     ]);
     const few = renderReplacement({ entryId: "g", label: "rg", text, chunks, keep: new Set([3, 9]), grep: true });

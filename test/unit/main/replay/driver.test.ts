@@ -178,10 +178,10 @@ describe("replaySession on a hand-built session", () => {
         {
           type: "text",
           text: [
-            '[context-guard] Distilled the output of bash `rg -n total src` (19.1k → 1.4k chars): kept 8 of 240 lines; the rest was judged not needed for the answer. Full output: recall({"entryId":"e04"}).',
-            "[… 136 lines omitted: matches in src/module0/handler0.ts, src/module1/handler1.ts, src/module2/handler2.ts, src/module3/handler3.ts, src/module4/handler4.ts and 12 more …]",
+            '[context-guard] Distilled the output of bash `rg -n total src` (19.1k → 1.6k chars): kept 8 of 240 lines; the rest was judged not needed for the answer. Full output: recall({"entryId":"e04"}).',
+            "[… 136 lines omitted: matches in src/module0/handler0.ts, src/module1/handler1.ts, src/module2/handler2.ts, src/module3/handler3.ts, src/module4/handler4.ts and 12 more; held src/module5/handler5.ts, src/module6/handler6.ts, src/module7/handler7.ts, src/module8/handler8.ts …]",
             kept,
-            "[… 96 lines omitted: matches in src/module18/handler18.ts, src/module19/handler19.ts, src/module20/handler20.ts, src/module21/handler21.ts, src/module22/handler22.ts and 7 more …]",
+            "[… 96 lines omitted: matches in src/module18/handler18.ts, src/module19/handler19.ts, src/module20/handler20.ts, src/module21/handler21.ts, src/module22/handler22.ts and 7 more; held src/module23/handler23.ts, src/module24/handler24.ts, src/module25/handler25.ts …]",
           ].join("\n"),
         },
       ],
@@ -192,7 +192,10 @@ describe("replaySession on a hand-built session", () => {
       content: [
         {
           type: "text",
-          text: '[context-guard] Omitted the output of bash `ls -l data` (1.1k chars): judged no longer needed. Full output: recall({"entryId":"e06"}).',
+          text:
+            "[context-guard] Omitted the output of bash `ls -l data` (1.1k chars): judged no longer needed. " +
+            `It held: ${Array.from({ length: 17 }, (_, i) => `zebraFile${i}.txt`).join(", ")}. ` +
+            'Full output: recall({"entryId":"e06"}).',
         },
       ],
     });
