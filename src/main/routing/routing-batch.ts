@@ -1,7 +1,7 @@
 // One scoring round: every skill not yet loaded (with its full SKILL.md body), the loaded ones when a
 // decay check is due, and the namespaces in one batched request, all through classifyAll.
+
 import {
-  type BatchHealth,
   batchHealth,
   boolScore,
   buildRoutingState,
@@ -10,31 +10,14 @@ import {
   SKILL_QUESTION_ID,
   skillRequest,
 } from "../../core/routing/routing.ts";
+import type { BatchResult } from "../../core/routing/routing-state.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../../core/shared/types.ts";
 import { type ClassifyFn, classifyAll } from "../pass/classify-queue.ts";
-import type { BoundaryInput, SkillBody, SkillLike } from "./routing-shapes.ts";
+import type { BoundaryInput, SkillLike } from "./routing-shapes.ts";
 import type { SkillBodies } from "./skill-bodies.ts";
 
-export interface BatchResult {
-  gen: number;
-  health: BatchHealth;
-  /** Health of the skill requests and of the namespace request alone. */
-  skillHealth: BatchHealth;
-  nsHealth: BatchHealth;
-  error?: string;
-  skillScores: Map<string, number | undefined>;
-  decayScores: Map<string, number | undefined>;
-  nsScores: Map<string, number | undefined>;
-  nsDecayScores: Map<string, number | undefined>;
-  bodies: Map<string, SkillBody>;
-  requests: number;
-  inputTokens: number;
-  costUsd: number;
-  timedOut: boolean;
-  promptChars: number;
-  digestChars: number;
-}
+export type { BatchResult };
 
 /** A batch with no scores yet: the start of a scoring round, or one that failed as a whole. */
 export function emptyBatch(gen: number, health: "empty" | "failed", extra: Partial<BatchResult> = {}): BatchResult {
