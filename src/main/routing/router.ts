@@ -164,7 +164,6 @@ export class Router {
       gen,
       config,
       ...ask,
-      pendingPins: new Set(),
       bodies: this.#bodies,
       signal: this.#closing.signal,
     })

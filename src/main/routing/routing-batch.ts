@@ -1,11 +1,11 @@
 // One scoring round: every skill not yet loaded (with its full SKILL.md body), the loaded ones when a
 // decay check is due, and the namespaces in one batched request, all through classifyAll.
 
+import type { RoutingAsk } from "../../core/routing/boundary-decision.ts";
 import {
   batchHealth,
   boolScore,
   buildRoutingState,
-  type NamespaceDoc,
   namespaceRequest,
   SKILL_QUESTION_ID,
   skillRequest,
@@ -41,18 +41,10 @@ export function emptyBatch(gen: number, health: "empty" | "failed", extra: Parti
   };
 }
 
-export interface BatchPlan {
+/** What toAsk() said to ask, and how. */
+export interface BatchPlan extends RoutingAsk {
   gen: number;
   config: GuardConfig;
-  skillsOn: boolean;
-  /** Namespaces not surfaced yet, and the surfaced ones (asked again only when a decay check is due). */
-  namespaces: NamespaceDoc[];
-  surfacedNs: NamespaceDoc[];
-  due: boolean;
-  /** Skills that are not asked about: pinned now or at this boundary. */
-  pinned: ReadonlySet<string>;
-  pendingPins: ReadonlySet<string>;
-  loaded: ReadonlyMap<string, unknown>;
   bodies: SkillBodies;
   /** Stops the requests when the session ends. */
   signal: AbortSignal;
@@ -73,7 +65,7 @@ export async function scoreBatch(input: BoundaryInput, plan: BatchPlan): Promise
     const invoked = routing.invokedSkill;
     const asks: Array<{ skill: SkillLike; kind: "skill" | "decay" }> = [];
     for (const s of eligible) {
-      if (plan.pinned.has(s.name) || s.name === invoked || plan.pendingPins.has(s.name)) continue;
+      if (plan.pinned.has(s.name) || s.name === invoked) continue;
       if (!plan.loaded.has(s.name)) asks.push({ skill: s, kind: "skill" });
       else if (due) asks.push({ skill: s, kind: "decay" });
     }
