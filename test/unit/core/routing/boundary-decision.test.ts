@@ -1,7 +1,9 @@
 // decide() rule by rule: one routing boundary from a state and its facts to the next state, the view and the
 // events, with no classifier, no files and no Pi.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decide, FAIL_STATIC_AFTER, toAsk } from "../../../../src/core/routing/boundary-decision.ts";
+import type { Held } from "../../../../src/core/routing/routing.ts";
 import {
   type BatchResult,
   type BoundaryFacts,
@@ -369,5 +371,91 @@ describe("toAsk", () => {
     expect(ask?.surfacedNs.map((n) => n.name)).toEqual(["browser", "tavily"]);
     expect(ask?.due).toBe(false);
     expect(toAsk(routed(), facts({ userTurn: CONFIG.decayIntervalTurns }))?.due).toBe(true);
+  });
+});
+
+describe("decide over random states and facts", () => {
+  const NAMES = SKILLS.map((x) => x.name);
+  const TOOL_NAMES = TOOLS.map((t) => t.name);
+  const held = fc.record({
+    score: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: null }),
+    turn: fc.nat(9),
+  });
+  const heldMap = (names: readonly string[]) =>
+    fc
+      .uniqueArray(fc.constantFrom(...names), { maxLength: names.length })
+      .chain((keys) => fc.tuple(...keys.map(() => held)).map((hs) => new Map(keys.map((k, i) => [k, hs[i] as Held]))));
+  const subset = (names: readonly string[]) => fc.uniqueArray(fc.constantFrom(...names), { maxLength: names.length });
+  const scores = (names: readonly string[]) =>
+    subset(names).chain((keys) =>
+      fc
+        .tuple(...keys.map(() => fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined })))
+        .map((vs) => new Map(keys.map((k, i) => [k, vs[i]]))),
+    );
+  const health = fc.constantFrom("ok", "empty", "rate-limited", "failed") as fc.Arbitrary<BatchResult["health"]>;
+  // A pinned skill is never also loaded: pins take it out of the loaded set.
+  const stateArb: fc.Arbitrary<RouterState> = fc
+    .record({
+      skillsRouted: fc.boolean(),
+      toolsRouted: fc.boolean(),
+      loaded: heldMap(NAMES),
+      pinned: subset(NAMES).map((xs) => new Set(xs)),
+      surfaced: heldMap(["browser", "tavily"]),
+      hidden: subset(TOOL_NAMES).map((xs) => new Set(xs)),
+      staticReason: fc.option(fc.constantFrom("off", "failed", "no-key"), { nil: undefined }),
+      frozen: fc.boolean(),
+      failures: fc.nat(3),
+      routable: fc.constant(undefined),
+    })
+    .map((st) => ({ ...st, loaded: new Map([...st.loaded].filter(([n]) => !st.pinned.has(n))) }));
+  const batchArb: fc.Arbitrary<BatchResult> = fc
+    .record({
+      health,
+      skillHealth: health,
+      nsHealth: health,
+      skillScores: scores(NAMES),
+      decayScores: scores(NAMES),
+      nsScores: scores(["browser", "tavily"]),
+      nsDecayScores: scores(["browser", "tavily"]),
+    })
+    .map((b) => batch({}, {}, { ...b, bodies: new Map(NAMES.map((n) => [n, body(n)])) }));
+  const factsArb: fc.Arbitrary<BoundaryFacts> = fc
+    .record({
+      kind: fc.constantFrom("user", "custom") as fc.Arbitrary<"user" | "custom">,
+      enabled: fc.boolean(),
+      topK: fc.nat(4),
+      classifier: fc.boolean(),
+      batch: fc.option(batchArb, { nil: undefined }),
+      cacheWarm: fc.boolean(),
+      pendingPins: subset([...NAMES, "unknown"]),
+      missed: subset(["browser", "tavily"]),
+      active: subset(TOOL_NAMES),
+      userTurn: fc.integer({ min: 1, max: 12 }),
+    })
+    .map(({ enabled, topK, ...f }) => facts({ ...f, config: { ...CONFIG, enabled, topK } }));
+
+  it("never changes its input, is deterministic, and keeps its invariants", () => {
+    fc.assert(
+      fc.property(stateArb, factsArb, (state, f) => {
+        const before = JSON.stringify([toSnapshot(state), state.failures, state.frozen, state.staticReason]);
+        const out = decide(state, f);
+        expect(JSON.stringify([toSnapshot(state), state.failures, state.frozen, state.staticReason])).toBe(before);
+        expect(decide(state, f)).toEqual(out);
+        const next = out.state;
+        expect(out.view.changed).toBe(JSON.stringify(toSnapshot(next)) !== JSON.stringify(toSnapshot(state)));
+        for (const p of next.pinned) expect(next.loaded.has(p)).toBe(false);
+        for (const p of state.pinned) if (f.config.enabled) expect(next.pinned.has(p)).toBe(true);
+        const added = [...next.loaded.keys()].filter((n) => !state.loaded.has(n));
+        expect(added.length).toBeLessThanOrEqual(f.config.topK);
+        for (const n of added) expect(f.batch?.skillScores.get(n) ?? 0).toBeGreaterThanOrEqual(CONFIG.loadThreshold);
+        if (out.view.activeTools) for (const t of out.view.activeTools) expect(next.hidden.has(t)).toBe(false);
+        if (!f.config.enabled) {
+          expect(next.skillsRouted || next.toolsRouted).toBe(false);
+          expect(records(out.events)).toEqual([]);
+        }
+        if (f.kind === "custom" && f.config.enabled) expect(out.events).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
