@@ -14,15 +14,16 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { LOCAL_MODEL_REF } from "../src/core/classifier/lexical.ts";
+import { decide } from "../src/core/routing/boundary-decision.ts";
 import {
   boolScore,
   buildRoutingState,
-  decide,
   SKILL_QUESTION_ID,
   type SkillDoc,
   skillRequest,
   stripFrontmatter,
 } from "../src/core/routing/routing.ts";
+import { initialState } from "../src/core/routing/routing-state.ts";
 import { DEFAULT_CONFIG } from "../src/core/shared/config.ts";
 import { localClassify } from "../src/main/pass/classifier.ts";
 import type { ClassifyFn } from "../src/main/pass/classify-queue.ts";
@@ -85,15 +86,46 @@ export async function scoreAll(
       }),
     );
     scores.push(row);
-    const d = decide({
-      scores: new Map(catalog.skills.map((s, i) => [s.name, row[i]])),
-      loaded: new Map(),
-      pinned: new Set(),
-      config: { loadThreshold: config.loadThreshold, topK: config.topK, decayThreshold: config.decayThreshold },
-    });
-    loads.push(d.load.map((l) => l.name));
+    loads.push(loadedBy(catalog.skills, row, config));
   }
   return { scores, loads };
+}
+
+/**
+ * What the extension loads at a session's first prompt given these scores: the boundary's own decide(), with
+ * the skills as Pi would list them and the scores as one batch.
+ */
+function loadedBy(skills: SkillDoc[], row: Array<number | undefined>, config: typeof DEFAULT_CONFIG): string[] {
+  const answered = row.some((v) => v !== undefined);
+  const health = answered ? "ok" : "failed";
+  const { state } = decide(initialState(), {
+    kind: "user",
+    config: { ...config, enabled: true, routeSkills: true, toolNamespaces: {} },
+    skills: skills.map((s) => ({ name: s.name, description: s.description, filePath: "", baseDir: "" })),
+    tools: [],
+    active: [],
+    userTurn: 1,
+    classifier: true,
+    batch: {
+      gen: 1,
+      health,
+      skillHealth: health,
+      nsHealth: "empty",
+      skillScores: new Map(skills.map((s, i) => [s.name, row[i]])),
+      decayScores: new Map(),
+      nsScores: new Map(),
+      nsDecayScores: new Map(),
+      bodies: new Map(skills.map((s) => [s.name, { body: s.body, filePath: "", baseDir: "" }])),
+      requests: skills.length,
+      inputTokens: 0,
+      costUsd: 0,
+      timedOut: false,
+      promptChars: 0,
+      digestChars: 0,
+    },
+    source: "fresh",
+  });
+  return [...state.loaded.keys()];
 }
 
 /** Wilson 95% interval of k successes in n. */

@@ -220,7 +220,7 @@ function byScore(a: { name: string; score: number }, b: { name: string; score: n
  * whose decay score fell below `decayThreshold`. Pins are never loaded by score nor evicted; unknown
  * scores (errors, timeouts, malformed answers) neither load nor evict.
  */
-export function decide(input: DecisionInput): Decision {
+export function loadAndEvict(input: DecisionInput): Decision {
   const { loadThreshold, topK, decayThreshold } = input.config;
   const passing: Array<{ name: string; score: number }> = [];
   for (const [name, score] of input.scores) {

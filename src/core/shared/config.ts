@@ -2,7 +2,8 @@ import { z } from "zod";
 import { nearest } from "./nearest.ts";
 
 // Each key is validated on its own so one bad value costs only that key: it falls back to its default
-// and produces a warning that names it.
+// and produces a warning that names it. Each key's JSDoc says what it does, its bounds and its default;
+// test/unit/core/shared/config-docs.test.ts holds them, and the README's table, to the schema.
 
 const prob = z.number().min(0).max(1);
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -19,51 +20,265 @@ const toolNamespace = z
 const namespaceName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "names use letters, digits, _ . - (≤ 64)");
 
 export const CONFIG_SCHEMA = {
+  /**
+   * Master switch: off, nothing is judged, edited or routed. `/guard on` and `/guard off` write it.
+   * @default true
+   */
   enabled: z.boolean(),
+  /**
+   * The classifier as `provider/id` from Pi's model catalog; `local/lexical` is the offline scorer.
+   * @default "openrouter/~typesafe/jev-latest"
+   */
   model: z.string().regex(/^[^/\s]+\/\S+$/, "expected provider/id"),
+  /**
+   * A tool output from this many characters is chunked and judged chunk by chunk.
+   * Bounds: 1–10000000.
+   * @default 4000
+   */
   minResultChars: int(1, 10_000_000),
+  /**
+   * A run's large outputs are judged only when together they reach this many characters.
+   * Bounds: 0–100000000.
+   * @default 8000
+   */
   minRunChars: int(0, 100_000_000),
+  /**
+   * A segment stays whole when P(the whole output is needed) reaches this.
+   * Bounds: 0–1.
+   * @default 0.7
+   */
   keepWholeThreshold: prob,
+  /**
+   * A segment stays whole when the focus question picks "whole" with at least this probability.
+   * Bounds: 0–1.
+   * @default 0.6
+   */
   focusWholeThreshold: prob,
+  /**
+   * A chunk is kept when P(needed) reaches this.
+   * Bounds: 0–1.
+   * @default 0.6
+   */
   chunkKeepThreshold: prob,
+  /**
+   * A segment is dropped when the focus question picks "none" with this probability and no chunk passes.
+   * Bounds: 0–1.
+   * @default 0.5
+   */
   noneThreshold: prob,
+  /**
+   * No edit when more than this share of the original would stay.
+   * Bounds: 0–1.
+   * @default 0.6
+   */
   maxKeepRatio: prob,
+  /**
+   * Keep the grep chunks of every file the run's final answer names.
+   * @default false
+   */
   keepCitedFiles: z.boolean(),
+  /**
+   * Time budget of one pass, in milliseconds; whatever is unanswered by then is kept.
+   * Bounds: 100–600000.
+   * @default 8000
+   */
   timeoutMs: int(100, 600_000),
+  /**
+   * Classifier requests in flight at once.
+   * Bounds: 1–64.
+   * @default 6
+   */
   concurrency: int(1, 64),
+  /**
+   * Most output characters sent in one request.
+   * Bounds: 1000–1000000.
+   * @default 32000
+   */
   maxSegmentChars: int(1_000, 1_000_000),
+  /**
+   * Most chunks in one request.
+   * Bounds: 1–200.
+   * @default 40
+   */
   maxChunksPerSegment: int(1, 200),
+  /**
+   * Tools whose outputs are never judged.
+   * @default ["edit", "write"]
+   */
   excludeTools: z.array(z.string()),
+  /**
+   * Judge the output of failed commands too.
+   * @default true
+   */
   distillErrors: z.boolean(),
+  /**
+   * Earlier exchanges sent to the classifier as context; `0` sends none.
+   * Bounds: 0–10.
+   * @default 3
+   */
   historyExchanges: int(0, 10),
+  /**
+   * Time limit of one `recall` regex search, in milliseconds.
+   * Bounds: 50–60000.
+   * @default 1000
+   */
   recallTimeoutMs: int(50, 60_000),
+  /**
+   * A tool result's images are dropped once this many replies followed it.
+   * Bounds: 1–1000.
+   * @default 3
+   */
   imageKeepTurns: int(1, 1000),
+  /**
+   * Outputs from this size up to `minResultChars` are judged whole; `0` turns it off.
+   * Bounds: 0–1000000.
+   * @default 400
+   */
   smallResultMinChars: int(0, 1_000_000),
+  /**
+   * A small output stays when P(still needed) reaches this.
+   * Bounds: 0–1.
+   * @default 0.45
+   */
   smallKeepThreshold: prob,
+  /**
+   * Judge old exchanges and omit the unrelated ones.
+   * @default true
+   */
   pruneExchanges: z.boolean(),
+  /**
+   * The last this many exchanges are never omitted.
+   * Bounds: 0–100.
+   * @default 2
+   */
   keepRecentExchanges: int(0, 100),
+  /**
+   * An exchange is omitted when P(still relevant) is below this.
+   * Bounds: 0–1.
+   * @default 0.2
+   */
   exchangeOmitThreshold: prob,
+  /**
+   * At run end, omit exchanges only when the saving pays for the cache rewrite; `false`: always.
+   * @default true
+   */
   exchangeBreakEven: z.boolean(),
+  /**
+   * Least characters the exchanges omitted together must save when they cost a cache rewrite.
+   * Bounds: 0–10000000.
+   * @default 8000
+   */
   exchangeMinSavingChars: int(0, 10_000_000),
+  /**
+   * Checkpoints inside long runs, at `turn_end`.
+   * @default true
+   */
   midRun: z.boolean(),
+  /**
+   * An output is judged mid-run once it is this many turns old.
+   * Bounds: 1–100.
+   * @default 4
+   */
   midRunMinAgeTurns: int(1, 100),
+  /**
+   * A checkpoint runs only when its eligible items add up to this many characters.
+   * Bounds: 0–100000000.
+   * @default 100000
+   */
   midRunBatchChars: int(0, 100_000_000),
+  /**
+   * `midRunBatchChars` for OpenAI Codex models.
+   * Bounds: 0–100000000.
+   * @default 100000
+   */
   midRunBatchCharsOpenAI: int(0, 100_000_000),
+  /**
+   * `chunkKeepThreshold` at checkpoints.
+   * Bounds: 0–1.
+   * @default 0.6
+   */
   midRunChunkKeepThreshold: prob,
+  /**
+   * A checkpoint edits only when its cache rewrite likely pays off.
+   * @default true
+   */
   midRunBreakEven: z.boolean(),
+  /**
+   * Await checkpoints at their `turn_end` (else they land at a later one).
+   * @default false
+   */
   midRunWait: z.boolean(),
+  /**
+   * Longest wait at run end, in milliseconds; the rest of the pass lands at the next boundary.
+   * Bounds: 0–600000.
+   * @default 150
+   */
   settleBudgetMs: int(0, 600_000),
+  /**
+   * How surely an edit must pay for its cache rewrite: the saving must exceed the rewrite this many times.
+   * Bounds: 0–100.
+   * @default 2
+   */
   breakEvenMargin: z.number().min(0).max(100),
+  /**
+   * Anthropic cache breakpoints around the guard's edits.
+   * @default true
+   */
   pinAnthropicCache: z.boolean(),
+  /**
+   * Load the skills a prompt needs and leave the rest out of the catalog.
+   * @default true
+   */
   routeSkills: z.boolean(),
+  /**
+   * A skill is loaded (a namespace surfaced) when P(needed) reaches this.
+   * Bounds: 0–1.
+   * @default 0.6
+   */
   loadThreshold: prob,
+  /**
+   * Most skills loaded at one prompt.
+   * Bounds: 0–50.
+   * @default 3
+   */
   topK: int(0, 50),
+  /**
+   * What routing loaded is judged again every this many prompts; `0`: never.
+   * Bounds: 0–1000.
+   * @default 5
+   */
   decayIntervalTurns: int(0, 1000),
+  /**
+   * At such a re-check, what scores below this is dropped.
+   * Bounds: 0–1.
+   * @default 0.25
+   */
   decayThreshold: prob,
+  /**
+   * How long a prompt waits for routing, in milliseconds; later answers apply at the next prompt.
+   * Bounds: 50–60000.
+   * @default 1500
+   */
   routingTimeoutMs: int(50, 60_000),
+  /**
+   * Groups of peripheral tools surfaced by score: `{ name: { prefix?, tools?, description? } }`; a name uses letters, digits, `_ . -` (at most 64), a namespace needs a prefix or a tools list.
+   * @default {}
+   */
   toolNamespaces: z.record(namespaceName, toolNamespace),
+  /**
+   * Tools surfacing never hides, besides read, write, edit, bash, grep, find, ls and recall.
+   * @default ["read", "write", "edit", "bash", "grep", "find", "ls", "recall"]
+   */
   coreTools: z.array(z.string().min(1)),
+  /**
+   * Write decision telemetry (names, numbers and ids only; file mode 0600).
+   * @default true
+   */
   telemetry: z.boolean(),
+  /**
+   * The telemetry file; `""`: `<agentDir>/context-guard-telemetry.jsonl`.
+   * @default ""
+   */
   telemetryPath: z.string(),
 } as const;
 

@@ -1,40 +1,23 @@
 // One scoring round: every skill not yet loaded (with its full SKILL.md body), the loaded ones when a
 // decay check is due, and the namespaces in one batched request, all through classifyAll.
+
+import type { RoutingAsk } from "../../core/routing/boundary-decision.ts";
 import {
-  type BatchHealth,
   batchHealth,
   boolScore,
   buildRoutingState,
-  type NamespaceDoc,
   namespaceRequest,
   SKILL_QUESTION_ID,
   skillRequest,
 } from "../../core/routing/routing.ts";
+import type { BatchResult } from "../../core/routing/routing-state.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../../core/shared/types.ts";
 import { type ClassifyFn, classifyAll } from "../pass/classify-queue.ts";
-import type { BoundaryInput, SkillBody, SkillLike } from "./routing-shapes.ts";
+import type { BoundaryInput, SkillLike } from "./routing-shapes.ts";
 import type { SkillBodies } from "./skill-bodies.ts";
 
-export interface BatchResult {
-  gen: number;
-  health: BatchHealth;
-  /** Health of the skill requests and of the namespace request alone. */
-  skillHealth: BatchHealth;
-  nsHealth: BatchHealth;
-  error?: string;
-  skillScores: Map<string, number | undefined>;
-  decayScores: Map<string, number | undefined>;
-  nsScores: Map<string, number | undefined>;
-  nsDecayScores: Map<string, number | undefined>;
-  bodies: Map<string, SkillBody>;
-  requests: number;
-  inputTokens: number;
-  costUsd: number;
-  timedOut: boolean;
-  promptChars: number;
-  digestChars: number;
-}
+export type { BatchResult };
 
 /** A batch with no scores yet: the start of a scoring round, or one that failed as a whole. */
 export function emptyBatch(gen: number, health: "empty" | "failed", extra: Partial<BatchResult> = {}): BatchResult {
@@ -58,18 +41,10 @@ export function emptyBatch(gen: number, health: "empty" | "failed", extra: Parti
   };
 }
 
-export interface BatchPlan {
+/** What toAsk() said to ask, and how. */
+export interface BatchPlan extends RoutingAsk {
   gen: number;
   config: GuardConfig;
-  skillsOn: boolean;
-  /** Namespaces not surfaced yet, and the surfaced ones (asked again only when a decay check is due). */
-  namespaces: NamespaceDoc[];
-  surfacedNs: NamespaceDoc[];
-  due: boolean;
-  /** Skills that are not asked about: pinned now or at this boundary. */
-  pinned: ReadonlySet<string>;
-  pendingPins: ReadonlySet<string>;
-  loaded: ReadonlyMap<string, unknown>;
   bodies: SkillBodies;
   /** Stops the requests when the session ends. */
   signal: AbortSignal;
@@ -90,7 +65,7 @@ export async function scoreBatch(input: BoundaryInput, plan: BatchPlan): Promise
     const invoked = routing.invokedSkill;
     const asks: Array<{ skill: SkillLike; kind: "skill" | "decay" }> = [];
     for (const s of eligible) {
-      if (plan.pinned.has(s.name) || s.name === invoked || plan.pendingPins.has(s.name)) continue;
+      if (plan.pinned.has(s.name) || s.name === invoked) continue;
       if (!plan.loaded.has(s.name)) asks.push({ skill: s, kind: "skill" });
       else if (due) asks.push({ skill: s, kind: "decay" });
     }

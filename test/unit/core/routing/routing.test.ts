@@ -5,7 +5,7 @@ import {
   buildRoutingState,
   DIGEST_CHARS,
   decayDue,
-  decide,
+  loadAndEvict as decide,
   errorClass,
   type Held,
   isRateLimit,

@@ -1,33 +1,16 @@
 // The telemetry lines of one routing boundary: a `route` line for skills and a `surface` line for tool
 // namespaces, with the scores, the decision and what the model no longer sees.
+import type { ScoreLine, TelemetryInput } from "../records/telemetry-stats.ts";
+import { catalogChars, type Decision } from "./routing.ts";
+import type { BatchResult, BoundaryFacts, BoundaryView, RouterState } from "./routing-state.ts";
 
-import type { ScoreLine } from "../../core/records/telemetry-stats.ts";
-import { catalogChars, type decide } from "../../core/routing/routing.ts";
-import type { Telemetry } from "../platform/telemetry.ts";
-import type { BatchResult } from "./routing-batch.ts";
-import type { BoundaryInput, BoundaryOutput } from "./routing-shapes.ts";
-
-/** The router's state after the boundary, as the lines report it. */
-export interface RoutedState {
-  skillsRouted: boolean;
-  toolsRouted: boolean;
-  pinned: ReadonlySet<string>;
-  loaded: ReadonlyMap<string, unknown>;
-  surfaced: ReadonlyMap<string, unknown>;
-  hidden: ReadonlySet<string>;
-}
-
-export interface BoundaryFacts {
-  ms: number;
-  deadlinePassed: boolean;
-  source: "fresh" | "late" | "none";
+export interface BoundaryOutcome {
   applied?: BatchResult;
-  decision?: ReturnType<typeof decide>;
+  decision?: Decision;
   forced: string[];
   skillsOn: boolean;
   nsOn: boolean;
   groups: Map<string, string[]>;
-  turn: number;
 }
 
 const rounded = (m: Map<string, number | undefined> | undefined): Record<string, number | null> => {
@@ -37,14 +20,15 @@ const rounded = (m: Map<string, number | undefined> | undefined): Record<string,
 };
 const roundLines = (l: ScoreLine[]) => l.map((x) => ({ name: x.name, score: Math.round(x.score * 1000) / 1000 }));
 
-export function recordBoundary(
-  telemetry: Telemetry,
-  state: RoutedState,
-  input: BoundaryInput,
-  out: BoundaryOutput,
-  t: BoundaryFacts,
-): void {
+export function boundaryRecords(
+  state: RouterState,
+  input: BoundaryFacts,
+  out: BoundaryView,
+  t: BoundaryOutcome,
+): TelemetryInput[] {
+  const records: TelemetryInput[] = [];
   const a = t.applied;
+  const turn = input.userTurn;
   const entry = input.entryId ? { entryId: input.entryId } : {};
   if (t.skillsOn) {
     const shown = new Set((out.catalog ?? input.skills).map((s) => s.name));
@@ -53,11 +37,11 @@ export function recordBoundary(
       for (const s of input.skills)
         if (!s.disableModelInvocation && !shown.has(s.name)) catalogHidden += catalogChars(s);
     }
-    telemetry.record({
+    records.push({
       type: "route",
-      turn: t.turn,
+      turn,
       mode: state.skillsRouted ? "routed" : "static",
-      source: t.source,
+      source: input.source ?? "none",
       scores: rounded(a?.skillScores),
       decay: rounded(a?.decayScores),
       loaded: roundLines(t.decision?.load ?? []),
@@ -72,8 +56,8 @@ export function recordBoundary(
       requests: a?.requests ?? 0,
       inputTokens: a?.inputTokens ?? 0,
       costUsd: Math.round((a?.costUsd ?? 0) * 1e9) / 1e9,
-      ms: t.ms,
-      timedOut: t.deadlinePassed || (t.source === "fresh" && a?.timedOut === true),
+      ms: input.ms ?? 0,
+      timedOut: input.deadlinePassed === true || (input.source === "fresh" && a?.timedOut === true),
       changed: out.changed,
       ...entry,
     });
@@ -89,11 +73,11 @@ export function recordBoundary(
     const hiddenNs = [...t.groups.entries()]
       .filter(([, tools]) => tools.length > 0 && tools.some((n) => state.hidden.has(n)))
       .map(([name]) => name);
-    telemetry.record({
+    records.push({
       type: "surface",
-      turn: t.turn,
+      turn,
       mode: state.toolsRouted ? "routed" : "static",
-      source: t.source,
+      source: input.source ?? "none",
       scores: { ...rounded(a?.nsScores), ...rounded(a?.nsDecayScores) },
       surfaced: [...state.surfaced.keys()].sort(),
       forced: t.forced,
@@ -105,4 +89,5 @@ export function recordBoundary(
       ...entry,
     });
   }
+  return records;
 }
