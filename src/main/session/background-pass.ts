@@ -4,21 +4,21 @@
 // boundary waiting for it aborts when a prompt comes, and tells the footer while it asks.
 import type { ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import { BackgroundCheckpoint, type Judged, type RunningJob } from "../pass/background-checkpoint.ts";
-import type { GuardSession } from "../pass/guard-session.ts";
 import type { PassRest } from "../pass/handed-over.ts";
+import type { PassPipeline } from "../pass/pass-pipeline.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import type { Telemetry } from "../platform/telemetry.ts";
 import { recordPass } from "../platform/telemetry.ts";
 import { restResult } from "./hand-over.ts";
-import type { Boundary } from "./host-parts.ts";
 import type { PassNotices } from "./pass-notices.ts";
+import type { Boundary } from "./session-parts.ts";
 import { joinParts, within } from "./settle-budget.ts";
 
 /** What the pending pass needs of its session. */
 export interface BackgroundHost {
   readonly telemetry: Telemetry;
   /** The pass pipeline: the snapshot's positions, the breaker and its clock. */
-  readonly guard: Pick<GuardSession, "snapshots" | "report" | "clock">;
+  readonly pipeline: Pick<PassPipeline, "snapshots" | "report" | "clock">;
   readonly notices: PassNotices;
   closed(): boolean;
   draw(ctx: ExtensionContext): void;
@@ -50,7 +50,7 @@ export class BackgroundPass {
       let branch: Set<string> | undefined;
       const landed = await this.#slot.land(event.context.contextEntries as ProjectedLike[], {
         wait,
-        positionOf: (id) => this.#host.guard.snapshots.positionOf(id),
+        positionOf: (id) => this.#host.pipeline.snapshots.positionOf(id),
         onBranch: (id) => {
           branch ??= new Set(ctx.sessionManager.getBranch().map((e) => e.id));
           return branch.has(id);
@@ -143,9 +143,9 @@ export class BackgroundPass {
   }
 
   #restOf(ctx: ExtensionContext, rest: Promise<PassRest>): Promise<Judged | undefined> {
-    const { guard, notices } = this.#host;
+    const { pipeline, notices } = this.#host;
     return restResult(rest, {
-      report: (c) => notices.opened(ctx, guard.report(c), c.lastError, guard.clock()),
+      report: (c) => notices.opened(ctx, pipeline.report(c), c.lastError, pipeline.clock()),
       failed: (error) => notices.failed(ctx, error, this.#host.closed()),
       ended: () => this.done(ctx),
     });

@@ -1,7 +1,7 @@
 // One object per Pi session: everything the extension holds for it (settings, the pass and recall pools,
 // the HTTP bridge, the pass pipeline with its snapshot, mirror and breaker, the warm-up, cache pins,
 // routing, telemetry and the footer) and what it does at each of Pi's events. src/main/index.ts only maps
-// the events to it. The pass pipeline itself is GuardSession's (Pi-free, shared with the replay and the
+// the events to it. The pass pipeline itself is PassPipeline's (Pi-free, shared with the replay and the
 // benchmarks); the classify function, the pools, the HTTP bridge and the clock can be handed in.
 import type {
   BeforeAgentStartEvent,
@@ -18,9 +18,9 @@ import type { SnapEntry } from "../../core/shared/types.ts";
 import type { Judged, RunningJob } from "../pass/background-checkpoint.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
-import { GuardSession, hostCacheView } from "../pass/guard-session.ts";
 import type { PassRest } from "../pass/handed-over.ts";
-import type { PassOptions } from "../pass/run-end.ts";
+import { hostCacheView, PassPipeline } from "../pass/pass-pipeline.ts";
+import type { PassOptions } from "../pass/run-pass.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { callback, setCallbackReporter } from "../platform/callbacks.ts";
 import { watchExitSignals, watchPass } from "../platform/interrupts.ts";
@@ -38,25 +38,25 @@ import { branchBreaks, needsShapeCheck, repairNotice, settleBoundary, withoutOrp
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
 import { HandOver } from "./hand-over.ts";
-import type { Boundary, HostSessionParts } from "./host-parts.ts";
 import { LiveSavings } from "./live-savings.ts";
 import { PassNotices } from "./pass-notices.ts";
 import { withReadyDrafts } from "./ready-drafts.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
 import { type Message, PendingRestores, restoringDrafts } from "./restore.ts";
+import type { Boundary, SessionGuardParts } from "./session-parts.ts";
 import { within } from "./settle-budget.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
 import { WarmUp } from "./warm-up.ts";
 
-export type { Boundary, HostSessionParts } from "./host-parts.ts";
+export type { Boundary, SessionGuardParts } from "./session-parts.ts";
 
 /** Opens a session's resources as Pi runs it: the settings file, both pools and the (idle) HTTP bridge. */
-export async function openHostSession(pi: RoutingPi): Promise<HostSession> {
+export async function openSessionGuard(pi: RoutingPi): Promise<SessionGuard> {
   const settings = await loadSettings();
   const passRunner = await createTaskRunner({ minThreads: 1, maxThreads: 1 });
   const recallRunner = await createTaskRunner({ minThreads: 0, maxThreads: 1, idleTimeoutMs: 10_000 });
-  return new HostSession({ settings, passRunner, recallRunner, http: createThreadFetch(), pi });
+  return new SessionGuard({ settings, passRunner, recallRunner, http: createThreadFetch(), pi });
 }
 
 const NO_SAVINGS = { chars: 0, items: 0 };
@@ -70,9 +70,9 @@ function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
   return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
 }
 
-export class HostSession {
+export class SessionGuard {
   /** The pass pipeline's state: config, pass runner, snapshot builder, worker mirror, breaker, clock. */
-  readonly guard: GuardSession;
+  readonly pipeline: PassPipeline;
   readonly settingsPath: string;
   readonly recallRunner: TaskRunner | undefined;
   readonly telemetry: Telemetry;
@@ -85,7 +85,7 @@ export class HostSession {
   busy = false;
   /** Shut down, or the process is exiting: nothing more is written. */
   closed = false;
-  readonly #parts: HostSessionParts;
+  readonly #parts: SessionGuardParts;
   /** The classifier's fetch, watched for a server's retry-after. */
   readonly #fetch: typeof globalThis.fetch;
   /** Aborted at shutdown: a pass in flight stops at once instead of at its deadline. */
@@ -101,18 +101,18 @@ export class HostSession {
   readonly #dollars = new LiveSavings();
   #unwatchSignals: () => void = () => undefined;
 
-  constructor(parts: HostSessionParts) {
+  constructor(parts: SessionGuardParts) {
     this.#parts = parts;
-    this.guard = new GuardSession({
+    this.pipeline = new PassPipeline({
       config: parts.settings.config,
       runner: parts.passRunner,
       ...(parts.clock ? { clock: parts.clock } : {}),
     });
     this.settingsPath = parts.settings.path;
     this.recallRunner = parts.recallRunner;
-    this.#fetch = watchRetryAfter(parts.http.fetch, this.guard.breaker);
+    this.#fetch = watchRetryAfter(parts.http.fetch, this.pipeline.breaker);
     this.#warmUp = new WarmUp({
-      guard: this.guard,
+      pipeline: this.pipeline,
       closed: () => this.closed,
       enabled: () => this.config.enabled,
       signal: this.#stop.signal,
@@ -120,7 +120,7 @@ export class HostSession {
     this.telemetry = new Telemetry({ getConfig: () => (this.closed ? undefined : this.config) });
     this.#background = new BackgroundPass({
       telemetry: this.telemetry,
-      guard: this.guard,
+      pipeline: this.pipeline,
       notices: this.#notices,
       closed: () => this.closed,
       draw: (ctx) => this.draw(ctx),
@@ -134,11 +134,11 @@ export class HostSession {
   }
 
   get config(): GuardConfig {
-    return this.guard.config;
+    return this.pipeline.config;
   }
 
   set config(config: GuardConfig) {
-    this.guard.config = config;
+    this.pipeline.config = config;
   }
 
   lookup(ctx: ExtensionContext): ClassifierLookup {
@@ -228,7 +228,7 @@ export class HostSession {
     result: { entries: SessionBoundaryDraft[] } | undefined,
   ): { entries: SessionBoundaryDraft[] } | undefined {
     if (this.closed) return result;
-    const restoring = restoringDrafts(this.restores, this.guard.snapshots, event, ctx);
+    const restoring = restoringDrafts(this.restores, this.pipeline.snapshots, event, ctx);
     const all = result?.entries ?? event.entries;
     // Ours are what follows the list as it was handed in (every path spreads it first).
     const ours = all.length >= event.entries.length && event.entries.every((d, i) => all[i] === d);
@@ -379,7 +379,7 @@ export class HostSession {
     const context = contextNow();
     const trustedIds = phase === "mid-run" ? this.cachePins.trustedIds(ctx) : undefined;
     // Without a usable classifier a pass still removes old images, which need no judgment; nor while the
-    // breaker holds a failing classifier off (GuardSession decides).
+    // breaker holds a failing classifier off (PassPipeline decides).
     const found = this.lookup(ctx);
     const classify = this.#classifier(ctx, found);
     // Stopped by the user (RPC abort, Esc): what was answered still lands, the rest is asked again.
@@ -390,7 +390,7 @@ export class HostSession {
     });
     let rest: Promise<PassRest> | undefined;
     try {
-      const { result, opened } = await this.guard.pass({
+      const { result, opened } = await this.pipeline.pass({
         phase,
         context,
         ...(classify ? { classify } : {}),
@@ -420,7 +420,7 @@ export class HostSession {
       });
       if (result.status === "skipped" || this.closed) return;
       this.#notices.ran();
-      this.#notices.opened(ctx, opened, result.classifier.lastError, this.guard.clock());
+      this.#notices.opened(ctx, opened, result.classifier.lastError, this.pipeline.clock());
       // A background checkpoint's record is counted when it lands (re-validation may change it).
       if (!inBackground && !detached?.now) recordPass(this.telemetry, result.record);
       rest = result.rest;
@@ -438,7 +438,7 @@ export class HostSession {
         if (ctx.hasUI) ctx.ui.setWorkingMessage();
       }
       if (inBackground && this.#background.asking) this.#background.done(ctx);
-      else if (!this.closed && this.guard.breakerState().kind === "open") this.draw(ctx);
+      else if (!this.closed && this.pipeline.breakerState().kind === "open") this.draw(ctx);
     }
   }
 
@@ -515,7 +515,7 @@ export class HostSession {
     if (this.#handOver.waiting) return { kind: "handing-over" };
     if (this.busy) return { kind: "busy" };
     if (this.#background.asking) return { kind: "checkpoint" };
-    const breaker = this.guard.breakerState();
+    const breaker = this.pipeline.breakerState();
     if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
     // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
     const built = this.#warmUp.snapshotBuilt;
@@ -531,7 +531,7 @@ export class HostSession {
 
   /** What the model sees now, as snapshot entries (built incrementally). */
   snapshot(ctx: ExtensionContext): SnapEntry[] {
-    return this.guard.snapshots.entries(projectedEntries(ctx));
+    return this.pipeline.snapshots.entries(projectedEntries(ctx));
   }
 
   /** Redraws the footer (only a changed text reaches the UI). */
@@ -549,7 +549,7 @@ export class HostSession {
       branch: () => ctx.sessionManager.getBranch(),
       lookup: (id) => ctx.sessionManager.getEntry(id),
       book: () => priceBookOf(ctx.modelRegistry),
-      runner: () => (this.closed ? undefined : this.guard.runner),
+      runner: () => (this.closed ? undefined : this.pipeline.runner),
       changed: () => this.draw(ctx),
     });
   }
@@ -563,7 +563,7 @@ export class HostSession {
       savings: currentSavings(snap),
       pins: pinCounts(readPins(snap)),
       branch: ctx.sessionManager.getBranch(),
-      paused: this.guard.breakerState(),
+      paused: this.pipeline.breakerState(),
       routing: this.routing.reportLine(),
       ...(this.#dollars.latest ? { dollars: this.#dollars.latest } : {}),
       pendingRestores: this.restores.pending(ctx.sessionManager).length,
@@ -584,7 +584,7 @@ export class HostSession {
     this.#background.drop();
     this.routing.shutdown();
     this.#unwatchSignals();
-    await Promise.allSettled([this.guard.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);
+    await Promise.allSettled([this.pipeline.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);
     await this.telemetry.flush();
   }
 }
