@@ -110,7 +110,7 @@ class CountingRunner implements TaskRunner {
   }
 }
 
-/** The per-session state the extension keeps: a PassPipeline on one pass runner (counted here). */
+/** What the hook runs in the benchmarks: the extension's PassPipeline on one pass runner (counted here). */
 export class HookAdapter {
   readonly runner: CountingRunner;
   pipeline: PassPipeline;

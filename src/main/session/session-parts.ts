@@ -11,7 +11,7 @@ import type { RoutingPi } from "../routing/session-routing.ts";
 export type Found = Extract<ClassifierLookup, { ok: true }>;
 
 /** A boundary as Pi hands it over (agent_before_settle, turn_end). */
-export interface Boundary {
+export interface PiBoundary {
   entries: SessionBoundaryDraft[];
   context: { contextEntries: unknown[] };
 }

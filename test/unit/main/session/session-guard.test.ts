@@ -142,7 +142,7 @@ describe("SessionGuard: start and shutdown", () => {
     expect(log.slice(1, 2)).toEqual(["signals-unwatched"]);
     expect(log.slice(2).sort()).toEqual(["http-closed", "pass-pool-destroyed", "recall-pool-destroyed"]);
     // Closed: nothing runs or draws any more.
-    expect(await session.pass("run-end", settle, fake.ctx)).toBeUndefined();
+    expect(await session.boundary.pass("run-end", settle, fake.ctx)).toBeUndefined();
     const drawn = fake.statuses.length;
     session.draw(fake.ctx);
     expect(fake.statuses).toHaveLength(drawn);
@@ -250,7 +250,7 @@ describe("SessionGuard: a pass", () => {
     const { session } = await open({ classify: neutral });
     const fake = fakeCtx();
     session.start(fake.ctx);
-    const out = await session.pass(
+    const out = await session.boundary.pass(
       "run-end",
       { entries: [{ type: "custom", customType: "other" }] as never, context: settle.context },
       fake.ctx,
@@ -278,12 +278,12 @@ describe("SessionGuard: a pass", () => {
     const { session } = await open({ classify: hanging, config: { timeoutMs: 600_000 } });
     const fake = fakeCtx();
     session.start(fake.ctx);
-    const pass = session.pass("run-end", settle, fake.ctx);
+    const pass = session.boundary.pass("run-end", settle, fake.ctx);
     await asking;
-    expect(session.busy).toBe(true);
+    expect(session.boundary.state.kind).toBe("asking");
     await session.shutdown();
     expect(await pass).toBeUndefined();
-    expect(session.busy).toBe(false);
+    expect(session.boundary.state.kind).toBe("closed");
     // The request was stopped before the pools went away.
     const aborted = log.indexOf("classifier-aborted");
     expect(aborted).toBeGreaterThanOrEqual(0);
@@ -349,7 +349,7 @@ describe("SessionGuard: a prompt during the run-end pass", () => {
     const { session } = await open({ classify: slow.classify, config });
     const fake = fakeCtx();
     session.start(fake.ctx);
-    const pass = session.pass("run-end", settle, fake.ctx);
+    const pass = session.boundary.pass("run-end", settle, fake.ctx);
     await until(() => slow.asked.length >= 2);
     session.input({ text: "next", streamingBehavior: "followUp" }, fake.ctx);
     const firstRecord = records(await pass)[0]?.data;
@@ -381,7 +381,7 @@ describe("SessionGuard: a prompt during the run-end pass", () => {
     const { session } = await open({ classify: slow.classify, config });
     const fake = fakeCtx();
     session.start(fake.ctx);
-    const pass = session.pass("run-end", settle, fake.ctx);
+    const pass = session.boundary.pass("run-end", settle, fake.ctx);
     await until(() => slow.asked.length >= 2);
     session.input({ text: "next", streamingBehavior: "steer" }, fake.ctx);
     expect(records(await pass)).toHaveLength(1);
