@@ -117,7 +117,7 @@ for (const size of sizes) {
   }
 
   // Warm-up at the session's first agent_start: the snapshot built paced and the session sent to the pass
-  // worker while the main model works (SessionGuard.warm), then the resumed session's first run-end
+  // worker while the main model works (WarmUp.warm), then the resumed session's first run-end
   // pass; the same first pass without the warm-up (cold mirror, empty snapshot cache) alongside. The order
   // alternates per repetition.
   {
