@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { type AnthropicPayload, placeGuardBreakpoints } from "../src/core/cache/cache-pin.ts";
 import { currentSavings, lifetime } from "../src/core/records/stats.ts";
 import type { ContextEditDraft } from "../src/core/shared/types.ts";
-import { GuardSession } from "../src/main/pass/guard-session.ts";
+import { PassPipeline } from "../src/main/pass/pass-pipeline.ts";
 import { SnapshotBuilder } from "../src/main/pass/snapshot.ts";
 import type { PoolBackend } from "../src/main/platform/pool.ts";
 import { CachePins } from "../src/main/session/cache-pins.ts";
@@ -84,7 +84,7 @@ const rows: Row[] = [];
 for (const size of sizes) {
   const prefix = midRun(baseSession(size));
 
-  // turn_end: a checkpoint pass through the extension's GuardSession (paced snapshot, pass, paced
+  // turn_end: a checkpoint pass through the extension's PassPipeline (paced snapshot, pass, paced
   // validation), cold (the session's first pass) and the next checkpoint after the first one's edits and
   // 20 new entries.
   for (const backend of ["piscina", "inline"] as PoolBackend[]) {
@@ -94,7 +94,7 @@ for (const size of sizes) {
     const warm: number[] = [];
     for (let r = 0; r < reps; r++) {
       const run = new SessionSim(prefix);
-      const guard = new GuardSession({ config, runner });
+      const guard = new PassPipeline({ config, runner });
       const checkpoint = async () => {
         const { result } = await guard.pass({
           phase: "mid-run",
@@ -117,7 +117,7 @@ for (const size of sizes) {
   }
 
   // Warm-up at the session's first agent_start: the snapshot built paced and the session sent to the pass
-  // worker while the main model works (HostSession.warm), then the resumed session's first run-end
+  // worker while the main model works (WarmUp.warm), then the resumed session's first run-end
   // pass; the same first pass without the warm-up (cold mirror, empty snapshot cache) alongside. The order
   // alternates per repetition.
   {
@@ -131,7 +131,7 @@ for (const size of sizes) {
     const whole = baseSession(size);
     for (let r = 0; r < reps; r++) {
       const sim = new SessionSim(whole);
-      const firstPass = (guard: GuardSession) => () =>
+      const firstPass = (guard: PassPipeline) => () =>
         guard.pass({
           phase: "run-end",
           context: sim.project(),
@@ -140,7 +140,7 @@ for (const size of sizes) {
           family: "anthropic",
         });
       const warmed = async () => {
-        const guard = new GuardSession({ config, runner });
+        const guard = new PassPipeline({ config, runner });
         const w = await measureStall(() => guard.warm(sim.project()), "quiet");
         warmUp.push(ownStall(w.stall));
         warmUpMs.push(w.ms);
@@ -150,7 +150,7 @@ for (const size of sizes) {
         await guard.worker.release();
       };
       const cold = async () => {
-        const guard = new GuardSession({ config, runner });
+        const guard = new PassPipeline({ config, runner });
         const m = await measureStall(firstPass(guard), "quiet");
         coldStall.push(ownStall(m.stall));
         coldMs.push(m.ms);

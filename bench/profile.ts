@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import type { ClassifyFn } from "../src/main/pass/classify-queue.ts";
 import {
   benchConfig,
-  HookSession,
+  HookAdapter,
   loopbackClassify,
   passRunner,
   runHook,
@@ -43,7 +43,7 @@ if (values.classifier !== "pi-ai" && values.classifier !== "fake") throw new Err
 const KEEP = "\\b(error|fail(ed|ure|s)?|throw)\\b";
 const host = await startLoopbackHost({ latencyMs: Number(values.latency), keyword: KEEP, flags: "i" });
 const runner = await passRunner("piscina");
-let session = new HookSession(runner);
+let session = new HookAdapter(runner);
 const events: Array<{ t: number; what: string }> = [];
 const inner = session.runner.inner;
 const origRun = inner.run.bind(inner);
@@ -145,7 +145,7 @@ async function timeline<T>(label: string, run: () => Promise<T>): Promise<T> {
 
 // Warm up pi-ai's client and the JIT as a running Pi would be (not shown).
 {
-  const warm = new HookSession(runner);
+  const warm = new HookAdapter(runner);
   await runHook(warm, new SessionSim(baseSession(200)).project(), classify, config);
   events.length = 0;
 }
@@ -168,7 +168,7 @@ await pass("cold");
 // `--colds N`: more first passes, each on a fresh session model and mirror from a collected heap, as the
 // benchmark repeats them (the previous ones' session is garbage by then).
 for (let i = 1; i < Number(values.colds); i++) {
-  session = new HookSession(runner);
+  session = new HookAdapter(runner);
   sim = newSim();
   fullGc();
   await pass(`cold ${i + 1}`);

@@ -137,7 +137,7 @@ try {
     config: benchConfig({ timeoutMs: mode.timeoutMs }),
     latencyMs: mode.latencyMs,
   };
-  // The pass runners openHostSession creates at session_start (one warm thread each), shared by the pass scenarios.
+  // The pass runners openSessionGuard creates at session_start (one warm thread each), shared by the pass scenarios.
   const runners = new Map<PoolBackend, TaskRunner>();
   for (const b of mode.backends) runners.set(b, await passRunner(b));
   try {

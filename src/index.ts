@@ -1,4 +1,4 @@
-// Library entry: a session's passes (GuardSession, or one pass with runPass), the pool that runs them
+// Library entry: a session's passes (PassPipeline, or one pass with runPass), the pool that runs them
 // (createTaskRunner), the worker tasks as plain functions, the classifier queue, the HTTP thread for
 // classifier requests (createThreadFetch) and the pure core. Thread plumbing stays internal.
 // The Pi extension itself is `pi-context-guard/extension` (src/main/index.ts).
@@ -25,18 +25,29 @@ export {
   type QueueOptions,
   type QueueResult,
 } from "./main/pass/classify-queue.ts";
+export { type RunEndDeps, runPass } from "./main/pass/library-run-pass.ts";
 export {
   assistantMessages,
   cacheFamily,
   cacheView,
-  GuardSession,
-  type GuardSessionParts,
   hostCacheView,
   type PassOutcome,
+  /** @deprecated The same class as PassPipeline. */
+  PassPipeline as GuardSession,
+  PassPipeline,
+  /** @deprecated The same type as PassPipelineParts. */
+  type PassPipelineParts as GuardSessionParts,
+  type PassPipelineParts,
   type PassRequest,
-} from "./main/pass/guard-session.ts";
+} from "./main/pass/pass-pipeline.ts";
 export { PassWorker, type PassWorkerOptions } from "./main/pass/pass-worker.ts";
-export { type PassOptions, type RunEndDeps, type RunEndResult, runPass } from "./main/pass/run-end.ts";
+export type {
+  PassDeps,
+  PassOptions,
+  PassResult,
+  /** @deprecated The same type as PassResult. */
+  PassResult as RunEndResult,
+} from "./main/pass/run-pass.ts";
 export { type ProjectedLike, readContent, SnapshotBuilder } from "./main/pass/snapshot.ts";
 export { type Validation, validateEdits, validateEditsPaced } from "./main/pass/validate.ts";
 export { createTaskRunner, type PoolBackend, type PoolOptions, type TaskRunner } from "./main/platform/pool.ts";

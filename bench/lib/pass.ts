@@ -2,7 +2,7 @@
 import type { GuardConfig } from "../../src/core/shared/config.ts";
 import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
 import type { ProjectedLike } from "../../src/main/pass/snapshot.ts";
-import { type HookResult, type HookSession, runHook } from "../../test/kit/hook.ts";
+import { type HookAdapter, type HookResult, runHook } from "../../test/kit/hook.ts";
 import { measureStall, type ProbeMode, type StallStats } from "../../test/kit/stall.ts";
 import { sentChars } from "./workloads.ts";
 
@@ -53,7 +53,7 @@ export interface PassEnv {
 }
 
 export async function measurePass(
-  session: HookSession,
+  session: HookAdapter,
   context: ProjectedLike[],
   env: PassEnv,
   probe: ProbeMode,

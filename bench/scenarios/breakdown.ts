@@ -7,7 +7,8 @@
 import { deserialize, serialize } from "node:v8";
 import type { SnapEntry } from "../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
-import { distillRunEnd } from "../../src/main/pass/run-end.ts";
+import { PassWorker } from "../../src/main/pass/pass-worker.ts";
+import { runPass } from "../../src/main/pass/run-pass.ts";
 import { SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
 import { validateEdits } from "../../src/main/pass/validate.ts";
 import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
@@ -170,18 +171,21 @@ export async function runBreakdown(
         step = emptyStep();
         mirror.prepareMs = 0;
         const snap = timeSync(() => snapshots.entries(context));
-        const result = await distillRunEnd(snap.value, {
-          runner,
-          classify,
-          config: env.config,
-          modelRef: MODEL_REF,
-          mirror,
-          validate: (edits) => {
-            const v = timeSync(() => validateEdits(edits, context, (id) => snapshots.positionOf(id)));
-            step.validateMs += v.ms;
-            return v.value;
+        const result = await runPass(
+          snap.value,
+          {
+            worker: new PassWorker(runner, { mirror }),
+            classify,
+            config: env.config,
+            modelRef: MODEL_REF,
+            validate: (edits) => {
+              const v = timeSync(() => validateEdits(edits, context, (id) => snapshots.positionOf(id)));
+              step.validateMs += v.ms;
+              return v.value;
+            },
           },
-        });
+          { phase: "run-end" },
+        );
         step.prepareMs = mirror.prepareMs;
         if (rep >= 0)
           samples.push({

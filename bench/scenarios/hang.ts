@@ -1,7 +1,7 @@
 // Benchmark 2, the hang case: the classifier accepts every request and never answers. Settling must end
 // at the pass deadline (timeoutMs) plus the pipeline's own time; every output is kept.
 import type { TaskRunner } from "../../src/main/platform/pool.ts";
-import { HookSession } from "../../test/kit/hook.ts";
+import { HookAdapter } from "../../test/kit/hook.ts";
 import type { LoopbackHost } from "../../test/kit/loopback-host.ts";
 import { settle } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
@@ -31,7 +31,7 @@ export async function runHang(
       const base = baseSession(size);
       const appended = appendedRun(step, 2000 + step, `h${size}n${step}`, base.at(-1)?.id ?? null);
       for (let rep = 0; rep < mode.slowReps; rep++) {
-        const session = new HookSession(runner);
+        const session = new HookAdapter(runner);
         const sim = new SessionSim(base);
         await lb.set({ behaviour: "hang" });
         // Cold pass, then one steady pass after `step` new entries (nothing was edited: all timed out).

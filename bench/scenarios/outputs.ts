@@ -4,7 +4,7 @@
 import { serialize } from "node:v8";
 import { chunkOutput } from "../../src/core/distill/chunk.ts";
 import type { PoolBackend, TaskRunner } from "../../src/main/platform/pool.ts";
-import { HookSession } from "../../test/kit/hook.ts";
+import { HookAdapter } from "../../test/kit/hook.ts";
 import { type ProbeMode, settle, timeSync } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
 import { measurePass, type PassEnv, type PassSample } from "../lib/pass.ts";
@@ -46,7 +46,7 @@ async function onePass(
   out: OutputSample[] | undefined,
   probe: ProbeMode = "spin",
 ): Promise<void> {
-  const session = new HookSession(runner);
+  const session = new HookAdapter(runner);
   const sim = new SessionSim(baseSession(BASE_ENTRIES));
   const text = output(kind, bytes);
   // The pass before the output arrived: fills the mirror (not measured).

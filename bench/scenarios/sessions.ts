@@ -3,7 +3,7 @@
 // mirror (every entry sent) and on later passes after N new entries (the steady state of a session).
 // Between passes the previous pass's edits are applied the way Pi applies them.
 import type { PoolBackend, TaskRunner } from "../../src/main/platform/pool.ts";
-import { HookSession } from "../../test/kit/hook.ts";
+import { HookAdapter } from "../../test/kit/hook.ts";
 import type { ProbeMode } from "../../test/kit/stall.ts";
 import { fullGc, settle } from "../../test/kit/stall.ts";
 import type { BenchMode } from "../lib/mode.ts";
@@ -36,7 +36,7 @@ async function sequence(
   /** Recorded under this backend name instead of the runner's (a variant of the same backend). */
   label?: string,
 ): Promise<void> {
-  const session = new HookSession(runner);
+  const session = new HookAdapter(runner);
   const sim = new SessionSim(baseSession(size));
   const passes: Array<[string, number | undefined]> = [
     ["cold", undefined],

@@ -1,14 +1,14 @@
-// The Pi extension: maps Pi's events to the session object (session/host-session.ts), which owns
+// The Pi extension: maps Pi's events to the session object (session/session-guard.ts), which owns
 // everything of one Pi session. Nothing is started in the factory: Pi also runs it for commands that
 // never open a session (e.g. `pi --list-models`).
 import { registerSessionResourceCleanup } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { guardCommand } from "./session/guard-command.ts";
-import { type HostSession, openHostSession } from "./session/host-session.ts";
 import { executeRecall, RECALL_TOOL } from "./session/recall-tool.ts";
+import { openSessionGuard, type SessionGuard } from "./session/session-guard.ts";
 
 export default function contextGuard(pi: ExtensionAPI): void {
-  let session: HostSession | undefined;
+  let session: SessionGuard | undefined;
 
   let unregister: (() => void) | undefined;
   const shutdown = async () => {
@@ -20,7 +20,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
   };
 
   pi.on("session_start", async (_event, ctx) => {
-    session = await openHostSession(pi);
+    session = await openSessionGuard(pi);
     session.start(ctx);
     // An SDK host may end with `session.dispose()` alone, which tells extensions nothing; it does run pi-ai's
     // session resource cleanups with the session's id. Without this the guard's threads keep the host alive.

@@ -1,5 +1,5 @@
-// An agent_before_settle pass through the extension's own GuardSession (the object the hook calls), with
-// the real pi-ai System One client pointed at the loopback classifier: Pi's projection → GuardSession.pass
+// An agent_before_settle pass through the extension's own PassPipeline (the object the hook calls), with
+// the real pi-ai System One client pointed at the loopback classifier: Pi's projection → PassPipeline.pass
 // (paced snapshot, plan in the pool, classifier requests through the queue, finish in the pool, paced
 // validation) → the returned entries. Only the UI calls and telemetry of the hook are left out.
 import type { ClassifierContext, ClassifierModel } from "@earendil-works/pi-ai";
@@ -8,7 +8,7 @@ import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/shared/config.t
 import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../../src/core/shared/types.ts";
 import { toOutcome } from "../../src/main/pass/classifier.ts";
 import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
-import { GuardSession } from "../../src/main/pass/guard-session.ts";
+import { PassPipeline } from "../../src/main/pass/pass-pipeline.ts";
 import type { ProjectedLike, SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
 import type { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../src/main/platform/pool.ts";
@@ -110,32 +110,32 @@ class CountingRunner implements TaskRunner {
   }
 }
 
-/** The per-session state the extension keeps: a GuardSession on one pass runner (counted here). */
-export class HookSession {
+/** What the hook runs in the benchmarks: the extension's PassPipeline on one pass runner (counted here). */
+export class HookAdapter {
   readonly runner: CountingRunner;
-  guard: GuardSession;
+  pipeline: PassPipeline;
   /** The session's stop signal (index.ts aborts it at shutdown). */
   readonly stop = new AbortController();
   constructor(runner: TaskRunner) {
     this.runner = new CountingRunner(runner);
-    this.guard = new GuardSession({ config: DEFAULT_CONFIG, runner: this.runner });
+    this.pipeline = new PassPipeline({ config: DEFAULT_CONFIG, runner: this.runner });
   }
   get snapshots(): SnapshotBuilder {
-    return this.guard.snapshots;
+    return this.pipeline.snapshots;
   }
   get mirror(): WorkerMirror {
-    return this.guard.worker.mirror;
+    return this.pipeline.worker.mirror;
   }
   /**
    * Empties the inline backend's session store, which lives on this (the main) thread: a benchmark that
    * goes on measuring the pool must not carry a copy of the session Pi's thread never holds in real use.
    */
   async releaseInlineStore(): Promise<void> {
-    if (this.runner.backend === "inline") await this.guard.worker.release();
+    if (this.runner.backend === "inline") await this.pipeline.worker.release();
   }
   /** A session whose first pass starts from nothing: empty snapshot cache, nothing known to be sent. */
   resetCold(): void {
-    this.guard = new GuardSession({ config: this.guard.config, runner: this.runner });
+    this.pipeline = new PassPipeline({ config: this.pipeline.config, runner: this.runner });
   }
 }
 
@@ -153,17 +153,17 @@ export interface HookResult {
   returned?: unknown[];
 }
 
-/** One agent_before_settle through GuardSession.pass (the hook's UI calls and telemetry left out). */
+/** One agent_before_settle through PassPipeline.pass (the hook's UI calls and telemetry left out). */
 export async function runHook(
-  session: HookSession,
+  session: HookAdapter,
   context: ProjectedLike[],
   classifyFn: ClassifyFn,
   config: GuardConfig,
 ): Promise<HookResult> {
   session.runner.traffic = noTraffic();
   try {
-    session.guard.config = config;
-    const { result } = await session.guard.pass({
+    session.pipeline.config = config;
+    const { result } = await session.pipeline.pass({
       phase: "run-end",
       context,
       classify: classifyFn,

@@ -14,7 +14,7 @@ import { lifetime } from "../../src/core/records/stats.ts";
 import { CONFIG_KEYS, DEFAULT_CONFIG, type GuardConfig } from "../../src/core/shared/config.ts";
 import { imageChars, imageSize } from "../../src/core/shared/size.ts";
 import type { ContextEditDraft, GuardRecord, SnapEntry } from "../../src/core/shared/types.ts";
-import { runPass } from "../../src/main/pass/run-end.ts";
+import { runPass } from "../../src/main/pass/library-run-pass.ts";
 import { type ProjectedLike, SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
 import { validateEdits } from "../../src/main/pass/validate.ts";
 import { createTaskRunner, type TaskRunner } from "../../src/main/platform/pool.ts";

@@ -8,7 +8,7 @@ import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
-import type { RunEndResult } from "../../src/index.ts";
+import type { PassResult } from "../../src/index.ts";
 import { REPO_ROOT } from "../kit/pi-agent-dir.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "cg-library-example-"));
@@ -72,7 +72,7 @@ describe("the README's library example", () => {
   it("runs as written and returns the drafts for Pi", async () => {
     writeFileSync(file, exampleModule());
     const { result, seen } = (await import(pathToFileURL(file).href)) as {
-      result: RunEndResult;
+      result: PassResult;
       seen: { calls: number };
     };
     expect(result.status).toBe("done");
@@ -81,5 +81,24 @@ describe("the README's library example", () => {
     expect(result.edits).toHaveLength(1);
     expect(result.edits[0]).toMatchObject({ type: "context_edit" });
     expect(result.record.results.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the library's names before the rename", () => {
+  it("still export the same class and a pass on a pool", async () => {
+    const lib = await import("../../src/index.ts");
+    expect(lib.GuardSession).toBe(lib.PassPipeline);
+    const runner = await lib.createTaskRunner({ backend: "inline" });
+    try {
+      const deps: import("../../src/index.ts").RunEndDeps = {
+        runner,
+        config: lib.DEFAULT_CONFIG,
+        modelRef: "x/y",
+      };
+      const result: import("../../src/index.ts").RunEndResult = await lib.runPass([], deps, { phase: "run-end" });
+      expect(result.status).toBe("skipped");
+    } finally {
+      await runner.destroy();
+    }
   });
 });

@@ -5,8 +5,9 @@ import type { FinishOutput } from "../../src/core/distill/finish.ts";
 import { DEFAULT_CONFIG } from "../../src/core/shared/config.ts";
 import type { SnapEntry } from "../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
-import { SYNC_SLICE_CHARS } from "../../src/main/pass/pass-worker.ts";
-import { type RunEndResult, runPass, warmWorker } from "../../src/main/pass/run-end.ts";
+import { runPass } from "../../src/main/pass/library-run-pass.ts";
+import { PassWorker, SYNC_SLICE_CHARS } from "../../src/main/pass/pass-worker.ts";
+import type { PassResult } from "../../src/main/pass/run-pass.ts";
 import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { createTaskRunner, type TaskRunner } from "../../src/main/platform/pool.ts";
 import { FINISH_PART_CHARS } from "../../src/workers/pass/pass-handler.ts";
@@ -81,8 +82,8 @@ async function pooledAndInline(
   classify: ClassifyFn,
   check: (
     runner: ReturnType<typeof counting>,
-    pooled: Extract<RunEndResult, { status: "done" }>,
-    direct: Extract<RunEndResult, { status: "done" }>,
+    pooled: Extract<PassResult, { status: "done" }>,
+    direct: Extract<PassResult, { status: "done" }>,
   ) => void,
 ): Promise<void> {
   const runner = counting(await createTaskRunner({ backend: "piscina", maxThreads: 1 }));
@@ -209,12 +210,12 @@ describe("pass transport", () => {
     try {
       const entries = session(60, 30_000); // about 1.3M characters: three messages ahead
       const mirror = new WorkerMirror();
-      const sent = await warmWorker(entries, { runner, mirror });
+      const sent = await new PassWorker(runner, { mirror }).warm(entries);
       expect(sent).toBe(entries.length);
       expect(runner.calls.sync).toBeGreaterThanOrEqual(3);
       expect(runner.largest.sync).toBeLessThan(SYNC_SLICE_CHARS + 30_000);
       // Nothing left to send: a second warm-up is a no-op.
-      expect(await warmWorker(entries, { runner, mirror })).toBe(0);
+      expect(await new PassWorker(runner, { mirror }).warm(entries)).toBe(0);
       const syncs = runner.calls.sync;
       const deps = { classify: keepEveryOther, config: DEFAULT_CONFIG, modelRef: "x/y" };
       const grown = [...entries, assistantEntry("z2", "and one more note")];
@@ -239,7 +240,7 @@ describe("pass transport", () => {
       const mirror = new WorkerMirror();
       const stop = new AbortController();
       stop.abort();
-      await expect(warmWorker(entries, { runner, mirror, signal: stop.signal })).rejects.toThrow();
+      await expect(new PassWorker(runner, { mirror }).warm(entries, stop.signal)).rejects.toThrow();
       expect(runner.calls.sync ?? 0).toBe(0);
       const result = await runPass(
         entries,

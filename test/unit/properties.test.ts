@@ -11,7 +11,7 @@ import { imageChars } from "../../src/core/shared/size.ts";
 import { countLines, formatCount, oneLine } from "../../src/core/shared/text.ts";
 import type { ClassifierOutcome, ContextEditDraft, GuardRecord } from "../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../src/main/pass/classify-queue.ts";
-import { runPass } from "../../src/main/pass/run-end.ts";
+import { runPass } from "../../src/main/pass/library-run-pass.ts";
 import { type ProjectedLike, readContent, SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
 import { validateEdits } from "../../src/main/pass/validate.ts";
 import { createTaskRunner } from "../../src/main/platform/pool.ts";

@@ -7,7 +7,8 @@ import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/shared/config.ts";
 import type { SnapEntry } from "../../src/core/shared/types.ts";
-import { type RunEndResult, runPass } from "../../src/main/pass/run-end.ts";
+import { runPass } from "../../src/main/pass/library-run-pass.ts";
+import type { PassResult } from "../../src/main/pass/run-pass.ts";
 import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { createTaskRunner, type PoolBackend, type TaskName, type TaskRunner } from "../../src/main/platform/pool.ts";
 import type { PassMessage } from "../../src/workers/pass/protocol.ts";
@@ -121,7 +122,7 @@ describe.each<PoolBackend>(["piscina"])("worker faults in a pass (%s)", (backend
     await runner.destroy();
   });
 
-  const pass = (r: TaskRunner, entries: SnapEntry[], workerTimeoutMs = 10_000): Promise<RunEndResult> =>
+  const pass = (r: TaskRunner, entries: SnapEntry[], workerTimeoutMs = 10_000): Promise<PassResult> =>
     runPass(
       entries,
       { runner: r, classify: dropAll, config, modelRef: "t/t", mirror, workerTimeoutMs },
@@ -145,7 +146,7 @@ describe.each<PoolBackend>(["piscina"])("worker faults in a pass (%s)", (backend
       // The same runner and mirror: the worker was replaced, the mirror must resend what it lost.
       const next = await settled(pass(runner, session(`n${n++}`)), 15_000);
       expect(next.status).toBe("fulfilled");
-      const value = (next as PromiseFulfilledResult<RunEndResult>).value;
+      const value = (next as PromiseFulfilledResult<PassResult>).value;
       expect(value.status).toBe("done");
       expect(value.status === "done" && value.edits).toHaveLength(1);
     });

@@ -113,5 +113,10 @@ export function lifetime(branch: readonly BranchEntryLike[]): Lifetime {
 export function savingsText(savings: Savings, life?: Pick<Lifetime, "savedChars" | "compacted">): string {
   const sigma = life?.compacted && life.savedChars > savings.chars ? ` · Σ−${formatCount(life.savedChars / 4)}` : "";
   if (savings.items === 0) return sigma ? `🛡 0${sigma}` : "🛡 0 saved";
-  return `🛡 −${formatCount(savings.chars / 4)} · ${savings.items}${sigma}`;
+  return `${savedTokensText(savings)} · ${savings.items}${sigma}`;
+}
+
+/** The tokens saved, the head of savingsText when anything was. */
+export function savedTokensText(savings: Savings): string {
+  return `🛡 −${formatCount(savings.chars / 4)}`;
 }

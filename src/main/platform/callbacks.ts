@@ -22,13 +22,13 @@ export const CALLBACK_SITES = [
   "pool-error",
   /** telemetry: the background write of queued lines. */
   "telemetry-write",
-  /** host-session: a footer redraw. */
+  /** session-guard: a footer redraw. */
   "status-redraw",
-  /** host-session: the snapshot built in the background after session_start. */
+  /** warm-up.ts: the snapshot built in the background after session_start. */
   "snapshot-warm",
-  /** host-session: the session sent to the pass worker in the background when a run starts. */
+  /** warm-up.ts: the session sent to the pass worker in the background when a run starts. */
   "worker-warm",
-  /** background-checkpoint: a mid-run checkpoint that runs while the agent goes on. */
+  /** background-pass.ts: the pass that runs behind the agent (a checkpoint, a handed-over rest). */
   "checkpoint",
   /** routing-deadline: the end of a boundary's wait for its batch. */
   "routing-deadline",

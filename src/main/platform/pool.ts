@@ -151,7 +151,7 @@ class ThreadRunner implements TaskRunner {
 }
 
 /**
- * The worker pool a GuardSession (or runPass) runs its passes on: Piscina by default, one thread, which
+ * The worker pool a PassPipeline (or runPass) runs its passes on: Piscina by default, one thread, which
  * starts on the first task. A pool of more threads serves stateless tasks (recall) on all of them and
  * lends each pass one thread (oneThread). Call `destroy()` when done with it.
  */

@@ -1,6 +1,6 @@
 // Replays one session through the real pipeline, boundary by boundary: at every turn that called tools (a
 // mid-run checkpoint, Pi's turn_end) and at every run end (Pi's agent_before_settle) Pi's SessionManager
-// rebuilds the projection of the branch so far and the extension's own GuardSession.pass runs on it (the
+// rebuilds the projection of the branch so far and the extension's own PassPipeline.pass runs on it (the
 // snapshot, the plan and finish in the worker pool, the classifier queue under the deadline and the
 // breaker, the validation), on the session's own clock (its entries' timestamps). The drafts are committed
 // with Pi's own appendContextEdit/appendCustomEntry before the next entry of the file is added.
@@ -28,8 +28,8 @@ import type { GuardConfig } from "../../core/shared/config.ts";
 import { oneLine } from "../../core/shared/text.ts";
 import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
-import { GuardSession, hostCacheView } from "../pass/guard-session.ts";
-import type { PassOptions, RunEndResult } from "../pass/run-end.ts";
+import { hostCacheView, PassPipeline } from "../pass/pass-pipeline.ts";
+import type { PassOptions, PassResult } from "../pass/run-pass.ts";
 import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import { hostModel, MoneyLog } from "./money-log.ts";
@@ -162,7 +162,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const cwd = header.cwd || process.cwd();
   /** The session's time: the timestamp of the entry being replayed (the breaker's pauses follow it). */
   let now = Date.parse(header.timestamp ?? "") || 0;
-  const guard = new GuardSession({ config: options.config, runner: options.runner, clock: () => now });
+  const guard = new PassPipeline({ config: options.config, runner: options.runner, clock: () => now });
   const on: SessionEntry[] = [];
   const off: SessionEntry[] = [];
   const onSize = new ContextSize();
@@ -293,7 +293,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     const stall = monitorEventLoopDelay({ resolution: 1 });
     stall.enable();
     const began = performance.now();
-    let result: RunEndResult;
+    let result: PassResult;
     try {
       ({ result } = await guard.pass({
         phase,

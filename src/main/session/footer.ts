@@ -1,7 +1,7 @@
 // The footer: the guard's state drawn in the theme's colours. Redraws are frequent (every turn), so only
 // a changed text reaches the UI.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { type GuardState, statusText } from "./status.ts";
+import { type GuardState, readyParts, statusText } from "./status.ts";
 
 const STATUS_KEY = "context-guard";
 
@@ -12,14 +12,11 @@ const CALM: ReadonlySet<GuardState["kind"]> = new Set(["ready", "busy", "checkpo
 
 /** The footer text for a state, coloured: savings stand out, a problem is a warning. */
 export function styledStatus(state: GuardState, theme: Pick<Theme, "fg">): string {
-  const text = statusText(state);
-  if (state.kind === "ready" && (state.savings.items > 0 || (state.dollars?.net ?? 0) > 0)) {
-    return text.replace(
-      /^(🛡 (?:\$\S+ saved|−\S+))(.*)$/u,
-      (_m, head: string, rest: string) => theme.fg("success", head) + theme.fg("dim", rest),
-    );
+  if (state.kind === "ready") {
+    const { saved, rest } = readyParts(state);
+    return saved ? theme.fg("success", saved) + theme.fg("dim", rest) : theme.fg("dim", rest);
   }
-  return CALM.has(state.kind) ? theme.fg("dim", text) : theme.fg("warning", text);
+  return CALM.has(state.kind) ? theme.fg("dim", statusText(state)) : theme.fg("warning", statusText(state));
 }
 
 export class Footer {

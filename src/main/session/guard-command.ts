@@ -5,9 +5,9 @@ import { redactKnown } from "../platform/secrets.ts";
 import { loadSettings, saveSetting } from "../platform/settings.ts";
 import { telemetryStatsReport } from "../platform/telemetry.ts";
 import { warn } from "../platform/warn.ts";
-import { type HostSession, terminalWidth } from "./host-session.ts";
 import { OUT_COMMANDS, type OutCommand, runOutCommand } from "./out-list.ts";
 import { traceReport } from "./report.ts";
+import { type SessionGuard, terminalWidth } from "./session-guard.ts";
 
 const SUBCOMMANDS = ["status", "stats", "trace", "on", "off", "reload", ...OUT_COMMANDS];
 
@@ -20,7 +20,7 @@ const cannotAppend: Append = () => {
 
 /** The command's registration, on whatever session is open when it runs. */
 export function guardCommand(
-  session: () => HostSession | undefined,
+  session: () => SessionGuard | undefined,
   append?: Append,
 ): Omit<RegisteredCommand, "name" | "sourceInfo"> {
   return {
@@ -45,7 +45,7 @@ export function argumentCompletions(prefix: string): Array<{ value: string; labe
 export async function runGuardCommand(
   args: string,
   ctx: ExtensionCommandContext | ExtensionContext,
-  session: HostSession | undefined,
+  session: SessionGuard | undefined,
   append?: Append,
 ): Promise<void> {
   // Entry ids are case-sensitive: only the subcommand is lowercased.
@@ -76,7 +76,7 @@ export async function runGuardCommand(
     const loaded = await loadSettings(session.settingsPath);
     session.config = loaded.config;
     // A reload usually follows a fix (a key, a model): a paused classifier is asked again at once.
-    session.guard.breaker.reset();
+    session.pipeline.breaker.reset();
     for (const w of loaded.warnings) warn(ctx, w);
     ctx.ui.notify(
       `context-guard: settings reloaded from ${loaded.path}${loaded.warnings.length ? "" : " (no warnings)"}`,

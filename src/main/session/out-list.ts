@@ -15,8 +15,8 @@ import {
 import { type Pins, readPins } from "../../core/records/pins.ts";
 import { count } from "../../core/shared/text.ts";
 import { readContent } from "../pass/snapshot.ts";
-import type { HostSession } from "./host-session.ts";
 import { type CommandOutcome, listOut, pinEntry, type RestoreHost, restoreEntry } from "./restore.ts";
+import type { SessionGuard } from "./session-guard.ts";
 
 export const OUT_COMMANDS = ["list", "restore", "pin"] as const;
 export type OutCommand = (typeof OUT_COMMANDS)[number];
@@ -33,7 +33,7 @@ export async function runOutCommand(
   command: OutCommand,
   arg: string,
   ctx: ExtensionContext,
-  session: HostSession,
+  session: SessionGuard,
   append: RestoreHost["appendEntry"],
 ): Promise<void> {
   const host: RestoreHost = { snapshot: (c) => session.snapshot(c), appendEntry: append };
@@ -69,7 +69,7 @@ export function preview(ctx: ExtensionContext, item: OutItem): string {
 }
 
 /** The picker: choose an item, then what to do with it. Preview comes back to the list. */
-async function pickFromList(host: RestoreHost, ctx: ExtensionContext, session: HostSession): Promise<void> {
+async function pickFromList(host: RestoreHost, ctx: ExtensionContext, session: SessionGuard): Promise<void> {
   for (;;) {
     const { items, snap } = listOut(host, ctx);
     if (items.length === 0) {

@@ -4,6 +4,7 @@
 // session's state and the latest live figure; lines are fitted to the terminal's width.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import type { BoundaryState } from "../../core/boundary/boundary-state.ts";
 import type { BreakerState } from "../../core/classifier/breaker.ts";
 import { type MissEntryLike, missesLine, sessionMisses } from "../../core/records/misses.ts";
 import { summarizeRecord } from "../../core/records/record.ts";
@@ -25,6 +26,8 @@ export interface ReportInput {
   savings: Savings;
   branch: Branch;
   paused: BreakerState;
+  /** What the session's boundaries are doing (boundary.ts). */
+  boundary?: BoundaryState;
   /** Items the user restored and other entries pinned on this branch. */
   pins?: { restored: number; pinned: number };
   /** Routing's line (session-routing.ts), when there is anything to route. */
@@ -99,6 +102,13 @@ function lastPassLine(last: GuardRecord & { at?: number }, now: number): string 
   return `Last pass (${when}${phase}): ${what} in ${time}.`;
 }
 
+/** The pass behind the agent, if one is pending. */
+function behindLine(state: BoundaryState | undefined): string | undefined {
+  if (state?.kind !== "background") return undefined;
+  const what = state.phase === "mid-run" ? "a checkpoint" : "a run-end pass";
+  return `${what} going on behind the agent${state.asking ? ", asking the classifier" : ""}, landing at a later boundary`;
+}
+
 export function statusReport(input: ReportInput): string {
   const { config: c, found, savings, branch, paused } = input;
   const now = input.now ?? Date.now();
@@ -128,6 +138,8 @@ export function statusReport(input: ReportInput): string {
   if (input.routing) lines.push(input.routing);
   const waiting: string[] = [];
   if (input.pendingRestores) waiting.push(`${count(input.pendingRestores, "restore")} at the next boundary`);
+  const behind = behindLine(input.boundary);
+  if (behind) waiting.push(behind);
   if (paused.kind === "open") {
     waiting.push(
       `the classifier failed ${count(paused.failures, "pass", "passes")} in a row and is asked again at ${new Date(paused.until).toLocaleTimeString()}`,

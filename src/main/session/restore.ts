@@ -17,7 +17,7 @@ import type { SnapEntry } from "../../core/shared/types.ts";
 import type { ProjectedLike, SnapshotBuilder } from "../pass/snapshot.ts";
 import { contentSize } from "../pass/validate.ts";
 import { BranchIndex } from "./branch-index.ts";
-import type { Boundary } from "./host-parts.ts";
+import type { PiBoundary } from "./session-parts.ts";
 
 type SessionView = ExtensionContext["sessionManager"];
 type RawEntry = ReturnType<SessionView["getBranch"]>[number];
@@ -235,7 +235,7 @@ function restoringEdits(
 export function restoringDrafts(
   restores: PendingRestores,
   snapshots: Pick<SnapshotBuilder, "entries">,
-  event: Boundary,
+  event: PiBoundary,
   ctx: ExtensionContext,
 ): SessionBoundaryDraft[] {
   const context = event.context.contextEntries as ProjectedLike[];

@@ -2,8 +2,8 @@
 // ready within it lands at once; a pass still planning or asking goes on in the background and lands at
 // a later boundary, like a handed-over rest.
 import { savedChars } from "../../core/records/record.ts";
-import type { Judged } from "../pass/background-checkpoint.ts";
 import type { PassRest } from "../pass/handed-over.ts";
+import type { Judged } from "../pass/revalidate.ts";
 
 /** `work`'s value if it settles within `ms` and before `stop` aborts; otherwise `{ done: false }`. */
 export function within<T>(

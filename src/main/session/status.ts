@@ -1,5 +1,5 @@
 // Footer texts. Kept apart from the hooks so every state has one place that names it.
-import { type Lifetime, type Savings, savingsText } from "../../core/records/stats.ts";
+import { type Lifetime, type Savings, savedTokensText, savingsText } from "../../core/records/stats.ts";
 import type { SavedSoFar } from "../../core/replay/saved-so-far.ts";
 import { oneLine } from "../../core/shared/text.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
@@ -48,6 +48,31 @@ export function lookupShort(lookup: Extract<ClassifierLookup, { ok: false }>): s
 }
 
 export function statusText(state: GuardState): string {
+  if (state.kind !== "ready") return otherText(state);
+  const { saved, rest } = readyParts(state);
+  return (saved ?? "") + rest;
+}
+
+/**
+ * The ready footer in two parts: what was saved (the footer's good news: dollars saved, or the tokens
+ * when no dollar figure shows) and the rest. No `saved` part when nothing was saved or it cost more.
+ */
+export function readyParts(state: Extract<GuardState, { kind: "ready" }>): { saved?: string; rest: string } {
+  const tokens = savingsText(state.savings, state.lifetime);
+  const pins = pinsText(state.pins);
+  const money = moneyText(state.dollars);
+  if (!money) {
+    if (state.savings.items === 0) return { rest: tokens + pins };
+    const saved = savedTokensText(state.savings);
+    return { saved, rest: tokens.slice(saved.length) + pins };
+  }
+  const rest = state.savings.items === 0 && tokens === "🛡 0 saved" ? "" : ` · ${tokens.slice("🛡 ".length)}`;
+  const net = state.dollars?.net ?? 0;
+  const good = net > 0 || (net === 0 && state.savings.items > 0);
+  return good ? { saved: `🛡 ${money}`, rest: rest + pins } : { rest: `🛡 ${money}${rest}${pins}` };
+}
+
+function otherText(state: Exclude<GuardState, { kind: "ready" }>): string {
   switch (state.kind) {
     case "off":
       return "🛡 guard off";
@@ -64,13 +89,6 @@ export function statusText(state: GuardState): string {
       // Named, so a typo in "model" shows where it is.
       if (state.lookup.problem === "not-found") return `🛡 model ${oneLine(state.lookup.ref, FOOTER_REF_MAX)} not found`;
       return `🛡 model "${oneLine(state.lookup.ref, FOOTER_REF_MAX)}" is not provider/id`;
-    case "ready": {
-      const tokens = savingsText(state.savings, state.lifetime);
-      const money = moneyText(state.dollars);
-      if (!money) return tokens + pinsText(state.pins);
-      const rest = state.savings.items === 0 && tokens === "🛡 0 saved" ? "" : ` · ${tokens.replace(/^🛡 /u, "")}`;
-      return `🛡 ${money}${rest}${pinsText(state.pins)}`;
-    }
   }
 }
 

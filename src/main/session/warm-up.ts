@@ -1,13 +1,13 @@
 // The warm-up of one session: its snapshot built paced right after start (the footer needs it), and the
 // session sent to the pass worker in paced slices once the first run starts, while the main model works.
 // A pass waits for whatever of it is still running, so the two never interleave.
-import type { GuardSession } from "../pass/guard-session.ts";
+import type { PassPipeline } from "../pass/pass-pipeline.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { background } from "../platform/callbacks.ts";
 import { nextTurn } from "../platform/pace.ts";
 
 export interface WarmUpDeps {
-  guard: GuardSession;
+  pipeline: PassPipeline;
   /** Nothing more is done once the session is closed. */
   closed: () => boolean;
   enabled: () => boolean;
@@ -52,7 +52,7 @@ export class WarmUp {
     try {
       await nextTurn();
       if (this.#deps.closed()) return;
-      await this.#deps.guard.snapshots.entriesPaced(projection());
+      await this.#deps.pipeline.snapshots.entriesPaced(projection());
       built = true;
     } catch {
       // The next redraw builds it.
@@ -76,7 +76,7 @@ export class WarmUp {
     if (this.#workerWarm || this.#deps.closed() || !this.#deps.enabled()) return;
     this.#workerWarm = true;
     try {
-      await this.#deps.guard.warm(projection(), this.#deps.signal);
+      await this.#deps.pipeline.warm(projection(), this.#deps.signal);
     } catch {
       // Nothing to report: the first pass sends whatever did not arrive.
     }

@@ -6,7 +6,7 @@ import type { Api, Model } from "@earendil-works/pi-ai";
 import { getModels, stream } from "@earendil-works/pi-ai/compat";
 import { describe, expect, it } from "vitest";
 import { priorFor } from "../../../../src/core/cache/cache-behaviour.ts";
-import { cacheFamily } from "../../../../src/main/pass/guard-session.ts";
+import { cacheFamily } from "../../../../src/main/pass/pass-pipeline.ts";
 
 const context = {
   systemPrompt: "You are a coding agent.",

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierRequest, SnapEntry } from "../../../../src/core/shared/types.ts";
-import { runPass } from "../../../../src/main/pass/run-end.ts";
+import { runPass } from "../../../../src/main/pass/library-run-pass.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { PassWorkerError, unwrapFailure } from "../../../../src/workers/pass/failures.ts";
 import { packedCount, unpackValue } from "../../../../src/workers/pass/packed-values.ts";

@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildRecord } from "../../../../src/core/records/record.ts";
 import { DEFAULT_CONFIG, normalizeConfig } from "../../../../src/core/shared/config.ts";
 import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
-import { runPass } from "../../../../src/main/pass/run-end.ts";
+import { runPass } from "../../../../src/main/pass/library-run-pass.ts";
 import { createTaskRunner } from "../../../../src/main/platform/pool.ts";
 import { loadSettings, MAX_SETTINGS_BYTES, saveSetting } from "../../../../src/main/platform/settings.ts";
 import { dropAll } from "../../../kit/answers.ts";

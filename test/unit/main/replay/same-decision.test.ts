@@ -14,10 +14,10 @@ import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import { localClassify } from "../../../../src/main/pass/classifier.ts";
 import {
   assistantMessages,
-  GuardSession,
   hostCacheView,
+  PassPipeline,
   type PassRequest,
-} from "../../../../src/main/pass/guard-session.ts";
+} from "../../../../src/main/pass/pass-pipeline.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { LOCAL_NOTE, replayFiles } from "../../../../src/main/replay/command.ts";
 
@@ -42,8 +42,8 @@ afterAll(async () => {
 /** Replays one session and returns its metrics and every pass request the replay made. */
 async function replayWithRequests(file: string): Promise<{ session: SessionMetrics; requests: PassRequest[] }> {
   const requests: PassRequest[] = [];
-  const original = GuardSession.prototype.pass;
-  const spy = vi.spyOn(GuardSession.prototype, "pass").mockImplementation(function (this: GuardSession, request) {
+  const original = PassPipeline.prototype.pass;
+  const spy = vi.spyOn(PassPipeline.prototype, "pass").mockImplementation(function (this: PassPipeline, request) {
     requests.push(request);
     return original.call(this, request);
   });

@@ -14,6 +14,18 @@ describe("the footer", () => {
     expect(styledStatus({ kind: "off" }, theme)).toBe("<warning>🛡 guard off</warning>");
   });
 
+  it("colours the dollars saved, and dims a guard that has cost more so far", () => {
+    const savings = { chars: 8000, items: 3 };
+    const dollars = (net: number) => ({ priced: true, off: 1, on: 1 - net, classifier: 0, net }) as never;
+    expect(styledStatus({ kind: "ready", savings, dollars: dollars(0.42) }, theme)).toBe(
+      "<success>🛡 $0.420 saved</success><dim> · −2k · 3</dim>",
+    );
+    // Every part of the text is coloured, whatever it says.
+    expect(styledStatus({ kind: "ready", savings, dollars: dollars(-0.03) }, theme)).toBe(
+      "<dim>🛡 cost $0.030 more so far · −2k · 3</dim>",
+    );
+  });
+
   it("sends a text to the UI only when it changed", () => {
     const sent: Array<string | undefined> = [];
     const ctx = { ui: { theme, setStatus: (_key: string, text: string | undefined) => sent.push(text) } } as never;

@@ -105,6 +105,22 @@ describe("statusReport", () => {
     expect(text).toMatch(/So far the guard has cost \$0\.031 more than it saved/);
   });
 
+  it("says what the pass behind the agent does, read from the boundary state", () => {
+    const behind = (asking: boolean) =>
+      statusReport({
+        ...base,
+        found: local,
+        boundary: { kind: "background", phase: "mid-run", asking, handingOver: false },
+      });
+    expect(behind(true)).toContain(
+      "Waiting: a checkpoint going on behind the agent, asking the classifier, landing at a later boundary.",
+    );
+    expect(behind(false)).toContain("Waiting: a checkpoint going on behind the agent, landing at a later boundary.");
+    expect(statusReport({ ...base, found: local, boundary: { kind: "idle", handingOver: false } })).not.toContain(
+      "Waiting",
+    );
+  });
+
   it("fits a narrow terminal, and routing's line is kept", () => {
     const text = statusReport({
       ...base,

@@ -1,4 +1,4 @@
-// HostSession, the one object per Pi session, driven as src/main/index.ts drives it: inline pools, a
+// SessionGuard, the one object per Pi session, driven as src/main/index.ts drives it: inline pools, a
 // recorded HTTP bridge and exit watch, a scripted classifier, and a fake Pi context on a generated
 // session. Checks the order of start and shutdown, that routing runs on the same lifecycle, and that a
 // shutdown stops a pass in flight and closes the pools.
@@ -12,7 +12,7 @@ import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { ROUTING_ENTRY, type RoutingSnapshot } from "../../../../src/main/routing/routing-shapes.ts";
 import { runGuardCommand } from "../../../../src/main/session/guard-command.ts";
-import { HostSession } from "../../../../src/main/session/host-session.ts";
+import { SessionGuard } from "../../../../src/main/session/session-guard.ts";
 import { generateSession, toProjection } from "../../../kit/generate.ts";
 
 /** What happened, in order, across the session's parts. */
@@ -99,7 +99,7 @@ async function open(
     settleBudgetMs: 600_000,
     ...options.config,
   };
-  const session = new HostSession({
+  const session = new SessionGuard({
     settings: { config, warnings: [], path: options.settingsPath ?? "/nowhere/context-guard.json" },
     passRunner: await runner("pass-pool"),
     recallRunner: await runner("recall-pool"),
@@ -128,7 +128,7 @@ const unlikely: ClassifyFn = async (request) => ({
   answers: Object.fromEntries(Object.keys(request.questions).map((id) => [id, { type: "bool", probability: 0.05 }])),
 });
 
-describe("HostSession: start and shutdown", () => {
+describe("SessionGuard: start and shutdown", () => {
   it("starts the exit watch, the footer and routing; shuts down stop first, then pools, thread and watch", async () => {
     const { session } = await open({ classify: neutral });
     const fake = fakeCtx();
@@ -142,7 +142,7 @@ describe("HostSession: start and shutdown", () => {
     expect(log.slice(1, 2)).toEqual(["signals-unwatched"]);
     expect(log.slice(2).sort()).toEqual(["http-closed", "pass-pool-destroyed", "recall-pool-destroyed"]);
     // Closed: nothing runs or draws any more.
-    expect(await session.pass("run-end", settle, fake.ctx)).toBeUndefined();
+    expect(await session.boundary.pass("run-end", settle, fake.ctx)).toBeUndefined();
     const drawn = fake.statuses.length;
     session.draw(fake.ctx);
     expect(fake.statuses).toHaveLength(drawn);
@@ -159,7 +159,7 @@ describe("HostSession: start and shutdown", () => {
   });
 });
 
-describe("HostSession: routing on the session's lifecycle", () => {
+describe("SessionGuard: routing on the session's lifecycle", () => {
   const snapshot: RoutingSnapshot = {
     v: 1,
     skillsRouted: false,
@@ -245,12 +245,12 @@ describe("HostSession: routing on the session's lifecycle", () => {
   });
 });
 
-describe("HostSession: a pass", () => {
+describe("SessionGuard: a pass", () => {
   it("hands back Pi's drafts with the pass's edits and record", async () => {
     const { session } = await open({ classify: neutral });
     const fake = fakeCtx();
     session.start(fake.ctx);
-    const out = await session.pass(
+    const out = await session.boundary.pass(
       "run-end",
       { entries: [{ type: "custom", customType: "other" }] as never, context: settle.context },
       fake.ctx,
@@ -278,12 +278,12 @@ describe("HostSession: a pass", () => {
     const { session } = await open({ classify: hanging, config: { timeoutMs: 600_000 } });
     const fake = fakeCtx();
     session.start(fake.ctx);
-    const pass = session.pass("run-end", settle, fake.ctx);
+    const pass = session.boundary.pass("run-end", settle, fake.ctx);
     await asking;
-    expect(session.busy).toBe(true);
+    expect(session.boundary.state.kind).toBe("asking");
     await session.shutdown();
     expect(await pass).toBeUndefined();
-    expect(session.busy).toBe(false);
+    expect(session.boundary.state.kind).toBe("closed");
     // The request was stopped before the pools went away.
     const aborted = log.indexOf("classifier-aborted");
     expect(aborted).toBeGreaterThanOrEqual(0);
@@ -292,7 +292,7 @@ describe("HostSession: a pass", () => {
   });
 });
 
-describe("HostSession: the routing footer follows /guard", () => {
+describe("SessionGuard: the routing footer follows /guard", () => {
   it("clears with /guard off and comes back with /guard on, in the same command", async () => {
     const settingsPath = join(await mkdtemp(join(tmpdir(), "cg-host-")), "context-guard.json");
     const { session } = await open({ classify: neutral, settingsPath });
@@ -312,7 +312,7 @@ describe("HostSession: the routing footer follows /guard", () => {
   });
 });
 
-describe("HostSession: a prompt during the run-end pass", () => {
+describe("SessionGuard: a prompt during the run-end pass", () => {
   /** Answers the first request at once and holds the others until `release`; counts what it was asked. */
   function slowAfterFirst() {
     const asked: string[] = [];
@@ -349,7 +349,7 @@ describe("HostSession: a prompt during the run-end pass", () => {
     const { session } = await open({ classify: slow.classify, config });
     const fake = fakeCtx();
     session.start(fake.ctx);
-    const pass = session.pass("run-end", settle, fake.ctx);
+    const pass = session.boundary.pass("run-end", settle, fake.ctx);
     await until(() => slow.asked.length >= 2);
     session.input({ text: "next", streamingBehavior: "followUp" }, fake.ctx);
     const firstRecord = records(await pass)[0]?.data;
@@ -381,7 +381,7 @@ describe("HostSession: a prompt during the run-end pass", () => {
     const { session } = await open({ classify: slow.classify, config });
     const fake = fakeCtx();
     session.start(fake.ctx);
-    const pass = session.pass("run-end", settle, fake.ctx);
+    const pass = session.boundary.pass("run-end", settle, fake.ctx);
     await until(() => slow.asked.length >= 2);
     session.input({ text: "next", streamingBehavior: "steer" }, fake.ctx);
     expect(records(await pass)).toHaveLength(1);
@@ -393,7 +393,7 @@ describe("HostSession: a prompt during the run-end pass", () => {
   });
 });
 
-describe("HostSession: nobody waits for a pass", () => {
+describe("SessionGuard: nobody waits for a pass", () => {
   /** Holds every request until `release`; counts what it was asked. */
   function held() {
     const asked: string[] = [];

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { ContextEditDraft, GuardRecord, RecordResult } from "../../../../src/core/shared/types.ts";
-import { BackgroundCheckpoint, type Judged, revalidate } from "../../../../src/main/pass/background-checkpoint.ts";
+import { type Judged, revalidate } from "../../../../src/main/pass/revalidate.ts";
 import type { ProjectedLike } from "../../../../src/main/pass/snapshot.ts";
 import { setCallbackReporter } from "../../../../src/main/platform/callbacks.ts";
+import { BackgroundSlot } from "../../../../src/main/session/background-pass.ts";
 
 function output(id: string, text: string): ProjectedLike {
   const message = { role: "toolResult", toolCallId: `c-${id}`, content: [{ type: "text", text }] };
@@ -83,9 +84,9 @@ describe("revalidate", () => {
   });
 });
 
-describe("BackgroundCheckpoint", () => {
+describe("BackgroundSlot", () => {
   it("runs one at a time and lands only once finished, or when waited for", async () => {
-    const checkpoint = new BackgroundCheckpoint();
+    const checkpoint = new BackgroundSlot();
     const context = [output("a", long)];
     let finish: (j: Judged) => void = () => undefined;
     const started = checkpoint.start(context, (job) => {
@@ -107,7 +108,7 @@ describe("BackgroundCheckpoint", () => {
   });
 
   it("lands nothing of a checkpoint judged on a branch the session has left", async () => {
-    const checkpoint = new BackgroundCheckpoint();
+    const checkpoint = new BackgroundSlot();
     const judgedOn = [output("a", long), output("run3", long)];
     checkpoint.start(judgedOn, async (job) => {
       job.begin();
@@ -123,7 +124,7 @@ describe("BackgroundCheckpoint", () => {
   });
 
   it("judges the newest boundary when it had not begun yet", async () => {
-    const checkpoint = new BackgroundCheckpoint();
+    const checkpoint = new BackgroundSlot();
     let go: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => {
       go = resolve;
@@ -143,7 +144,7 @@ describe("BackgroundCheckpoint", () => {
   });
 
   it("says when a planning checkpoint has its plan: once it asks, or once it skips", async () => {
-    const checkpoint = new BackgroundCheckpoint();
+    const checkpoint = new BackgroundSlot();
     let ask: () => void = () => undefined;
     let finish: () => void = () => undefined;
     checkpoint.start([output("a", long)], async (job) => {
@@ -190,7 +191,7 @@ describe("BackgroundCheckpoint", () => {
     const reported: string[] = [];
     setCallbackReporter((message) => reported.push(message));
     try {
-      const checkpoint = new BackgroundCheckpoint();
+      const checkpoint = new BackgroundSlot();
       checkpoint.start([output("a", long)], async () => {
         throw new Error("worker gone");
       });
@@ -235,7 +236,7 @@ describe("revalidate and the user's pins", () => {
 
 describe("the rest of a handed-over pass in the slot", () => {
   it("holds the slot until it lands, is not waited for as planning, and is re-validated", async () => {
-    const slot = new BackgroundCheckpoint();
+    const slot = new BackgroundSlot();
     const then = [output("a", long), output("b", long)];
     let finish!: (j: Judged) => void;
     slot.adopt(

@@ -1,5 +1,5 @@
 // The pass as every caller runs it: the extension's hooks, the offline replay and the benchmarks all go
-// through GuardSession.pass, so there is one copy of the wiring (which classifier may be asked, the cache
+// through PassPipeline.pass, so there is one copy of the wiring (which classifier may be asked, the cache
 // view each phase gets, the snapshot and validation against Pi's projection, the breaker's bookkeeping).
 // It owns the per-session state of that pipeline and nothing of Pi's: the caller hands it the projection,
 // the classify function and the main model's cache family.
@@ -20,7 +20,7 @@ import type { TaskRunner } from "../platform/pool.ts";
 import type { ClassifyFn } from "./classify-queue.ts";
 import type { ClassifierStats } from "./handed-over.ts";
 import { PassWorker } from "./pass-worker.ts";
-import { type PassOptions, type RunEndResult, runPassOnContext } from "./run-end.ts";
+import { type PassOptions, type PassResult, runPassOnContext } from "./run-pass.ts";
 import { type ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { WorkerMirror } from "./worker-mirror.ts";
 
@@ -84,7 +84,7 @@ export function sinceLastRequest(
   return {};
 }
 
-export interface GuardSessionParts {
+export interface PassPipelineParts {
   config: GuardConfig;
   /** The pool the pass worker runs on (a larger one lends it a thread of its own: TaskRunner.oneThread). */
   runner: TaskRunner;
@@ -108,7 +108,7 @@ export interface PassRequest {
   /** The main model's prices (Pi's registry), for the break-even factor. */
   prices?: TokenPrices;
   signal?: AbortSignal;
-  /** A prompt was sent: stop waiting, finish what was answered, and hand back the rest (RunEndDeps). */
+  /** A prompt was sent: stop waiting, finish what was answered, and hand back the rest (PassDeps). */
   handOver?: AbortSignal;
   onJudging?: () => void;
   /** The session's working directory, where the run's reads are checked against the disk. */
@@ -116,12 +116,12 @@ export interface PassRequest {
 }
 
 export interface PassOutcome {
-  result: RunEndResult;
+  result: PassResult;
   /** The breaker's state when this pass made it open (the caller says so once). */
   opened?: Extract<BreakerState, { kind: "open" }>;
 }
 
-export class GuardSession {
+export class PassPipeline {
   config: GuardConfig;
   readonly runner: TaskRunner;
   readonly snapshots = new SnapshotBuilder();
@@ -130,7 +130,7 @@ export class GuardSession {
   readonly breaker: Breaker;
   readonly clock: () => number;
 
-  constructor(parts: GuardSessionParts) {
+  constructor(parts: PassPipelineParts) {
     this.config = parts.config;
     this.runner = parts.runner;
     this.worker = new PassWorker(parts.runner, { mirror: new WorkerMirror(this.snapshots) });
@@ -156,7 +156,6 @@ export class GuardSession {
       request.context,
       this.snapshots,
       {
-        runner: this.runner,
         ...(asking ? { classify: request.classify } : {}),
         family: request.family,
         config: request.pins === false ? { ...this.config, pinAnthropicCache: false } : this.config,

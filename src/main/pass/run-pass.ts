@@ -8,7 +8,6 @@ import { type Learned, sessionMisses, taughtConfig } from "../../core/records/mi
 import { recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../../core/shared/types.ts";
-import type { TaskRunner } from "../platform/pool.ts";
 import { type ClassifyFn, classifyAll, type QueueProgress, type QueueResult } from "./classify-queue.ts";
 import {
   type ClassifierStats,
@@ -19,24 +18,20 @@ import {
   type PassRest,
   partRecord,
 } from "./handed-over.ts";
-import { PassWorker } from "./pass-worker.ts";
+import type { PassWorker } from "./pass-worker.ts";
 import type { ProjectedLike, SnapshotBuilder } from "./snapshot.ts";
 import { type Validation, validateEditsPaced } from "./validate.ts";
-import type { WorkerMirror } from "./worker-mirror.ts";
 
-export interface RunEndDeps {
-  /** The pool a pass worker is made on when `worker` is not given. */
-  runner: TaskRunner;
-  /** The session's pass worker (it knows what the worker holds); by default a new one on `runner`. */
-  worker?: PassWorker;
+/** What one pass runs with. */
+export interface PassDeps {
+  /** The session's side of the pass worker (it knows what the worker holds). */
+  worker: PassWorker;
   /** Absent when the classifier is unavailable: then only what needs no classifier (old images) is done. */
   classify?: ClassifyFn;
   /** How the main model's prompt cache reacts to edits (for the break-even gates). */
   family?: CacheModel["family"];
   config: GuardConfig;
   modelRef: string;
-  /** Without `worker`: what the pass worker already holds; without one every entry is sent. */
-  mirror?: WorkerMirror;
   /** Checks the edits against the context they will be applied to; rejected ones become "kept". */
   validate?: (edits: ContextEditDraft[]) => Validation | Promise<Validation>;
   /** Called once the pass knows it will ask the classifier (for the busy status). */
@@ -48,8 +43,6 @@ export interface RunEndDeps {
    * the rest of the pass is the result's `rest`.
    */
   handOver?: AbortSignal;
-  /** Without `worker`: most time one worker task may take before its thread is stopped. Default 30 s. */
-  workerTimeoutMs?: number;
 }
 
 export interface PassOptions {
@@ -62,7 +55,7 @@ export interface PassOptions {
   learned?: Learned[];
 }
 
-export type RunEndResult =
+export type PassResult =
   | { status: "skipped"; reason: string }
   | {
       status: "done";
@@ -74,25 +67,6 @@ export type RunEndResult =
       /** Handed over: the items still waiting for answers, finished once they come. */
       rest?: Promise<PassRest>;
     };
-
-/** The pass worker of `deps`: the one given, or a new one on the runner (with the mirror, if any). */
-function passWorkerOf(deps: Pick<RunEndDeps, "runner" | "worker" | "mirror" | "workerTimeoutMs">): PassWorker {
-  return (
-    deps.worker ??
-    new PassWorker(deps.runner, {
-      ...(deps.mirror ? { mirror: deps.mirror } : {}),
-      ...(deps.workerTimeoutMs !== undefined ? { timeoutMs: deps.workerTimeoutMs } : {}),
-    })
-  );
-}
-
-/** Sends the session to the pass worker ahead of its first pass (PassWorker.warm). Returns the entries sent. */
-export function warmWorker(
-  entries: SnapEntry[],
-  deps: Pick<RunEndDeps, "runner" | "worker" | "mirror" | "workerTimeoutMs"> & { signal?: AbortSignal },
-): Promise<number> {
-  return passWorkerOf(deps).warm(entries, deps.signal);
-}
 
 /**
  * Time kept back after the classifier queue, as a share of the time the pass took to plan. Measured
@@ -108,21 +82,16 @@ const FINISH_SHARE_OF_PLAN = 0.3;
 export async function runPassOnContext(
   context: readonly ProjectedLike[],
   snapshots: SnapshotBuilder,
-  deps: Omit<RunEndDeps, "validate">,
+  deps: Omit<PassDeps, "validate">,
   options: PassOptions,
-): Promise<RunEndResult> {
+): Promise<PassResult> {
   const entries = await snapshots.entriesPaced(context);
   const validate = (edits: ContextEditDraft[]) => validateEditsPaced(edits, context, (id) => snapshots.positionOf(id));
   return runPass(entries, { ...deps, validate }, options);
 }
 
-/** The run-end pass (agent_before_settle). */
-export function distillRunEnd(entries: SnapEntry[], deps: RunEndDeps): Promise<RunEndResult> {
-  return runPass(entries, deps, { phase: "run-end" });
-}
-
 /** A pass of either phase: plan in the worker, ask the classifier, finish in the worker, record. */
-export async function runPass(entries: SnapEntry[], given: RunEndDeps, options: PassOptions): Promise<RunEndResult> {
+export async function runPass(entries: SnapEntry[], given: PassDeps, options: PassOptions): Promise<PassResult> {
   // What the branch's recalls and restores taught: a branch without misses is judged as set.
   const taught = taughtConfig(given.config, sessionMisses(entries));
   const learning = taught.learned.length > 0;
@@ -132,7 +101,7 @@ export async function runPass(entries: SnapEntry[], given: RunEndDeps, options: 
   // The budget counts from the start of the pass, so planning a cold session does not add to it.
   const started = performance.now();
   const passId = randomUUID();
-  const worker = passWorkerOf(deps);
+  const { worker } = deps;
   const plan = await worker.plan(entries, {
     passId,
     config,
@@ -194,9 +163,9 @@ function unasked(count: number): QueueResult {
 /** Validates a finished pass's drafts and builds its record. */
 async function done(
   { finished, outcomes, queued }: FinishedPart,
-  deps: RunEndDeps,
+  deps: PassDeps,
   options: PassOptions,
-): Promise<Extract<RunEndResult, { status: "done" }>> {
+): Promise<Extract<PassResult, { status: "done" }>> {
   let edits = finished.drafts;
   let results = finished.results;
   if (deps.validate) {

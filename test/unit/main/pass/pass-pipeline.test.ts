@@ -1,10 +1,10 @@
-// GuardSession: the pass as the extension, the replay and the bench all run it. Here on the inline pool
+// PassPipeline: the pass as the extension, the replay and the bench all run it. Here on the inline pool
 // backend with a real Pi SessionManager projection and a scripted classifier on a fake clock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierOutcome } from "../../../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
-import { cacheFamily, GuardSession, sinceLastRequest } from "../../../../src/main/pass/guard-session.ts";
+import { cacheFamily, PassPipeline, sinceLastRequest } from "../../../../src/main/pass/pass-pipeline.ts";
 import type { ProjectedLike } from "../../../../src/main/pass/snapshot.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { dropAll } from "../../../kit/answers.ts";
@@ -23,9 +23,9 @@ function session(): ProjectedLike[] {
   return grepRunSession().buildSessionProjection().entries as unknown as ProjectedLike[];
 }
 
-describe("GuardSession.pass", () => {
+describe("PassPipeline.pass", () => {
   it("runs the pass on Pi's projection and returns drafts Pi can apply", async () => {
-    const guard = new GuardSession({ config: DEFAULT_CONFIG, runner });
+    const guard = new PassPipeline({ config: DEFAULT_CONFIG, runner });
     const { result, opened } = await guard.pass({
       phase: "run-end",
       context: session(),
@@ -47,7 +47,7 @@ describe("GuardSession.pass", () => {
       calls++;
       return { status: "error", error: "System One API error (500)" };
     };
-    const guard = new GuardSession({ config: DEFAULT_CONFIG, runner, clock: () => now });
+    const guard = new PassPipeline({ config: DEFAULT_CONFIG, runner, clock: () => now });
     const pass = () =>
       guard.pass({ phase: "run-end", context: session(), classify: failing, modelRef: "t/t", family: "other" });
     expect((await pass()).opened).toBeUndefined();

@@ -1,8 +1,9 @@
 // One object per Pi session: everything the extension holds for it (settings, the pass and recall pools,
 // the HTTP bridge, the pass pipeline with its snapshot, mirror and breaker, the warm-up, cache pins,
-// routing, telemetry and the footer) and what it does at each of Pi's events. src/main/index.ts only maps
-// the events to it. The pass pipeline itself is GuardSession's (Pi-free, shared with the replay and the
-// benchmarks); the classify function, the pools, the HTTP bridge and the clock can be handed in.
+// routing, telemetry, the footer and the boundary object) and what it does at each of Pi's events.
+// src/main/index.ts only maps the events to it. What happens at turn_end and agent_before_settle is the
+// boundary object's (boundary.ts); the pass pipeline itself is PassPipeline's (Pi-free, shared with the
+// replay and the benchmarks). The classify function, the pools, the HTTP bridge and the clock can be handed in.
 import type {
   BeforeAgentStartEvent,
   BeforeProviderRequestEvent,
@@ -11,52 +12,45 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
 import { pinCounts, readPins } from "../../core/records/pins.ts";
-import { recordDraft } from "../../core/records/record.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
-import type { Judged, RunningJob } from "../pass/background-checkpoint.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
-import { GuardSession, hostCacheView } from "../pass/guard-session.ts";
-import type { PassRest } from "../pass/handed-over.ts";
-import type { PassOptions } from "../pass/run-end.ts";
+import { PassPipeline } from "../pass/pass-pipeline.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { callback, setCallbackReporter } from "../platform/callbacks.ts";
-import { watchExitSignals, watchPass } from "../platform/interrupts.ts";
+import { watchExitSignals } from "../platform/interrupts.ts";
 import { createTaskRunner, type TaskRunner } from "../platform/pool.ts";
 import { watchRetryAfter } from "../platform/retry-after.ts";
 import { classifierSecretValues } from "../platform/secrets.ts";
 import { loadSettings } from "../platform/settings.ts";
-import { recordPass, Telemetry } from "../platform/telemetry.ts";
+import { Telemetry } from "../platform/telemetry.ts";
 import { createThreadFetch } from "../platform/thread-fetch.ts";
 import { warn } from "../platform/warn.ts";
 import { priceBookOf } from "../replay/prices.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
-import { BackgroundPass } from "./background-pass.ts";
+import { Boundary } from "./boundary.ts";
 import { branchBreaks, needsShapeCheck, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
-import { HandOver } from "./hand-over.ts";
-import type { Boundary, HostSessionParts } from "./host-parts.ts";
 import { LiveSavings } from "./live-savings.ts";
-import { PassNotices } from "./pass-notices.ts";
 import { withReadyDrafts } from "./ready-drafts.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
 import { type Message, PendingRestores, restoringDrafts } from "./restore.ts";
-import { within } from "./settle-budget.ts";
+import type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
 import { WarmUp } from "./warm-up.ts";
 
-export type { Boundary, HostSessionParts } from "./host-parts.ts";
+export type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
 
 /** Opens a session's resources as Pi runs it: the settings file, both pools and the (idle) HTTP bridge. */
-export async function openHostSession(pi: RoutingPi): Promise<HostSession> {
+export async function openSessionGuard(pi: RoutingPi): Promise<SessionGuard> {
   const settings = await loadSettings();
   const passRunner = await createTaskRunner({ minThreads: 1, maxThreads: 1 });
   const recallRunner = await createTaskRunner({ minThreads: 0, maxThreads: 1, idleTimeoutMs: 10_000 });
-  return new HostSession({ settings, passRunner, recallRunner, http: createThreadFetch(), pi });
+  return new SessionGuard({ settings, passRunner, recallRunner, http: createThreadFetch(), pi });
 }
 
 const NO_SAVINGS = { chars: 0, items: 0 };
@@ -70,9 +64,9 @@ function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
   return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
 }
 
-export class HostSession {
+export class SessionGuard {
   /** The pass pipeline's state: config, pass runner, snapshot builder, worker mirror, breaker, clock. */
-  readonly guard: GuardSession;
+  readonly pipeline: PassPipeline;
   readonly settingsPath: string;
   readonly recallRunner: TaskRunner | undefined;
   readonly telemetry: Telemetry;
@@ -81,49 +75,48 @@ export class HostSession {
   readonly cachePins = new CachePins();
   /** `/guard restore` requests whose edit waits for the next boundary (read from the branch). */
   readonly restores = new PendingRestores();
-  /** A pass is asking the classifier (the footer says so). */
-  busy = false;
-  /** Shut down, or the process is exiting: nothing more is written. */
-  closed = false;
-  readonly #parts: HostSessionParts;
+  /** What happens at the boundaries, and the state the footer reads. */
+  readonly boundary: Boundary;
+  readonly #parts: SessionGuardParts;
   /** The classifier's fetch, watched for a server's retry-after. */
   readonly #fetch: typeof globalThis.fetch;
   /** Aborted at shutdown: a pass in flight stops at once instead of at its deadline. */
   readonly #stop = new AbortController();
   readonly #footer = new Footer();
-  /** The checkpoint or handed-over rest running while the agent goes on, until its drafts land. */
-  readonly #background: BackgroundPass;
-  readonly #handOver = new HandOver();
   /** The snapshot built after start and the worker sent the session: a pass waits for them. */
   readonly #warmUp: WarmUp;
-  readonly #notices = new PassNotices();
   /** Dollars saved so far on the branch, priced on the pass pool's thread. */
   readonly #dollars = new LiveSavings();
   #unwatchSignals: () => void = () => undefined;
 
-  constructor(parts: HostSessionParts) {
+  constructor(parts: SessionGuardParts) {
     this.#parts = parts;
-    this.guard = new GuardSession({
+    this.pipeline = new PassPipeline({
       config: parts.settings.config,
       runner: parts.passRunner,
       ...(parts.clock ? { clock: parts.clock } : {}),
     });
     this.settingsPath = parts.settings.path;
     this.recallRunner = parts.recallRunner;
-    this.#fetch = watchRetryAfter(parts.http.fetch, this.guard.breaker);
+    this.#fetch = watchRetryAfter(parts.http.fetch, this.pipeline.breaker);
     this.#warmUp = new WarmUp({
-      guard: this.guard,
+      pipeline: this.pipeline,
       closed: () => this.closed,
       enabled: () => this.config.enabled,
       signal: this.#stop.signal,
     });
     this.telemetry = new Telemetry({ getConfig: () => (this.closed ? undefined : this.config) });
-    this.#background = new BackgroundPass({
+    this.boundary = new Boundary({
+      pipeline: this.pipeline,
       telemetry: this.telemetry,
-      guard: this.guard,
-      notices: this.#notices,
-      closed: () => this.closed,
+      cachePins: this.cachePins,
+      warmUp: this.#warmUp,
+      stopped: this.#stop.signal,
+      config: () => this.config,
+      lookup: (ctx) => this.lookup(ctx),
+      classifier: (ctx, found) => this.#classifier(ctx, found),
       draw: (ctx) => this.draw(ctx),
+      exiting: () => this.#exiting(),
     });
     this.routing = new SessionRouting({
       pi: parts.pi,
@@ -133,12 +126,17 @@ export class HostSession {
     });
   }
 
+  /** Shut down, or the process is exiting: nothing more is written. */
+  get closed(): boolean {
+    return this.boundary.closed;
+  }
+
   get config(): GuardConfig {
-    return this.guard.config;
+    return this.pipeline.config;
   }
 
   set config(config: GuardConfig) {
-    this.guard.config = config;
+    this.pipeline.config = config;
   }
 
   lookup(ctx: ExtensionContext): ClassifierLookup {
@@ -200,22 +198,17 @@ export class HostSession {
     this.#warmUp.startWorker(() => projectedEntries(ctx));
   }
 
-  /**
-   * turn_end (completed): lands a finished background checkpoint (re-validated), or starts one after a
-   * turn that called tools and returns at once (docs/DESIGN.md, mid-run checkpoints). One still running
-   * is not waited for, not even at the run's last turn unless the run end waits whole. Both boundaries
-   * also append the edits of restores asked for since the last one.
-   */
+  /** turn_end (completed): the boundary's checkpoint (Boundary.turnEnd), and the pending restores. */
   async turnEnd(
-    event: Boundary & { toolResults: readonly unknown[] },
+    event: PiBoundary & { toolResults: readonly unknown[] },
     ctx: ExtensionContext,
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
-    return this.#finish(event, ctx, await this.#turnEnd(event, ctx));
+    return this.#finish(event, ctx, await this.boundary.turnEnd(event, ctx));
   }
 
   /** agent_before_settle (completed): the run-end pass, and the pending restores. */
-  async settle(event: Boundary, ctx: ExtensionContext): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
-    return this.#finish(event, ctx, await this.pass("run-end", event, ctx));
+  async settle(event: PiBoundary, ctx: ExtensionContext): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    return this.#finish(event, ctx, await this.boundary.pass("run-end", event, ctx));
   }
 
   /**
@@ -223,12 +216,12 @@ export class HostSession {
    * checked once (boundary-shape.ts). A failure of the check hands back the list unchecked.
    */
   #finish(
-    event: Boundary,
+    event: PiBoundary,
     ctx: ExtensionContext,
     result: { entries: SessionBoundaryDraft[] } | undefined,
   ): { entries: SessionBoundaryDraft[] } | undefined {
     if (this.closed) return result;
-    const restoring = restoringDrafts(this.restores, this.guard.snapshots, event, ctx);
+    const restoring = restoringDrafts(this.restores, this.pipeline.snapshots, event, ctx);
     const all = result?.entries ?? event.entries;
     // Ours are what follows the list as it was handed in (every path spreads it first).
     const ours = all.length >= event.entries.length && event.entries.every((d, i) => all[i] === d);
@@ -264,7 +257,7 @@ export class HostSession {
     } catch {
       // The boundary still lands the restore.
     }
-    const ready = this.closed || !this.config.enabled ? undefined : this.#background.ready;
+    const ready = this.closed || !this.config.enabled ? undefined : this.boundary.ready;
     // Drafts judged on a branch the session has left (/tree) never reach its requests (nor land).
     if (ready && (ready.leaf === undefined || ctx.sessionManager.getBranch().some((e) => e.id === ready.leaf))) {
       try {
@@ -284,164 +277,6 @@ export class HostSession {
     return out ? { messages: out } : undefined;
   }
 
-  async #turnEnd(
-    event: Boundary & { toolResults: readonly unknown[] },
-    ctx: ExtensionContext,
-  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
-    if (this.closed || !this.config.enabled) return;
-    const last = event.toolResults.length === 0;
-    // A run end that waits for its pass whole (settleBudgetMs at least timeoutMs) waits at the last turn
-    // for the checkpoint too, so the run-end pass sees its record.
-    const wait = last && this.config.settleBudgetMs >= this.config.timeoutMs;
-    const landing = () => this.#background.land(event, ctx, wait);
-    const landed = await (wait ? this.#held(this.#background.stop, ctx, landing) : landing());
-    if (landed || last || !this.config.midRun) return landed;
-    if (this.config.midRunWait) return this.pass("mid-run", event, ctx);
-    this.#background.start(event.context.contextEntries as ProjectedLike[], (job, signal) =>
-      this.#judge("mid-run", () => job.begin(), ctx, { job, signal }),
-    );
-    return;
-  }
-
-  /**
-   * One pass at a boundary: the run-end pass, waited for `settleBudgetMs` (then it goes on in the
-   * background and lands at a later boundary), or a mid-run checkpoint with `midRunWait`, awaited.
-   * Returns the draft list to hand back to Pi (ours appended to the other extensions'), or undefined to
-   * leave it as it is. A failure warns and changes nothing.
-   */
-  async pass(
-    phase: PassOptions["phase"],
-    event: Boundary,
-    ctx: ExtensionContext,
-  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
-    if (this.closed || !this.config.enabled || (phase === "mid-run" && !this.config.midRun)) return;
-    const budget = phase === "run-end" ? this.config.settleBudgetMs : Number.POSITIVE_INFINITY;
-    const started = performance.now();
-    const left = () => Math.max(0, budget - (performance.now() - started));
-    // A checkpoint or rest still pending lands here if it ends within the budget, else at a later
-    // boundary; either way the run-end pass is left to the next run end rather than ask its items again.
-    // One that ended with nothing to land leaves the slot free.
-    if (this.#background.pending) {
-      const stop = new AbortController();
-      const landed = await this.#held(stop, ctx, () => this.#background.landWithin(event, ctx, left(), stop.signal));
-      if (landed || this.#background.pending) return landed;
-    }
-    // A prompt sent meanwhile stops the wait, not the classifier: the rest goes on and lands later.
-    const handOver = new AbortController();
-    const restStop = new AbortController();
-    const context = () => event.context.contextEntries as ProjectedLike[];
-    const detached = { now: false };
-    const judging = this.#judge(phase, context, ctx, { signal: restStop.signal, handOver: handOver.signal, detached });
-    const ready = await this.#held(handOver, ctx, () => within(judging, left()));
-    if (!ready.done) {
-      this.#detach(ctx, detached);
-      this.#background.adoptPass(ctx, context(), judging, restStop);
-      return;
-    }
-    const judged = ready.value;
-    if (!judged) return;
-    if (judged.rest) this.#background.adopt(ctx, context(), judged.rest, restStop);
-    return { entries: [...event.entries, ...judged.edits, recordDraft(judged.record)] };
-  }
-
-  /** The boundary stopped waiting for its pass: from now on it is a background pass for the footer. */
-  #detach(ctx: ExtensionContext, detached: { now: boolean }): void {
-    detached.now = true;
-    if (!this.busy) return;
-    this.busy = false;
-    this.#background.asking = true;
-    if (ctx.hasUI) ctx.ui.setWorkingMessage();
-  }
-
-  /**
-   * Runs one pass on a boundary's context (read once the worker is ready): its edits and record, or
-   * undefined when it skipped or failed (a failure warns once). In the background the footer says so
-   * instead of Pi's working message.
-   */
-  async #judge(
-    phase: PassOptions["phase"],
-    contextNow: () => readonly ProjectedLike[],
-    ctx: ExtensionContext,
-    /**
-     * The background checkpoint this pass is, if it is one, a stop of the caller's, its hand-over, and
-     * whether the boundary has stopped waiting for it (then it is counted when it lands).
-     */
-    {
-      job,
-      signal,
-      handOver,
-      detached,
-    }: { job?: RunningJob; signal?: AbortSignal; handOver?: AbortSignal; detached?: { now: boolean } } = {},
-  ): Promise<(Judged & { rest?: Promise<PassRest> }) | undefined> {
-    const inBackground = job !== undefined;
-    await this.#warmUp.beforePass();
-    if (this.closed) return;
-    const context = contextNow();
-    const trustedIds = phase === "mid-run" ? this.cachePins.trustedIds(ctx) : undefined;
-    // Without a usable classifier a pass still removes old images, which need no judgment; nor while the
-    // breaker holds a failing classifier off (GuardSession decides).
-    const found = this.lookup(ctx);
-    const classify = this.#classifier(ctx, found);
-    // Stopped by the user (RPC abort, Esc): what was answered still lands, the rest is asked again.
-    const userStop = new AbortController();
-    const unwatch = watchPass(ctx, {
-      onExit: () => this.#exiting(),
-      onAbort: () => userStop.abort(new Error("aborted by the user")),
-    });
-    let rest: Promise<PassRest> | undefined;
-    try {
-      const { result, opened } = await this.guard.pass({
-        phase,
-        context,
-        ...(classify ? { classify } : {}),
-        modelRef: found.ref,
-        ...hostCacheView(context, ctx.model),
-        cwd: ctx.cwd,
-        ...(handOver ? { handOver } : {}),
-        ...(trustedIds ? { trustedIds } : {}),
-        signal: AbortSignal.any([
-          this.#stop.signal,
-          userStop.signal,
-          ...(signal ? [signal] : []),
-          ...(ctx.signal ? [ctx.signal] : []),
-        ]),
-        onJudging: () => {
-          const behind = inBackground || detached?.now === true;
-          job?.asking();
-          if (behind) this.#background.asking = true;
-          else this.busy = true;
-          this.draw(ctx);
-          if (ctx.hasUI && !behind) {
-            ctx.ui.setWorkingMessage(
-              phase === "mid-run" ? "context-guard: checkpoint…" : "context-guard: judging the run's outputs…",
-            );
-          }
-        },
-      });
-      if (result.status === "skipped" || this.closed) return;
-      this.#notices.ran();
-      this.#notices.opened(ctx, opened, result.classifier.lastError, this.guard.clock());
-      // A background checkpoint's record is counted when it lands (re-validation may change it).
-      if (!inBackground && !detached?.now) recordPass(this.telemetry, result.record);
-      rest = result.rest;
-      return { edits: result.edits, record: result.record, ...(rest ? { rest } : {}) };
-    } catch (error) {
-      this.#notices.failed(ctx, error, this.closed);
-      return;
-    } finally {
-      // The rest of a handed-over pass still stops at the user's abort or Pi's exit, until it ends.
-      if (rest) rest.then(unwatch, unwatch);
-      else unwatch();
-      // The footer is redrawn once Pi has applied the drafts: at the next turn_start or agent_settled.
-      if (this.busy) {
-        this.busy = false;
-        if (ctx.hasUI) ctx.ui.setWorkingMessage();
-      }
-      if (inBackground && this.#background.asking) this.#background.done(ctx);
-      else if (!this.closed && this.guard.breakerState().kind === "open") this.draw(ctx);
-    }
-  }
-
   /**
    * input: a prompt sent while a boundary waits for the classifier (Pi queues it as a steer or follow-up)
    * hands the boundary over: what was answered lands now, and the rest of a run-end pass goes on in the
@@ -449,18 +284,13 @@ export class HostSession {
    */
   input(event: { text: string; streamingBehavior?: "steer" | "followUp" }, ctx: ExtensionContext): void {
     this.routing.input(event.text);
-    if (this.#handOver.input(event.streamingBehavior)) this.draw(ctx);
-  }
-
-  /** Runs `work` while it holds the boundary: a prompt sent meanwhile stops `stop`. */
-  #held<T>(stop: AbortController | undefined, ctx: ExtensionContext, work: () => Promise<T>): Promise<T> {
-    return this.#handOver.hold(stop, work, () => this.draw(ctx));
+    if (this.boundary.input(event.streamingBehavior)) this.draw(ctx);
   }
 
   /** turn_start: a queued prompt has been taken up; the footer is redrawn. */
   turnStarted(ctx: ExtensionContext): void {
-    this.#handOver.turnStarted();
-    if (!this.busy) this.draw(ctx);
+    this.boundary.turnStarted();
+    if (this.boundary.state.kind !== "asking") this.draw(ctx);
   }
 
   /** before_agent_start: skill routing and tool surfacing, on the same settings and classifier. */
@@ -512,10 +342,11 @@ export class HostSession {
     if (!this.config.enabled) return { kind: "off" };
     const found = this.lookup(ctx);
     if (!found.ok) return { kind: "unavailable", lookup: found };
-    if (this.#handOver.waiting) return { kind: "handing-over" };
-    if (this.busy) return { kind: "busy" };
-    if (this.#background.asking) return { kind: "checkpoint" };
-    const breaker = this.guard.breakerState();
+    const view = this.boundary.view;
+    if (view === "handing-over") return { kind: "handing-over" };
+    if (view === "asking") return { kind: "busy" };
+    if (view === "background-asking") return { kind: "checkpoint" };
+    const breaker = this.pipeline.breakerState();
     if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
     // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
     const built = this.#warmUp.snapshotBuilt;
@@ -531,7 +362,7 @@ export class HostSession {
 
   /** What the model sees now, as snapshot entries (built incrementally). */
   snapshot(ctx: ExtensionContext): SnapEntry[] {
-    return this.guard.snapshots.entries(projectedEntries(ctx));
+    return this.pipeline.snapshots.entries(projectedEntries(ctx));
   }
 
   /** Redraws the footer (only a changed text reaches the UI). */
@@ -549,7 +380,7 @@ export class HostSession {
       branch: () => ctx.sessionManager.getBranch(),
       lookup: (id) => ctx.sessionManager.getEntry(id),
       book: () => priceBookOf(ctx.modelRegistry),
-      runner: () => (this.closed ? undefined : this.guard.runner),
+      runner: () => (this.closed ? undefined : this.pipeline.runner),
       changed: () => this.draw(ctx),
     });
   }
@@ -563,7 +394,8 @@ export class HostSession {
       savings: currentSavings(snap),
       pins: pinCounts(readPins(snap)),
       branch: ctx.sessionManager.getBranch(),
-      paused: this.guard.breakerState(),
+      paused: this.pipeline.breakerState(),
+      boundary: this.boundary.state,
       routing: this.routing.reportLine(),
       ...(this.#dollars.latest ? { dollars: this.#dollars.latest } : {}),
       pendingRestores: this.restores.pending(ctx.sessionManager).length,
@@ -573,18 +405,17 @@ export class HostSession {
 
   /** The process is going away: a pass in flight stops at once and the session writes nothing more. */
   #exiting(): void {
-    this.closed = true;
+    this.boundary.close();
     this.#stop.abort(new Error("Pi is exiting"));
   }
 
   /** session_shutdown: stops what is in flight, then the pools, the HTTP thread and the telemetry queue. */
   async shutdown(): Promise<void> {
-    this.closed = true;
+    this.boundary.close();
     this.#stop.abort();
-    this.#background.drop();
     this.routing.shutdown();
     this.#unwatchSignals();
-    await Promise.allSettled([this.guard.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);
+    await Promise.allSettled([this.pipeline.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);
     await this.telemetry.flush();
   }
 }

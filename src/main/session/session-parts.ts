@@ -1,4 +1,4 @@
-// What a HostSession is made of (handed in by Pi's session start, or by a test) and the boundary shape
+// What a SessionGuard is made of (handed in by Pi's session start, or by a test) and the boundary shape
 // its hooks read.
 import type { ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { ClassifierLookup } from "../pass/classifier.ts";
@@ -11,12 +11,12 @@ import type { RoutingPi } from "../routing/session-routing.ts";
 export type Found = Extract<ClassifierLookup, { ok: true }>;
 
 /** A boundary as Pi hands it over (agent_before_settle, turn_end). */
-export interface Boundary {
+export interface PiBoundary {
   entries: SessionBoundaryDraft[];
   context: { contextEntries: unknown[] };
 }
 
-export interface HostSessionParts {
+export interface SessionGuardParts {
   settings: LoadedSettings;
   /** The pass worker pool (one thread: the worker keeps the session's copy). */
   passRunner: TaskRunner;

@@ -1,0 +1,293 @@
+// What happens at a session's boundaries (turn_end, agent_before_settle), owned by one object: the pass a
+// boundary waits for, the pass behind the agent (background-pass.ts), the hand-over to a prompt, and the
+// state the footer and `/guard` read (core/boundary/boundary-state.ts, diagram in docs/DESIGN.md).
+//
+// A prompt is never held by the guard. While a boundary waits for the classifier (the run-end pass, or the
+// run's last turn_end waiting for a checkpoint), a prompt the user sends (Pi queues it as a steer or a
+// follow-up) stops that wait: what was answered lands at once, and the rest of a run-end pass goes on
+// behind the agent and lands at a later boundary; a checkpoint waited for stops asking, and its rest is
+// recorded `aborted` and asked again at a later pass. A prompt already queued when a boundary starts to
+// wait stops it from the start.
+import type { ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
+import {
+  type BoundaryEvent,
+  type BoundaryState,
+  boundaryView,
+  IDLE,
+  type PassPhase,
+  transition,
+} from "../../core/boundary/boundary-state.ts";
+import { recordDraft } from "../../core/records/record.ts";
+import type { GuardConfig } from "../../core/shared/config.ts";
+import type { ClassifierLookup } from "../pass/classifier.ts";
+import type { ClassifyFn } from "../pass/classify-queue.ts";
+import type { PassRest } from "../pass/handed-over.ts";
+import { hostCacheView, type PassPipeline } from "../pass/pass-pipeline.ts";
+import type { Judged } from "../pass/revalidate.ts";
+import type { ProjectedLike } from "../pass/snapshot.ts";
+import { watchPass } from "../platform/interrupts.ts";
+import { recordPass, type Telemetry } from "../platform/telemetry.ts";
+import { BackgroundPass, type RunningJob } from "./background-pass.ts";
+import type { CachePins } from "./cache-pins.ts";
+import { PassNotices } from "./pass-notices.ts";
+import type { PiBoundary } from "./session-parts.ts";
+import { within } from "./settle-budget.ts";
+import type { WarmUp } from "./warm-up.ts";
+
+type Drafts = { entries: SessionBoundaryDraft[] } | undefined;
+
+/** What the boundaries need of their session. */
+export interface BoundaryHost {
+  readonly pipeline: PassPipeline;
+  readonly telemetry: Telemetry;
+  readonly cachePins: CachePins;
+  readonly warmUp: WarmUp;
+  /** Aborted at shutdown and at Pi's exit: a pass in flight stops at once. */
+  readonly stopped: AbortSignal;
+  config(): GuardConfig;
+  lookup(ctx: ExtensionContext): ClassifierLookup;
+  classifier(ctx: ExtensionContext, found: ClassifierLookup): ClassifyFn | undefined;
+  draw(ctx: ExtensionContext): void;
+  /** Pi is exiting (seen while a pass runs). */
+  exiting(): void;
+}
+
+export class Boundary {
+  #state: BoundaryState = IDLE;
+  readonly #host: BoundaryHost;
+  /** The checkpoint or handed-over rest running behind the agent, until its drafts land. */
+  readonly #background: BackgroundPass;
+  readonly #notices = new PassNotices();
+  /** The stop of what holds the current boundary, while one does. */
+  #holding: AbortController | undefined;
+  /** A steer or follow-up was sent and no turn has started since (it waits for this run's boundaries). */
+  #queued = false;
+
+  constructor(host: BoundaryHost) {
+    this.#host = host;
+    this.#background = new BackgroundPass({
+      telemetry: host.telemetry,
+      pipeline: host.pipeline,
+      notices: this.#notices,
+      closed: () => this.closed,
+      draw: (ctx) => host.draw(ctx),
+      report: (event) => this.#apply(event),
+    });
+  }
+
+  get state(): BoundaryState {
+    return this.#state;
+  }
+
+  /** What the footer and `/guard` show of it. */
+  get view(): ReturnType<typeof boundaryView> {
+    return boundaryView(this.#state);
+  }
+
+  get closed(): boolean {
+    return this.#state.kind === "closed";
+  }
+
+  /** Applies `event`; returns whether the state changed. */
+  #apply(event: BoundaryEvent): boolean {
+    const next = transition(this.#state, event);
+    if (next === this.#state) return false;
+    this.#state = next;
+    return true;
+  }
+
+  /** The drafts of a pass behind the agent that has ended, until they land. */
+  get ready(): (Judged & { leaf?: string }) | undefined {
+    return this.#background.ready;
+  }
+
+  /** Shutdown or Pi's exit: the pass behind the agent is forgotten and nothing more is written. */
+  close(): void {
+    this.#apply({ type: "close" });
+    this.#background.drop();
+  }
+
+  /**
+   * turn_end (completed): lands a finished background checkpoint (re-validated), or starts one after a
+   * turn that called tools and returns at once (docs/DESIGN.md, mid-run checkpoints). One still running
+   * is not waited for, not even at the run's last turn unless the run end waits whole.
+   */
+  async turnEnd(event: PiBoundary & { toolResults: readonly unknown[] }, ctx: ExtensionContext): Promise<Drafts> {
+    const config = this.#host.config();
+    if (this.closed || !config.enabled) return;
+    const last = event.toolResults.length === 0;
+    // A run end that waits for its pass whole (settleBudgetMs at least timeoutMs) waits at the last turn
+    // for the checkpoint too, so the run-end pass sees its record.
+    const wait = last && config.settleBudgetMs >= config.timeoutMs;
+    const landing = () => this.#background.land(event, ctx, wait);
+    const landed = await (wait ? this.hold(this.#background.stop, ctx, landing) : landing());
+    if (landed || last || !config.midRun) return landed;
+    if (config.midRunWait) return this.pass("mid-run", event, ctx);
+    this.#background.start(event.context.contextEntries as ProjectedLike[], (job, signal) =>
+      this.#judge("mid-run", () => job.begin(), ctx, { job, signal }),
+    );
+    return;
+  }
+
+  /**
+   * One pass at a boundary: the run-end pass, waited for `settleBudgetMs` (then it goes on in the
+   * background and lands at a later boundary), or a mid-run checkpoint with `midRunWait`, awaited.
+   * Returns the draft list to hand back to Pi (ours appended to the other extensions'), or undefined to
+   * leave it as it is. A failure warns and changes nothing.
+   */
+  async pass(phase: PassPhase, event: PiBoundary, ctx: ExtensionContext): Promise<Drafts> {
+    const config = this.#host.config();
+    if (this.closed || !config.enabled || (phase === "mid-run" && !config.midRun)) return;
+    const budget = phase === "run-end" ? config.settleBudgetMs : Number.POSITIVE_INFINITY;
+    const started = performance.now();
+    const left = () => Math.max(0, budget - (performance.now() - started));
+    // A checkpoint or rest still pending lands here if it ends within the budget, else at a later
+    // boundary; either way the run-end pass is left to the next run end rather than ask its items again.
+    // One that ended with nothing to land leaves the slot free.
+    if (this.#background.pending) {
+      const stop = new AbortController();
+      const landed = await this.hold(stop, ctx, () => this.#background.landWithin(event, ctx, left(), stop.signal));
+      if (landed || this.#background.pending) return landed;
+    }
+    // A prompt sent meanwhile stops the wait, not the classifier: the rest goes on and lands later.
+    const handOver = new AbortController();
+    const restStop = new AbortController();
+    const context = () => event.context.contextEntries as ProjectedLike[];
+    const detached = { now: false };
+    const judging = this.#judge(phase, context, ctx, { signal: restStop.signal, handOver: handOver.signal, detached });
+    const ready = await this.hold(handOver, ctx, () => within(judging, left()));
+    if (!ready.done) {
+      this.#detach(ctx, detached);
+      this.#background.adoptPass(ctx, context(), judging, restStop);
+      return;
+    }
+    const judged = ready.value;
+    if (!judged) return;
+    if (judged.rest) this.#background.adopt(ctx, context(), judged.rest, restStop);
+    return { entries: [...event.entries, ...judged.edits, recordDraft(judged.record)] };
+  }
+
+  /** The boundary stopped waiting for its pass: from now on it is a background pass for the footer. */
+  #detach(ctx: ExtensionContext, detached: { now: boolean }): void {
+    detached.now = true;
+    if (this.#state.kind !== "asking") return;
+    this.#apply({ type: "go-behind", phase: this.#state.phase });
+    if (ctx.hasUI) ctx.ui.setWorkingMessage();
+  }
+
+  /**
+   * Runs one pass on a boundary's context (read once the worker is ready): its edits and record, or
+   * undefined when it skipped or failed (a failure warns once). In the background the footer says so
+   * instead of Pi's working message.
+   */
+  async #judge(
+    phase: PassPhase,
+    contextNow: () => readonly ProjectedLike[],
+    ctx: ExtensionContext,
+    /**
+     * The background checkpoint this pass is, if it is one, a stop of the caller's, its hand-over, and
+     * whether the boundary has stopped waiting for it (then it is counted when it lands).
+     */
+    {
+      job,
+      signal,
+      handOver,
+      detached,
+    }: { job?: RunningJob; signal?: AbortSignal; handOver?: AbortSignal; detached?: { now: boolean } } = {},
+  ): Promise<(Judged & { rest?: Promise<PassRest> }) | undefined> {
+    const host = this.#host;
+    const inBackground = job !== undefined;
+    await host.warmUp.beforePass();
+    if (this.closed) return;
+    const context = contextNow();
+    const trustedIds = phase === "mid-run" ? host.cachePins.trustedIds(ctx) : undefined;
+    // Without a usable classifier a pass still removes old images, which need no judgment; nor while the
+    // breaker holds a failing classifier off (PassPipeline decides).
+    const found = host.lookup(ctx);
+    const classify = host.classifier(ctx, found);
+    // Stopped by the user (RPC abort, Esc): what was answered still lands, the rest is asked again.
+    const userStop = new AbortController();
+    const unwatch = watchPass(ctx, {
+      onExit: () => host.exiting(),
+      onAbort: () => userStop.abort(new Error("aborted by the user")),
+    });
+    let rest: Promise<PassRest> | undefined;
+    try {
+      const { result, opened } = await host.pipeline.pass({
+        phase,
+        context,
+        ...(classify ? { classify } : {}),
+        modelRef: found.ref,
+        ...hostCacheView(context, ctx.model),
+        cwd: ctx.cwd,
+        ...(handOver ? { handOver } : {}),
+        ...(trustedIds ? { trustedIds } : {}),
+        signal: AbortSignal.any([
+          host.stopped,
+          userStop.signal,
+          ...(signal ? [signal] : []),
+          ...(ctx.signal ? [ctx.signal] : []),
+        ]),
+        onJudging: () => {
+          const behind = inBackground || detached?.now === true;
+          job?.asking();
+          this.#apply({ type: "ask", phase, behind });
+          host.draw(ctx);
+          if (ctx.hasUI && !behind) {
+            ctx.ui.setWorkingMessage(
+              phase === "mid-run" ? "context-guard: checkpoint…" : "context-guard: judging the run's outputs…",
+            );
+          }
+        },
+      });
+      if (result.status === "skipped" || this.closed) return;
+      this.#notices.ran();
+      this.#notices.opened(ctx, opened, result.classifier.lastError, host.pipeline.clock());
+      // A background checkpoint's record is counted when it lands (re-validation may change it).
+      if (!inBackground && !detached?.now) recordPass(host.telemetry, result.record);
+      rest = result.rest;
+      return { edits: result.edits, record: result.record, ...(rest ? { rest } : {}) };
+    } catch (error) {
+      this.#notices.failed(ctx, error, this.closed);
+      return;
+    } finally {
+      // The rest of a handed-over pass still stops at the user's abort or Pi's exit, until it ends.
+      if (rest) rest.then(unwatch, unwatch);
+      else unwatch();
+      // The footer is redrawn once Pi has applied the drafts: at the next turn_start or agent_settled.
+      if (!inBackground && this.#apply({ type: "answered" }) && ctx.hasUI) ctx.ui.setWorkingMessage();
+      const quieted = inBackground && this.#background.done(ctx);
+      if (!quieted && !this.closed && host.pipeline.breakerState().kind === "open") host.draw(ctx);
+    }
+  }
+
+  /**
+   * input: a prompt sent while a boundary waits for the classifier (Pi queues it as a steer or follow-up)
+   * hands the boundary over. Returns whether a waiting boundary was stopped for it.
+   */
+  input(streamingBehavior: "steer" | "followUp" | undefined): boolean {
+    if (!streamingBehavior) return false;
+    this.#queued = true;
+    const holding = this.#holding;
+    if (!holding || holding.signal.aborted) return false;
+    holding.abort(new Error("a prompt is waiting"));
+    return this.#apply({ type: "prompt" });
+  }
+
+  /** turn_start: a queued prompt has been taken up. */
+  turnStarted(): void {
+    this.#queued = false;
+  }
+
+  /** Runs `work` while it holds the boundary: a prompt sent meanwhile stops `stop`. */
+  async hold<T>(stop: AbortController | undefined, ctx: ExtensionContext, work: () => Promise<T>): Promise<T> {
+    this.#holding = stop;
+    if (this.#queued) stop?.abort(new Error("a prompt is waiting"));
+    try {
+      return await work();
+    } finally {
+      this.#holding = undefined;
+      if (this.#apply({ type: "released" })) this.#host.draw(ctx);
+    }
+  }
+}
