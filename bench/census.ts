@@ -10,6 +10,7 @@
  *   node bench/census.ts                       # 500 turns at 200 ms, 200 at 200 ms, 200 at 1,000 ms
  *   node bench/census.ts --quick               # 40 turns at 200 ms (CI)
  *   node bench/census.ts --runs 100:200 --out bench/CENSUS.md
+ *   node bench/census.ts --runs 100:200 --modes guard --cpu-prof   # what Pi's thread ran in each hook window
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
@@ -21,6 +22,7 @@ import { generateOutput } from "../test/kit/generate.ts";
 import { HOOK_PROBE, hookProbeEnd } from "../test/kit/hook-probe.ts";
 import { startLoopbackHost } from "../test/kit/loopback-host.ts";
 import { createTestSession, type FauxResponse } from "../test/kit/sdk-session.ts";
+import { attribute, type Sample, stacksIn, startCpuProfile } from "./lib/cpu-profile.ts";
 import { machineInfo } from "./lib/machine.ts";
 
 const { values } = parseArgs({
@@ -28,6 +30,8 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     runs: { type: "string" },
     out: { type: "string" },
+    modes: { type: "string", default: "both" },
+    "cpu-prof": { type: "boolean", default: false },
   },
 });
 const REPO = resolve(import.meta.dirname, "..");
@@ -163,9 +167,11 @@ async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): 
   const edits = () => branch().filter((e) => e.type === "context_edit").length;
   try {
     const seen = observe();
+    const profiler = values["cpu-prof"] && mode === "guard" ? await startCpuProfile(REPO) : undefined;
     const t0 = performance.now();
     await s.session.prompt("Work through the outputs");
     const t1 = performance.now();
+    if (profiler) printProfile(await profiler.stop(), seen.windows, seen.gaps, t0, t1);
     const editsInRun = edits();
     const checkpoints = branch().filter((e) => e.customType === "context-guard" && e.data?.phase === "mid-run").length;
     const inRun = seen.windows.filter((w) => w.start >= t0 && w.end <= t1);
@@ -217,6 +223,41 @@ async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): 
   }
 }
 
+/** What Pi's thread ran inside the hook windows of the run, by hook, and in the longest gaps inside them. */
+function printProfile(
+  samples: Sample[],
+  windows: Window[],
+  gaps: Array<{ start: number; end: number }>,
+  t0: number,
+  t1: number,
+): void {
+  const inRun = windows.filter((w) => w.start >= t0 && w.end <= t1);
+  for (const event of new Set(inRun.map((w) => w.event))) {
+    const mine = inRun.filter((w) => w.event === event);
+    const total = mine.reduce((a, w) => a + w.end - w.start, 0);
+    console.error(`\n${event}: ${mine.length} windows, ${total.toFixed(0)} ms; CPU samples inside, by own frame:`);
+    for (const a of attribute(samples, mine).slice(0, 16)) {
+      console.error(`  ${a.ms.toFixed(1)} ms  ${a.own}  [leaf: ${a.leaf}]`);
+    }
+    for (const w of [...mine].sort((a, b) => b.end - b.start - (a.end - a.start)).slice(0, 3)) {
+      console.error(` longest window ${(w.end - w.start).toFixed(1)} ms at +${(w.start - t0).toFixed(0)} ms:`);
+      for (const line of stacksIn(samples, w.start, w.end)) console.error(`    ${line}`);
+    }
+  }
+  const hookGaps = gaps
+    .filter((g) => g.start >= t0 && g.end <= t1)
+    .flatMap((g) => {
+      const w = inRun.find((x) => g.start >= x.start && g.end <= x.end);
+      return w ? [{ ...g, event: w.event }] : [];
+    })
+    .sort((a, b) => b.end - b.start - (a.end - a.start))
+    .slice(0, 8);
+  for (const g of hookGaps) {
+    console.error(`\ngap ${(g.end - g.start).toFixed(1)} ms in ${g.event} at +${(g.start - t0).toFixed(0)} ms:`);
+    for (const line of stacksIn(samples, g.start, g.end)) console.error(`  ${line}`);
+  }
+}
+
 const ms = (x: number) =>
   x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(0)} ms`;
 const pct = (part: number, whole: number) => `${((100 * part) / Math.max(1, whole)).toFixed(1)}%`;
@@ -249,7 +290,13 @@ const files = outputs();
 const rows: Row[] = [];
 const m = machineInfo();
 for (const w of workloads()) {
-  for (const mode of ["Pi alone", "guard"] as const) {
+  const modes =
+    values.modes === "guard"
+      ? (["guard"] as const)
+      : values.modes === "pi"
+        ? (["Pi alone"] as const)
+        : (["Pi alone", "guard"] as const);
+  for (const mode of modes) {
     const row = await runOnce(mode, w, files);
     rows.push(row);
     console.error(`${w.turns} turns, ${w.latencyMs} ms, ${mode}: run ${ms(row.runMs)}, settle ${ms(row.settleMs)}`);
