@@ -16,7 +16,8 @@ import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
 import type { Judged, RunningJob } from "../pass/background-checkpoint.ts";
-import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
+import { type ClassifierLookup, classifierFor } from "../pass/classifier.ts";
+import { lookupClassifier } from "../pass/classifier-lookup.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { GuardSession, hostCacheView } from "../pass/guard-session.ts";
 import type { PassRest } from "../pass/handed-over.ts";
@@ -142,7 +143,7 @@ export class HostSession {
   }
 
   lookup(ctx: ExtensionContext): ClassifierLookup {
-    return findClassifier(ctx.modelRegistry, this.config.model);
+    return lookupClassifier(ctx.modelRegistry, this.config.model);
   }
 
   #classifier(ctx: ExtensionContext, found = this.lookup(ctx)): ClassifyFn | undefined {
