@@ -35,7 +35,7 @@ export function runMayRecall(context: readonly EntryLike[]): boolean {
   for (let i = context.length - 1; i >= 0; i--) {
     const entry = context[i] as EntryLike;
     const raw = entry.sourceEntry.type === "message" ? entry.sourceEntry.message : undefined;
-    if (callsRecall(raw)) return true;
+    if (raw !== entry.messages[0] && callsRecall(raw)) return true;
     for (let j = entry.messages.length - 1; j >= 0; j--) {
       const m = entry.messages[j] as MessageLike;
       if (callsRecall(m)) return true;

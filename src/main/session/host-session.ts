@@ -35,7 +35,7 @@ import { warn } from "../platform/warn.ts";
 import { priceBookOf } from "../replay/prices.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
 import { BackgroundPass } from "./background-pass.ts";
-import { branchBreaks, needsShapeCheck, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
+import { branchBreaks, needsShapeCheckIn, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
 import { HandOver } from "./hand-over.ts";
@@ -236,8 +236,7 @@ export class HostSession {
     const theirs = ours ? event.entries : all;
     const judged = ours ? all.slice(event.entries.length) : [];
     try {
-      const shown = (event.context.contextEntries as ProjectedLike[]).flatMap((p) => p.messages);
-      if (!needsShapeCheck([...all, ...restoring], shown)) {
+      if (!needsShapeCheckIn([...all, ...restoring], event.context.contextEntries as ProjectedLike[])) {
         return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
       }
       const settled = settleBoundary({
