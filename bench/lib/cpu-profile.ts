@@ -19,7 +19,7 @@ interface Profile {
 export interface Sample {
   /** performance.now() of the sample. */
   t: number;
-  /** Duration it stands for (the next sample's delta), ms. */
+  /** Duration it stands for (the next sample's delta, at most twice the interval), ms. */
   ms: number;
   /** Frames from the leaf up. */
   stack: string[];
@@ -75,7 +75,8 @@ export async function startCpuProfile(root: string, intervalUs = 250): Promise<{
         const next = deltas[i + 1] ?? 0;
         const { stack, own } = stackOf(samples[i] as number);
         if (stack[0]?.startsWith("(idle)") || stack[0]?.startsWith("(program)")) continue;
-        out.push({ t: ts / 1000 - offsetMs, ms: next / 1000, stack, own });
+        // A delta far over the interval is time the thread was off a core (a shared machine), not work.
+        out.push({ t: ts / 1000 - offsetMs, ms: Math.min(next, 2 * intervalUs) / 1000, stack, own });
       }
       return out;
     },
