@@ -132,6 +132,11 @@ interface Row {
   gapMaxMs: number;
   hookGapMaxMs: number;
   hookGapEvent: string;
+  /**
+   * The longest gap that overlaps a hook's window at all. A block that starts in the same event-loop turn
+   * as the window (the handler's first synchronous stretch) begins before it, so only this counts it.
+   */
+  touchGapMs: number;
   checkpoints: number;
   editsInRun: number;
   editsAfterNext: number;
@@ -184,6 +189,12 @@ async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): 
     const turnEnds = inRun.filter((w) => w.event === "turn_end").map((w) => w.end - w.start);
     const settle = inRun.filter((w) => w.event === "agent_before_settle").map((w) => w.end - w.start);
     const worstHookGap = hookGaps.reduce((a, b) => (b.ms > a.ms ? b : a), { ms: 0, event: "–" });
+    const touchGapMs = Math.max(
+      0,
+      ...seen.gaps
+        .filter((g) => g.start >= t0 && g.end <= t1 && inRun.some((w) => g.start < w.end && g.end > w.start))
+        .map((g) => g.end - g.start),
+    );
     const runGaps = seen.gaps.filter((g) => g.start >= t0 && g.end <= t1).map((g) => g.end - g.start);
     // The user reads the answer: the background work ends (no classifier request for a while).
     let quiet = 0;
@@ -210,6 +221,7 @@ async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): 
       gapMaxMs: Math.max(0, ...runGaps),
       hookGapMaxMs: worstHookGap.ms,
       hookGapEvent: worstHookGap.event,
+      touchGapMs,
       checkpoints,
       editsInRun,
       editsAfterNext: edits(),
@@ -271,6 +283,7 @@ function table(rows: Row[]): string {
     "Longest `turn_end`",
     "Run end (`agent_before_settle`)",
     "Longest gap in a hook",
+    "Longest gap touching a hook",
     "Longest gap, whole run",
     "Checkpoints",
     "Edits in the run / after the next prompt",
@@ -280,7 +293,7 @@ function table(rows: Row[]): string {
   const lines = [`| ${head.join(" | ")} |`, `|${head.map((_, i) => (i < 2 ? "---" : "---:")).join("|")}|`];
   for (const r of rows) {
     lines.push(
-      `| ${r.workload.turns} turns, ${r.workload.latencyMs} ms | ${r.mode} | ${ms(r.runMs)} | ${ms(r.turnEndSumMs)} (${pct(r.turnEndSumMs, r.runMs)}) | ${ms(r.turnEndMaxMs)} | ${ms(r.settleMs)} | ${ms(r.hookGapMaxMs)} (${r.hookGapEvent}) | ${ms(r.gapMaxMs)} | ${r.checkpoints} | ${r.editsInRun} / ${r.editsAfterNext} | ${ms(r.nextTurnEndMaxMs)} / ${ms(r.nextSettleMs)} | ${r.requests} |`,
+      `| ${r.workload.turns} turns, ${r.workload.latencyMs} ms | ${r.mode} | ${ms(r.runMs)} | ${ms(r.turnEndSumMs)} (${pct(r.turnEndSumMs, r.runMs)}) | ${ms(r.turnEndMaxMs)} | ${ms(r.settleMs)} | ${ms(r.hookGapMaxMs)} (${r.hookGapEvent}) | ${ms(r.touchGapMs)} | ${ms(r.gapMaxMs)} | ${r.checkpoints} | ${r.editsInRun} / ${r.editsAfterNext} | ${ms(r.nextTurnEndMaxMs)} / ${ms(r.nextSettleMs)} | ${r.requests} |`,
     );
   }
   return lines.join("\n");
