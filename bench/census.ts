@@ -10,6 +10,7 @@
  *   node bench/census.ts                       # 500 turns at 200 ms, 200 at 200 ms, 200 at 1,000 ms
  *   node bench/census.ts --quick               # 40 turns at 200 ms (CI)
  *   node bench/census.ts --runs 100:200 --out bench/CENSUS.md
+ *   node bench/census.ts --runs 100:200 --modes guard --cpu-prof   # what Pi's thread ran in each hook window
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
@@ -21,6 +22,7 @@ import { generateOutput } from "../test/kit/generate.ts";
 import { HOOK_PROBE, hookProbeEnd } from "../test/kit/hook-probe.ts";
 import { startLoopbackHost } from "../test/kit/loopback-host.ts";
 import { createTestSession, type FauxResponse } from "../test/kit/sdk-session.ts";
+import { attribute, type Sample, stacksIn, startCpuProfile } from "./lib/cpu-profile.ts";
 import { machineInfo } from "./lib/machine.ts";
 
 const { values } = parseArgs({
@@ -28,6 +30,8 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     runs: { type: "string" },
     out: { type: "string" },
+    modes: { type: "string", default: "both" },
+    "cpu-prof": { type: "boolean", default: false },
   },
 });
 const REPO = resolve(import.meta.dirname, "..");
@@ -128,6 +132,11 @@ interface Row {
   gapMaxMs: number;
   hookGapMaxMs: number;
   hookGapEvent: string;
+  /**
+   * The longest gap that overlaps a hook's window at all. A block that starts in the same event-loop turn
+   * as the window (the handler's first synchronous stretch) begins before it, so only this counts it.
+   */
+  touchGapMs: number;
   checkpoints: number;
   editsInRun: number;
   editsAfterNext: number;
@@ -163,9 +172,11 @@ async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): 
   const edits = () => branch().filter((e) => e.type === "context_edit").length;
   try {
     const seen = observe();
+    const profiler = values["cpu-prof"] && mode === "guard" ? await startCpuProfile(REPO) : undefined;
     const t0 = performance.now();
     await s.session.prompt("Work through the outputs");
     const t1 = performance.now();
+    if (profiler) printProfile(await profiler.stop(), seen.windows, seen.gaps, t0, t1);
     const editsInRun = edits();
     const checkpoints = branch().filter((e) => e.customType === "context-guard" && e.data?.phase === "mid-run").length;
     const inRun = seen.windows.filter((w) => w.start >= t0 && w.end <= t1);
@@ -178,6 +189,12 @@ async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): 
     const turnEnds = inRun.filter((w) => w.event === "turn_end").map((w) => w.end - w.start);
     const settle = inRun.filter((w) => w.event === "agent_before_settle").map((w) => w.end - w.start);
     const worstHookGap = hookGaps.reduce((a, b) => (b.ms > a.ms ? b : a), { ms: 0, event: "–" });
+    const touchGapMs = Math.max(
+      0,
+      ...seen.gaps
+        .filter((g) => g.start >= t0 && g.end <= t1 && inRun.some((w) => g.start < w.end && g.end > w.start))
+        .map((g) => g.end - g.start),
+    );
     const runGaps = seen.gaps.filter((g) => g.start >= t0 && g.end <= t1).map((g) => g.end - g.start);
     // The user reads the answer: the background work ends (no classifier request for a while).
     let quiet = 0;
@@ -204,6 +221,7 @@ async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): 
       gapMaxMs: Math.max(0, ...runGaps),
       hookGapMaxMs: worstHookGap.ms,
       hookGapEvent: worstHookGap.event,
+      touchGapMs,
       checkpoints,
       editsInRun,
       editsAfterNext: edits(),
@@ -214,6 +232,41 @@ async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): 
   } finally {
     await s.dispose();
     await classifier.close();
+  }
+}
+
+/** What Pi's thread ran inside the hook windows of the run, by hook, and in the longest gaps inside them. */
+function printProfile(
+  samples: Sample[],
+  windows: Window[],
+  gaps: Array<{ start: number; end: number }>,
+  t0: number,
+  t1: number,
+): void {
+  const inRun = windows.filter((w) => w.start >= t0 && w.end <= t1);
+  for (const event of new Set(inRun.map((w) => w.event))) {
+    const mine = inRun.filter((w) => w.event === event);
+    const total = mine.reduce((a, w) => a + w.end - w.start, 0);
+    console.error(`\n${event}: ${mine.length} windows, ${total.toFixed(0)} ms; CPU samples inside, by own frame:`);
+    for (const a of attribute(samples, mine).slice(0, 16)) {
+      console.error(`  ${a.ms.toFixed(1)} ms  ${a.own}  [leaf: ${a.leaf}]`);
+    }
+    for (const w of [...mine].sort((a, b) => b.end - b.start - (a.end - a.start)).slice(0, 3)) {
+      console.error(` longest window ${(w.end - w.start).toFixed(1)} ms at +${(w.start - t0).toFixed(0)} ms:`);
+      for (const line of stacksIn(samples, w.start, w.end)) console.error(`    ${line}`);
+    }
+  }
+  const hookGaps = gaps
+    .filter((g) => g.start >= t0 && g.end <= t1)
+    .flatMap((g) => {
+      const w = inRun.find((x) => g.start >= x.start && g.end <= x.end);
+      return w ? [{ ...g, event: w.event }] : [];
+    })
+    .sort((a, b) => b.end - b.start - (a.end - a.start))
+    .slice(0, 8);
+  for (const g of hookGaps) {
+    console.error(`\ngap ${(g.end - g.start).toFixed(1)} ms in ${g.event} at +${(g.start - t0).toFixed(0)} ms:`);
+    for (const line of stacksIn(samples, g.start, g.end)) console.error(`  ${line}`);
   }
 }
 
@@ -230,6 +283,7 @@ function table(rows: Row[]): string {
     "Longest `turn_end`",
     "Run end (`agent_before_settle`)",
     "Longest gap in a hook",
+    "Longest gap touching a hook",
     "Longest gap, whole run",
     "Checkpoints",
     "Edits in the run / after the next prompt",
@@ -239,7 +293,7 @@ function table(rows: Row[]): string {
   const lines = [`| ${head.join(" | ")} |`, `|${head.map((_, i) => (i < 2 ? "---" : "---:")).join("|")}|`];
   for (const r of rows) {
     lines.push(
-      `| ${r.workload.turns} turns, ${r.workload.latencyMs} ms | ${r.mode} | ${ms(r.runMs)} | ${ms(r.turnEndSumMs)} (${pct(r.turnEndSumMs, r.runMs)}) | ${ms(r.turnEndMaxMs)} | ${ms(r.settleMs)} | ${ms(r.hookGapMaxMs)} (${r.hookGapEvent}) | ${ms(r.gapMaxMs)} | ${r.checkpoints} | ${r.editsInRun} / ${r.editsAfterNext} | ${ms(r.nextTurnEndMaxMs)} / ${ms(r.nextSettleMs)} | ${r.requests} |`,
+      `| ${r.workload.turns} turns, ${r.workload.latencyMs} ms | ${r.mode} | ${ms(r.runMs)} | ${ms(r.turnEndSumMs)} (${pct(r.turnEndSumMs, r.runMs)}) | ${ms(r.turnEndMaxMs)} | ${ms(r.settleMs)} | ${ms(r.hookGapMaxMs)} (${r.hookGapEvent}) | ${ms(r.touchGapMs)} | ${ms(r.gapMaxMs)} | ${r.checkpoints} | ${r.editsInRun} / ${r.editsAfterNext} | ${ms(r.nextTurnEndMaxMs)} / ${ms(r.nextSettleMs)} | ${r.requests} |`,
     );
   }
   return lines.join("\n");
@@ -249,7 +303,13 @@ const files = outputs();
 const rows: Row[] = [];
 const m = machineInfo();
 for (const w of workloads()) {
-  for (const mode of ["Pi alone", "guard"] as const) {
+  const modes =
+    values.modes === "guard"
+      ? (["guard"] as const)
+      : values.modes === "pi"
+        ? (["Pi alone"] as const)
+        : (["Pi alone", "guard"] as const);
+  for (const mode of modes) {
     const row = await runOnce(mode, w, files);
     rows.push(row);
     console.error(`${w.turns} turns, ${w.latencyMs} ms, ${mode}: run ${ms(row.runMs)}, settle ${ms(row.settleMs)}`);

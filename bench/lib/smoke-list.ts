@@ -18,6 +18,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "figures.ts", args: ["--check"] },
   { script: "census.ts", args: ["--quick"] },
   { script: "boundary-shape.ts", args: ["--reps", "1"] },
+  { script: "boundary-work.ts", args: ["--turns", "30", "--every", "10"] },
   { script: "print-mode.ts", args: ["--latency", "200"] },
   { script: "handover-money.ts", args: [] },
   { script: "routing-eval.ts", args: ["--size", "smallest"] },

@@ -91,17 +91,24 @@ export function withoutOrphans<M>(messages: readonly M[]): M[] | undefined {
 
 /** The same walk without building anything: every request takes it, and almost none has an orphan. */
 function hasOrphan(messages: readonly Message[]): boolean {
-  let open: string[] = [];
+  let open: string[] | undefined = [];
   for (const m of messages) {
-    if (m.role === "toolResult") {
-      const k = open.indexOf(String(m.toolCallId ?? ""));
-      if (k < 0) return true;
-      open[k] = "";
-    } else if (m.role === "assistant") {
-      open = m.stopReason === "error" || m.stopReason === "aborted" ? [] : callIdsOf(m.content);
-    } else if (m.role !== "system") open = [];
+    open = stillOpen(open, m);
+    if (!open) return true;
   }
   return false;
+}
+
+/** The calls still open after one message of the walk, or undefined at a result apart from its call. */
+function stillOpen(open: string[], m: Message): string[] | undefined {
+  if (m.role === "toolResult") {
+    const k = open.indexOf(String(m.toolCallId ?? ""));
+    if (k < 0) return undefined;
+    open[k] = "";
+    return open;
+  }
+  if (m.role === "assistant") return m.stopReason === "error" || m.stopReason === "aborted" ? [] : callIdsOf(m.content);
+  return m.role === "system" ? open : [];
 }
 
 /**
@@ -110,6 +117,19 @@ function hasOrphan(messages: readonly Message[]): boolean {
  */
 export function needsShapeCheck(drafts: readonly SessionBoundaryDraft[], messages: readonly unknown[]): boolean {
   return drafts.some((d) => d.type === "context_edit" || d.type === "compaction") || hasOrphan(messages as Message[]);
+}
+
+/** The same, reading the messages where the context's entries hold them (no list of them is built). */
+export function needsShapeCheckIn(drafts: readonly SessionBoundaryDraft[], context: readonly ProjectedLike[]): boolean {
+  if (drafts.some((d) => d.type === "context_edit" || d.type === "compaction")) return true;
+  let open: string[] | undefined = [];
+  for (const entry of context) {
+    for (const m of entry.messages) {
+      open = stillOpen(open, m as Message);
+      if (!open) return true;
+    }
+  }
+  return false;
 }
 
 export interface SettledBoundary {

@@ -9,6 +9,7 @@ import {
   type SessionBoundaryDraft,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
+import { runMayRecall } from "../../core/recall/recall-gate.ts";
 import { recallNote, recallSaysNeeded, recallsInRun } from "../../core/recall/recall-signal.ts";
 import { itemFor, type OutItem, outOfContext } from "../../core/records/out-of-context.ts";
 import { PIN_TYPE, type PinEntryLike, pendingRestores, pinData, readPins } from "../../core/records/pins.ts";
@@ -241,7 +242,9 @@ export function restoringDrafts(
   const context = event.context.contextEntries as ProjectedLike[];
   try {
     const drafts = restores.drafts(context, ctx.sessionManager);
-    const signal = recallSignalDrafts(snapshots.entries(context), context, () => ctx.sessionManager.getBranch());
+    const signal = runMayRecall(context)
+      ? recallSignalDrafts(snapshots.entries(context), context, () => ctx.sessionManager.getBranch())
+      : [];
     return [...drafts, ...signal];
   } catch {
     // The pass's drafts still land; a restore waits for the next boundary.

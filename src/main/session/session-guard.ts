@@ -15,7 +15,8 @@ import { pinCounts, readPins } from "../../core/records/pins.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
-import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
+import { type ClassifierLookup, classifierFor } from "../pass/classifier.ts";
+import { lookupClassifier } from "../pass/classifier-lookup.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { PassPipeline } from "../pass/pass-pipeline.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
@@ -31,7 +32,7 @@ import { warn } from "../platform/warn.ts";
 import { priceBookOf } from "../replay/prices.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
 import { Boundary } from "./boundary.ts";
-import { branchBreaks, needsShapeCheck, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
+import { branchBreaks, needsShapeCheckIn, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
 import { LiveSavings } from "./live-savings.ts";
@@ -140,7 +141,7 @@ export class SessionGuard {
   }
 
   lookup(ctx: ExtensionContext): ClassifierLookup {
-    return findClassifier(ctx.modelRegistry, this.config.model);
+    return lookupClassifier(ctx.modelRegistry, this.config.model);
   }
 
   #classifier(ctx: ExtensionContext, found = this.lookup(ctx)): ClassifyFn | undefined {
@@ -228,8 +229,7 @@ export class SessionGuard {
     const theirs = ours ? event.entries : all;
     const judged = ours ? all.slice(event.entries.length) : [];
     try {
-      const shown = (event.context.contextEntries as ProjectedLike[]).flatMap((p) => p.messages);
-      if (!needsShapeCheck([...all, ...restoring], shown)) {
+      if (!needsShapeCheckIn([...all, ...restoring], event.context.contextEntries as ProjectedLike[])) {
         return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
       }
       const settled = settleBoundary({
