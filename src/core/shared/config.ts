@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { KEEP_RULES } from "../items/keep-rules.ts";
 import { nearest } from "./nearest.ts";
 
 // Each key is validated on its own so one bad value costs only that key: it falls back to its default
@@ -45,6 +46,7 @@ export const CONFIG_SCHEMA = {
   exchangeOmitThreshold: prob,
   exchangeBreakEven: z.boolean(),
   exchangeMinSavingChars: int(0, 10_000_000),
+  keepRules: z.array(z.enum(KEEP_RULES)),
   midRun: z.boolean(),
   midRunMinAgeTurns: int(1, 100),
   midRunBatchChars: int(0, 100_000_000),
@@ -96,6 +98,7 @@ export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
   exchangeOmitThreshold: 0.2,
   exchangeBreakEven: true,
   exchangeMinSavingChars: 8000,
+  keepRules: [...KEEP_RULES],
   midRun: true,
   midRunMinAgeTurns: 4,
   midRunBatchChars: 100_000,
