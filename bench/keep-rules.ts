@@ -60,6 +60,7 @@ function indexOfLine(file: SessionFile, line: number): number {
 type Kept = Map<string, KeepRule | undefined>;
 const VARIANTS: Array<{ name: string; rules: KeepRule[] }> = [
   ...KEEP_RULES.map((r) => ({ name: r, rules: [r] })),
+  { name: "chosen on tune", rules: ["editing", "instructions", "shared-names"] },
   { name: "all", rules: [...KEEP_RULES] },
 ];
 

@@ -35,7 +35,16 @@ beforeAll(async () => {
   classifier = await startLoopbackClassifier({ policy: keywordPolicy(/^$never/) });
   const agentDir = await mkdtemp(join(tmpdir(), "cg-keep-rules-"));
   const configPath = join(agentDir, "guard.json");
-  await writeFile(configPath, JSON.stringify({ pruneExchanges: false, midRun: false, exchangeBreakEven: false }));
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      pruneExchanges: false,
+      midRun: false,
+      exchangeBreakEven: false,
+      // `continues` is off by default.
+      keepRules: ["editing", "instructions", "continues", "shared-names"],
+    }),
+  );
   process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
   s = await createTestSession({
     agentDir,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { KEEP_RULES } from "../items/keep-rules.ts";
+import { DEFAULT_KEEP_RULES, KEEP_RULES } from "../items/keep-rules.ts";
 import { nearest } from "./nearest.ts";
 
 // Each key is validated on its own so one bad value costs only that key: it falls back to its default
@@ -98,7 +98,7 @@ export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
   exchangeOmitThreshold: 0.2,
   exchangeBreakEven: true,
   exchangeMinSavingChars: 8000,
-  keepRules: [...KEEP_RULES],
+  keepRules: [...DEFAULT_KEEP_RULES],
   midRun: true,
   midRunMinAgeTurns: 4,
   midRunBatchChars: 100_000,

@@ -4,13 +4,14 @@ import { describe, expect, it } from "vitest";
 import { finishPass } from "../../../../src/core/distill/finish.ts";
 import { type PassPlan, planRunEnd } from "../../../../src/core/distill/plan.ts";
 import { collectRun } from "../../../../src/core/distill/run.ts";
-import { proposesNextSteps, ruleKeeps, saysContinue } from "../../../../src/core/items/keep-rules.ts";
+import { KEEP_RULES, proposesNextSteps, ruleKeeps, saysContinue } from "../../../../src/core/items/keep-rules.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../../../../src/core/shared/config.ts";
 import type { SnapEntry } from "../../../../src/core/shared/types.ts";
 import { dropAllAnswer } from "../../../kit/answers.ts";
 import { assistantEntry, callResultEntry, toolCall, userEntry } from "../../../kit/snap.ts";
 
-const UNGATED: GuardConfig = { ...DEFAULT_CONFIG, exchangeBreakEven: false };
+// Every rule, the ones off by default too.
+const UNGATED: GuardConfig = { ...DEFAULT_CONFIG, exchangeBreakEven: false, keepRules: [...KEEP_RULES] };
 const code = (n: number, tag = "value") =>
   Array.from({ length: n }, (_, i) => `const ${tag}${i + 1} = compute(${i + 1});`).join("\n");
 
