@@ -4,7 +4,7 @@
  * no rule, each rule alone and all of them. "Saved" is the guard's net saving after the recalls the
  * needed-later proxy predicts: main model off − on − classifier − recalls.
  *
- *   node bench/keep-rules-money.ts [--shared] [--variants none,all,editing,...]
+ *   node bench/keep-rules-money.ts [--shared] [--variants none,all,editing,...] [--only NAME-PART]
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -18,6 +18,7 @@ import { LOCAL_NOTE, replayFiles } from "../src/main/replay/command.ts";
 const { values } = parseArgs({
   options: {
     shared: { type: "boolean", default: false },
+    only: { type: "string" },
     variants: { type: "string", default: ["none", ...KEEP_RULES, "tuned", "all"].join(",") },
   },
 });
@@ -45,6 +46,7 @@ function rulesOf(variant: string): KeepRule[] {
   });
 }
 
+const chosen = values.only ? paths.filter((p) => p.includes(values.only as string)) : paths;
 const runner = await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 });
 const variants = (values.variants as string).split(",");
 interface Row {
@@ -55,7 +57,7 @@ interface Row {
   likely: number;
 }
 const totals = new Map<string, Row>();
-for (const path of paths) {
+for (const path of chosen) {
   const name = path.split("/").at(-1) as string;
   const cells: string[] = [];
   for (const variant of variants) {
@@ -86,7 +88,7 @@ for (const path of paths) {
 }
 const base = totals.get(variants[0] as string)?.saved ?? 0;
 console.log(
-  `Replay, local/lexical, default settings but keepRules, ${new Date().toISOString()}, ${paths.length} sessions.`,
+  `Replay, local/lexical, default settings but keepRules, ${new Date().toISOString()}, ${chosen.length} sessions.`,
 );
 console.log("");
 console.log("| Rules | Guard off | Saved after recalls | Of the first row | Recalls | Likely needed / removed |");

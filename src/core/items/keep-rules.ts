@@ -8,23 +8,10 @@ import { isUserMessage, promptText } from "../distill/run.ts";
 import { isWeak, proxyTokens, samePath } from "../replay/proxy-tokens.ts";
 import { basename } from "../shared/tokens.ts";
 import type { RunSpan, SnapEntry, SnapToolCall } from "../shared/types.ts";
+import { KEEP_RULES, type KeepRule } from "./keep-rule-names.ts";
 import { callPath } from "./superseded.ts";
 
-/**
- * editing: a read of a file the run edits, or names as its next step; instructions: a skill, agents
- * file, task list or spec the work follows; continues: the run's outputs when its answer proposes next
- * steps or the next prompt says to go on; shared-names: an old exchange whose paths or identifiers the
- * current run uses.
- */
-export const KEEP_RULES = ["editing", "instructions", "continues", "shared-names"] as const;
-export type KeepRule = (typeof KEEP_RULES)[number];
-
-/**
- * The rules on by default: none. On the labelled set's held-out half no rule kept needed items at a
- * higher rate than the removals hold them, so none lowers the harmful rate yet (docs/replay.md, "Rules
- * that keep what the work needs"); each can be turned on with `keepRules`.
- */
-export const DEFAULT_KEEP_RULES: readonly KeepRule[] = [];
+export { DEFAULT_KEEP_RULES, KEEP_RULES, type KeepRule } from "./keep-rule-names.ts";
 
 /** The record reason of a result a rule kept. */
 export function keepReason(rule: KeepRule): string {

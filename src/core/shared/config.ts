@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_KEEP_RULES, KEEP_RULES } from "../items/keep-rules.ts";
+import { DEFAULT_KEEP_RULES, KEEP_RULES } from "../items/keep-rule-names.ts";
 import { nearest } from "./nearest.ts";
 
 // Each key is validated on its own so one bad value costs only that key: it falls back to its default
