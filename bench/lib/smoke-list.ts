@@ -40,6 +40,8 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "split-labelled.ts", args: [] },
   { script: "background.ts", args: ["--turns", "2", "--out", "{tmp}/BACKGROUND.md"] },
   { script: "cache-families.ts", args: ["test/fixtures/sessions"] },
+  { script: "keep-rules.ts", args: ["--half", "tune"] },
+  { script: "keep-rules-money.ts", args: ["--variants", "none,all", "--only", "trl"] },
 ];
 
 /** Scripts that need something CI has only sometimes, run by .ci/run on their own. */

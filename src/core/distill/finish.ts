@@ -5,6 +5,7 @@ import { type CacheModel, exchangeGate, REWRITE_FACTOR, rewriteChars, sessionReq
 import { deferEditsThatDoNotPay } from "../cache/edit-gate.ts";
 import { type Exchange, exchangeDrafts, exchangeResult, interpretExchanges, withKeyFacts } from "../items/exchanges.ts";
 import { type ImageItem, imageDraft, imageResult } from "../items/images.ts";
+import { type KeepRule, keepReason } from "../items/keep-rules.ts";
 import { retryEditsThatPay } from "../items/retry.ts";
 import { interpretSmall, smallDraft, smallResult } from "../items/small.ts";
 import { changedOnDiskStub, staleReadResult } from "../items/stale-reads.ts";
@@ -106,15 +107,16 @@ function finishLarge(
       ...(planned.anchors ? { anchors: planned.anchors } : {}),
       ...(planned.changedOnDisk ? { changedOnDisk: true } : {}),
     });
+    const rule = input.plan.kept?.[planned.entryId];
     const draft: ContextEditDraft | undefined =
-      decision.replacement !== undefined && decision.outcome !== "kept"
+      decision.replacement !== undefined && decision.outcome !== "kept" && rule === undefined
         ? {
             type: "context_edit",
             targetId: planned.entryId,
             replacement: { content: [{ type: "text", text: decision.replacement }] },
           }
         : undefined;
-    const result: RecordResult = {
+    const judged: RecordResult = {
       kind: "large",
       entryId: planned.entryId,
       tool: planned.tool,
@@ -125,6 +127,7 @@ function finishLarge(
       afterChars: decision.afterChars,
       jev: collapseTraces(decisions.map((d) => d.trace)),
     };
+    const result = rule && decision.outcome !== "kept" ? heldByRule(judged, rule) : judged;
     if (planned.earlier) {
       earlier.push(draft ? { draft, result } : { result });
       return;
@@ -132,6 +135,12 @@ function finishLarge(
     if (draft) drafts.push(draft);
     results.push(result);
   });
+}
+
+/** A result that a keep rule holds: the item stays whole and the rule is the reason (the trace stays). */
+function heldByRule(result: RecordResult, rule: KeepRule): RecordResult {
+  const { omitted: _omitted, ...rest } = result;
+  return { ...rest, outcome: "kept", reason: keepReason(rule), afterChars: result.beforeChars };
 }
 
 /**
@@ -166,8 +175,10 @@ function finishSmall(
     for (const verdict of verdicts) {
       const item = byId.get(verdict.entryId);
       if (!item) continue;
-      const draft = verdict.keep === false ? smallDraft(item) : undefined;
-      const result = smallResult(item, verdict);
+      const rule = input.plan.kept?.[verdict.entryId];
+      const draft = verdict.keep === false && rule === undefined ? smallDraft(item) : undefined;
+      const judged = smallResult(item, verdict);
+      const result = rule && verdict.keep === false ? heldByRule(judged, rule) : judged;
       if (batch.earlier) {
         earlier.push(draft ? { draft, result } : { result });
         continue;
@@ -257,7 +268,10 @@ export function finishPass(input: FinishInput): FinishOutput {
   const verdicts = input.plan.exchangeBatches.flatMap((batch) =>
     interpretExchanges(outcomeAt(input.outcomes, batch.request), batch.ids, input.config.exchangeOmitThreshold),
   );
-  const unrelated = verdicts.filter((v) => v.relevant === false).map((v) => exById.get(v.promptId) as Exchange);
+  const held = (v: { promptId: string }) => input.plan.kept?.[v.promptId];
+  const unrelated = verdicts
+    .filter((v) => v.relevant === false && held(v) === undefined)
+    .map((v) => exById.get(v.promptId) as Exchange);
   const inRunImages = input.plan.images.filter((i) => !i.beforePrompt);
   const otherEditIds = [...drafts.map((d) => d.targetId), ...inRunImages.map((i) => i.entryId)];
   const gate =
@@ -276,6 +290,11 @@ export function finishPass(input: FinishInput): FinishOutput {
   for (const verdict of verdicts) {
     const ex = exById.get(verdict.promptId);
     if (!ex) continue;
+    const rule = verdict.relevant === false ? held(verdict) : undefined;
+    if (rule) {
+      results.push(heldByRule(exchangeResult(ex, verdict, false), rule));
+      continue;
+    }
     const omit = verdict.relevant === false && gate.pass;
     const shown = omit ? withKeyFacts(ex, input.entries) : ex;
     if (omit) {

@@ -16,6 +16,7 @@ import { type PlanBreakEven, planBreakEven } from "../cache/edit-gate.ts";
 import { buildExchangeRequests, collectExchanges, type Exchange, exchangeMemo } from "../items/exchanges.ts";
 import { collectImages, type ImageItem } from "../items/images.ts";
 import { type GuardJudgments, readJudgments } from "../items/judged.ts";
+import { type KeepRule, ruleKeeps } from "../items/keep-rules.ts";
 import { type OutputNotes, onDisk, outputNotes, plannedMarks } from "../items/output-notes.ts";
 import { collectRetries, retriesMayPay, retrySavingBound } from "../items/retry.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
@@ -96,6 +97,8 @@ export interface RunPlan {
   kinds: ItemKind[];
   /** The break-even gates applied after judging. */
   breakEven?: PlanBreakEven;
+  /** Items a keep rule holds whatever the classifier says, by entry id (an exchange by its prompt's). */
+  kept?: Record<string, KeepRule>;
 }
 
 export type PassPlan = { status: "skip"; reason: string } | RunPlan;
@@ -332,6 +335,7 @@ export function planRunEnd(
   if (requests.length === 0 && images.length === 0 && candidates.length === 0 && staleReads.length === 0) {
     return { status: "skip", reason: "nothing to judge" };
   }
+  const kept = keptByRules(entries, span, config, "run-end", [...candidates, ...small, ...earlier.small], exchanges);
   return {
     status: "run",
     phase: "run-end",
@@ -348,7 +352,25 @@ export function planRunEnd(
     requests,
     kinds,
     breakEven,
+    ...(kept ? { kept } : {}),
   };
+}
+
+/** The keep rules over every item the pass may remove (images are never the work's). */
+function keptByRules(
+  entries: SnapEntry[],
+  span: RunSpan,
+  config: PlanConfig,
+  phase: RunPlan["phase"],
+  outputs: ReadonlyArray<{ entryId: string }>,
+  exchanges: readonly Exchange[],
+): Record<string, KeepRule> | undefined {
+  const items = [
+    ...outputs.map((o) => ({ entryId: o.entryId })),
+    ...exchanges.map((x) => ({ entryId: x.promptId, entryIds: x.entryIds })),
+  ];
+  const kept = ruleKeeps(entries, span, items, config.keepRules, phase);
+  return kept.size > 0 ? Object.fromEntries(kept) : undefined;
 }
 
 /** Old images whose stub is smaller than they are (a tiny image costs less than the line standing for it). */
@@ -439,6 +461,7 @@ export function planCheckpoint(
     requests,
     kinds,
   );
+  const kept = keptByRules(entries, span, config, "run-end", [...candidates, ...small], decision.batch.exchanges);
   return {
     status: "run",
     phase: "mid-run",
@@ -455,5 +478,6 @@ export function planCheckpoint(
     requests,
     kinds,
     breakEven: planBreakEven(entries, config, view, config.midRunBreakEven, requestsSoFar),
+    ...(kept ? { kept } : {}),
   };
 }

@@ -49,10 +49,13 @@ export function resultEdited(kind: unknown, outcome: unknown, reason: unknown): 
   return tokens.includes("chunks") || tokens.includes("none-needed");
 }
 
-/** Whether a result of an output (not an exchange or image) asks for another pass. */
+/**
+ * Whether a result of an output (not an exchange or image) asks for another pass. One a keep rule held
+ * is asked again too: the rule may no longer hold once the work has moved on.
+ */
 function resultRetries(kind: unknown, reason: unknown): boolean {
   if (kind === "exchange" || kind === "image") return false;
-  return reasonTokens(reason).some((r) => r === "deferred" || UNANSWERED_REASONS.has(r));
+  return reasonTokens(reason).some((r) => r === "deferred" || r.startsWith("keep:") || UNANSWERED_REASONS.has(r));
 }
 
 /** Reads every guard record before `end` (default: all entries), in branch order. */

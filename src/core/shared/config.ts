@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_KEEP_RULES, KEEP_RULES } from "../items/keep-rule-names.ts";
 import { nearest } from "./nearest.ts";
 
 // Each key is validated on its own so one bad value costs only that key: it falls back to its default
@@ -170,6 +171,12 @@ export const CONFIG_SCHEMA = {
    */
   exchangeMinSavingChars: int(0, 10_000_000),
   /**
+   * Rules that keep an item whatever the classifier says (`editing`, `instructions`, `continues`,
+   * `shared-names`); none by default, since none lowered the harmful-removal rate on held-out sessions.
+   * @default []
+   */
+  keepRules: z.array(z.enum(KEEP_RULES)),
+  /**
    * Checkpoints inside long runs, at `turn_end`.
    * @default true
    */
@@ -311,6 +318,7 @@ export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
   exchangeOmitThreshold: 0.2,
   exchangeBreakEven: true,
   exchangeMinSavingChars: 8000,
+  keepRules: [...DEFAULT_KEEP_RULES],
   midRun: true,
   midRunMinAgeTurns: 4,
   midRunBatchChars: 100_000,

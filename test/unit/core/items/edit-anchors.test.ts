@@ -24,7 +24,8 @@ function session(editArgs: Record<string, unknown>, editPath = "src/big.ts"): Sn
   ];
 }
 
-const UNGATED = { ...DEFAULT_CONFIG, exchangeBreakEven: false };
+// The anchors alone: the keep rule for edited files would hold the whole read.
+const UNGATED = { ...DEFAULT_CONFIG, exchangeBreakEven: false, keepRules: [] };
 
 function replacementOf(entries: SnapEntry[]): string {
   const plan = planRunEnd(entries, UNGATED) as Extract<PassPlan, { status: "run" }>;
