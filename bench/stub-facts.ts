@@ -6,7 +6,7 @@
  * are all in its stub is not one), and what their recalls would cost. Run it on two checkouts (with and
  * without the facts) and compare; `--json` prints the rows for that.
  *
- *   node bench/stub-facts.ts [--json]
+ *   node bench/stub-facts.ts [--json] [--only <part of a file name>]
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -16,7 +16,7 @@ import { localClassify } from "../src/main/pass/classifier.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
 import { LOCAL_NOTE, replayFiles } from "../src/main/replay/command.ts";
 
-const { values } = parseArgs({ options: { json: { type: "boolean", default: false } } });
+const { values } = parseArgs({ options: { json: { type: "boolean", default: false }, only: { type: "string" } } });
 const REPO = resolve(import.meta.dirname, "..");
 const fixtures = [
   "badlogic__pi-mono__large-session.jsonl",
@@ -37,6 +37,11 @@ interface Row {
   removed: number;
   likely: number;
   recalls: number;
+}
+
+if (values.only !== undefined) {
+  const only = values.only;
+  paths.splice(0, paths.length, ...paths.filter((p) => p.includes(only)));
 }
 
 const runner = await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 });

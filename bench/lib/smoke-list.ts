@@ -41,6 +41,9 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "background.ts", args: ["--turns", "2", "--out", "{tmp}/BACKGROUND.md"] },
   { script: "cache-families.ts", args: ["test/fixtures/sessions"] },
   { script: "keep-rules.ts", args: ["--half", "tune"] },
+  { script: "stub-facts.ts", args: ["--only", "trl"] },
+  { script: "stub-facts-labelled.ts", args: [] },
+  { script: "key-facts-speed.ts", args: [] },
   { script: "keep-rules-money.ts", args: ["--variants", "none,all", "--only", "trl"] },
 ];
 

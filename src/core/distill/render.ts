@@ -184,6 +184,12 @@ export function renderReplacement(input: RenderInput): string {
     after = total;
     text = header(after);
   }
+  // Near a rounding edge the figure can flip ("4.9k" is longer than "5k"): then the header states the
+  // larger figure and trailing spaces make it true.
+  for (let pad = 0; pad < 8 && formatChars(text.length + bodyChars) !== formatChars(after); pad++) {
+    if (text.length + bodyChars > after) after = text.length + bodyChars;
+    text = `${header(after)}${" ".repeat(pad + 1)}`;
+  }
   return [text, ...body].join("\n");
 }
 
