@@ -13,8 +13,7 @@ import type { ProjectedLike, SnapshotBuilder } from "../../src/main/pass/snapsho
 import type { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../src/main/platform/pool.ts";
 import { createThreadFetch, type ThreadFetch } from "../../src/main/platform/thread-fetch.ts";
-import type { PassMessage } from "../../src/workers/pass/protocol.ts";
-import type { SyncInput } from "../../src/workers/pass/session-store.ts";
+import type { PassMessage, SyncInput } from "../../src/workers/pass/protocol.ts";
 
 export const MODEL_REF = "openrouter/~typesafe/jev-latest";
 

@@ -10,8 +10,15 @@ import type { PlanConfig } from "../../core/distill/plan.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../core/shared/types.ts";
 import { PassWorkerError, unwrapFailure } from "../../workers/pass/failures.ts";
 import { type PackedValues, packedCount, unpackValue } from "../../workers/pass/packed-values.ts";
-import type { MessageOf, PassKind, PassReplies, PlanSummary } from "../../workers/pass/protocol.ts";
-import type { SyncEntry, SyncInput, TextPiece } from "../../workers/pass/session-store.ts";
+import type {
+  MessageOf,
+  PassKind,
+  PassReplies,
+  PlanSummary,
+  SyncEntry,
+  SyncInput,
+  TextPiece,
+} from "../../workers/pass/protocol.ts";
 import { callback } from "../platform/callbacks.ts";
 import { InFlight } from "../platform/in-flight.ts";
 import { nextTurn } from "../platform/pace.ts";

@@ -1,7 +1,7 @@
 // Main-thread bookkeeping of which entries the pass worker already holds (see workers/pass/session-store.ts).
 import { randomUUID } from "node:crypto";
 import type { SnapEntry } from "../../core/shared/types.ts";
-import type { OrderDelta, SyncEntry, SyncInput } from "../../workers/pass/session-store.ts";
+import type { OrderDelta, SyncEntry, SyncInput } from "../../workers/pass/protocol.ts";
 import { drain, PACE_STRIDE, paced, type Steps } from "../platform/pace.ts";
 
 /**

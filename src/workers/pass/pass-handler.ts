@@ -7,9 +7,16 @@ import { type FinishOutput, finishPass } from "../../core/distill/finish.ts";
 import { planCheckpoint, planRunEnd, type RunPlan } from "../../core/distill/plan.ts";
 import { answeredPart, waitingItems, waitingPart } from "../../core/distill/split.ts";
 import type { ClassifierOutcome, SnapEntry } from "../../core/shared/types.ts";
-import { type WorkerFailure, workerFailure } from "./failures.ts";
+import { workerFailure } from "./failures.ts";
 import { packValues } from "./packed-values.ts";
-import { type MessageOf, PASS_KINDS, type PassKind, type PassMessage, type PassReply } from "./protocol.ts";
+import {
+  type MessageOf,
+  PASS_KINDS,
+  type PassKind,
+  type PassMessage,
+  type PassReply,
+  type WorkerFailure,
+} from "./protocol.ts";
 import { changedOnDisk } from "./read-freshness.ts";
 import { DEFAULT_CLIENT, dropStore, syncEntries } from "./session-store.ts";
 

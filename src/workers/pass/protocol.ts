@@ -11,10 +11,48 @@ import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
 import type { FinishConfig, FinishOutput } from "../../core/distill/finish.ts";
 import type { PlanConfig, RunPlan } from "../../core/distill/plan.ts";
-import type { ClassifierOutcome } from "../../core/shared/types.ts";
-import type { WorkerFailure } from "./failures.ts";
+import type { ClassifierOutcome, SnapEntry } from "../../core/shared/types.ts";
 import type { PackedValues } from "./packed-values.ts";
-import type { SyncInput } from "./session-store.ts";
+
+// What a sync carries: the entries the store lacks and the projection's order (session-store.ts keeps them).
+
+/**
+ * An entry as sent. `rawFromStore`: an edited entry sent without `rawText`, which is the text this store
+ * holds for the id (the entry's unedited text, or the raw text of its previous edit). `textInPieces` /
+ * `rawInPieces`: the text arrived before the entry, as pieces.
+ */
+export type SyncEntry = SnapEntry & { rawFromStore?: true; textInPieces?: true; rawInPieces?: true };
+
+/** A slice of one large text, sent ahead of its entry so that no single message carries all of it. */
+export interface TextPiece {
+  id: string;
+  field: "text" | "rawText";
+  /** Where the part starts in the text. */
+  offset: number;
+  part: string;
+}
+
+/** The projection's order relative to the store's last one. */
+export interface OrderDelta {
+  /** Ids kept from the start of the store's current order. */
+  keep: number;
+  /** The ids after those. */
+  tail: string[];
+  /** Names the resulting order, for the next delta's `base`. */
+  version: number;
+}
+
+export interface SyncInput {
+  /** The store the caller believes it filled; another id means the caller's bookkeeping is stale. */
+  storeId?: string;
+  /** The order version the caller believes the store holds; another one also means stale bookkeeping. */
+  base?: number;
+  /** Entries the store may not have, or whose content changed (edited ones). */
+  fresh: SyncEntry[];
+  pieces?: TextPiece[];
+  /** A plan's sync carries the order; a sync sent ahead of the plan does not. */
+  order?: OrderDelta;
+}
 
 /** Is the worker thread up (warms it)? */
 export interface PingMessage {
@@ -126,6 +164,26 @@ export interface PassReplies {
   /** The first part of the output, and how many more `finishPart` hands out. */
   finish: FinishOutput & { parts: number };
   finishPart: FinishOutput;
+}
+
+/** Why a message failed (failures.ts makes and reads them). */
+export type WorkerFailureCode =
+  /** The worker holds no state for this pass: it was replaced (crash, restart), or the task reached another thread. */
+  | "pass-lost"
+  /** The worker received a message the protocol does not declare. */
+  | "bad-message"
+  /** A task took longer than the pass's worker time limit; the pool stopped its thread. */
+  | "timeout"
+  /** The task threw, or its thread died (exit, out of memory, a pool that failed to start). */
+  | "worker-failed";
+
+/** The codes a worker reports as data; the others arise on Pi's thread. */
+export type ReportedCode = Extract<WorkerFailureCode, "pass-lost" | "bad-message">;
+
+/** A failure the worker reports as its reply (an Error thrown in a worker loses its class on the way). */
+export interface WorkerFailure {
+  failure: ReportedCode;
+  message: string;
 }
 
 /** The reply to a message: its value, or a failure with a code (see failures.ts). */

@@ -5,6 +5,7 @@
 // not with the size of the session.
 import { randomUUID } from "node:crypto";
 import type { SnapEntry } from "../../core/shared/types.ts";
+import type { SyncInput } from "./protocol.ts";
 
 class Store {
   /** Identifies this store; a replaced worker or a dropped store starts empty under a new id. */
@@ -37,44 +38,6 @@ function storeOf(client: string): Store {
   stores.set(client, store);
   while (stores.size > MAX_STORES) stores.delete(stores.keys().next().value as string);
   return store;
-}
-
-/**
- * An entry as sent. `rawFromStore`: an edited entry sent without `rawText`, which is the text this store
- * holds for the id (the entry's unedited text, or the raw text of its previous edit). `textInPieces` /
- * `rawInPieces`: the text arrived before the entry, as pieces.
- */
-export type SyncEntry = SnapEntry & { rawFromStore?: true; textInPieces?: true; rawInPieces?: true };
-
-/** A slice of one large text, sent ahead of its entry so that no single message carries all of it. */
-export interface TextPiece {
-  id: string;
-  field: "text" | "rawText";
-  /** Where the part starts in the text. */
-  offset: number;
-  part: string;
-}
-
-/** The projection's order relative to the store's last one. */
-export interface OrderDelta {
-  /** Ids kept from the start of the store's current order. */
-  keep: number;
-  /** The ids after those. */
-  tail: string[];
-  /** Names the resulting order, for the next delta's `base`. */
-  version: number;
-}
-
-export interface SyncInput {
-  /** The store the caller believes it filled; another id means the caller's bookkeeping is stale. */
-  storeId?: string;
-  /** The order version the caller believes the store holds; another one also means stale bookkeeping. */
-  base?: number;
-  /** Entries the store may not have, or whose content changed (edited ones). */
-  fresh: SyncEntry[];
-  pieces?: TextPiece[];
-  /** A plan's sync carries the order; a sync sent ahead of the plan does not. */
-  order?: OrderDelta;
 }
 
 export type SyncResult = { storeId: string; entries: SnapEntry[] } | { storeId: string; missing: string[] };
