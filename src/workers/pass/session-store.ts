@@ -29,28 +29,46 @@ export const DEFAULT_CLIENT = "default";
 /** Sessions whose copies one thread keeps; the least recently used beyond this is dropped (it resends). */
 export const MAX_STORES = 8;
 
-const stores = new Map<string, Store>();
+/** The copies of sessions one thread keeps, by client (the thread's PassThread owns them). */
+export class SessionStores {
+  readonly #stores = new Map<string, Store>();
 
-function storeOf(client: string): Store {
-  let store = stores.get(client);
-  if (store) stores.delete(client);
-  else store = new Store();
-  stores.set(client, store);
-  while (stores.size > MAX_STORES) stores.delete(stores.keys().next().value as string);
-  return store;
+  /** How many clients have a store. */
+  get size(): number {
+    return this.#stores.size;
+  }
+
+  has(client: string): boolean {
+    return this.#stores.has(client);
+  }
+
+  /** Syncs a client's store (made when it has none) and returns the entries in the projection's order. */
+  sync(input: SyncInput, client = DEFAULT_CLIENT): SyncResult {
+    return syncEntries(input, this.#storeOf(client));
+  }
+
+  /** Empties a client's store, as a new worker starts. */
+  clear(client = DEFAULT_CLIENT): void {
+    this.#stores.get(client)?.clear();
+  }
+
+  /** Drops a client's store (its session ended). */
+  drop(client: string): boolean {
+    return this.#stores.delete(client);
+  }
+
+  #storeOf(client: string): Store {
+    const stores = this.#stores;
+    let store = stores.get(client);
+    if (store) stores.delete(client);
+    else store = new Store();
+    stores.set(client, store);
+    while (stores.size > MAX_STORES) stores.delete(stores.keys().next().value as string);
+    return store;
+  }
 }
 
 export type SyncResult = { storeId: string; entries: SnapEntry[] } | { storeId: string; missing: string[] };
-
-/** Empties a client's store, as a new worker starts. */
-export function clearStore(client = DEFAULT_CLIENT): void {
-  stores.get(client)?.clear();
-}
-
-/** Drops a client's store (its session ended). */
-export function dropStore(client: string): boolean {
-  return stores.delete(client);
-}
 
 /** Forget everything: the caller resends it all. */
 function startOver(store: Store, missing: string[]): SyncResult {
@@ -64,8 +82,7 @@ function joined(store: Store, key: string): string | undefined {
   return held?.list.join("");
 }
 
-export function syncEntries(input: SyncInput, client = DEFAULT_CLIENT): SyncResult {
-  const store = storeOf(client);
+function syncEntries(input: SyncInput, store: Store): SyncResult {
   const { entries, parts } = store;
   // The caller counted on entries or an order this store does not have (a replaced worker, a sync the
   // caller never saw answered): start over so it resends everything.

@@ -13,7 +13,8 @@ import {
   workerFailure,
 } from "../../../../src/workers/pass/failures.ts";
 import { packedCount, unpackValue } from "../../../../src/workers/pass/packed-values.ts";
-import { handlePass, heldPasses } from "../../../../src/workers/pass/pass-handler.ts";
+import { handlePass } from "../../../../src/workers/pass/pass-handler.ts";
+import { thisThread } from "../../../../src/workers/pass/pass-thread.ts";
 import { type MessageOf, PASS_KINDS, type PassKind, type PassMessage } from "../../../../src/workers/pass/protocol.ts";
 import { pass } from "../../../../src/workers/tasks.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
@@ -118,7 +119,7 @@ describe("the pass protocol, worker side", () => {
     // The last request is still being asked at the hand-over.
     const pending = [count - 1];
     const now = outcomes.map((o, i): ClassifierOutcome => (pending.includes(i) ? { status: "aborted" } : o));
-    const held = heldPasses();
+    const held = thisThread.heldPasses;
     const first = unwrapFailure(
       send({
         kind: "finish",
@@ -128,11 +129,11 @@ describe("the pass protocol, worker side", () => {
         split: { pending, part: "answered" },
       }),
     );
-    expect(heldPasses()).toBe(held);
+    expect(thisThread.heldPasses).toBe(held);
     const rest = unwrapFailure(
       send({ kind: "finish", passId: "p-h", outcomes, config: DEFAULT_CONFIG, split: { pending, part: "waiting" } }),
     );
-    expect(heldPasses()).toBe(held - 1);
+    expect(thisThread.heldPasses).toBe(held - 1);
     // One output waited: the first part kept it, the second distilled it; the others are the first part's.
     expect(first.drafts).toHaveLength(2);
     expect(rest.drafts).toHaveLength(1);
@@ -234,7 +235,7 @@ describe("the pass protocol, worker side", () => {
       // The next plan starts a new store: forget the order this one held.
       send({ kind: "sync", sync: { storeId: "reset", fresh: [] } });
     }
-    expect(heldPasses()).toBeLessThanOrEqual(8);
+    expect(thisThread.heldPasses).toBeLessThanOrEqual(8);
     expect(send({ kind: "requests", passId: "abandoned-0", from: 0, to: 1 })).toEqual(workerFailure("pass-lost"));
     expect(isWorkerFailure(send({ kind: "requests", passId: "abandoned-9", from: 0, to: 1 }))).toBe(false);
   });
