@@ -1,12 +1,11 @@
 // The only code on Pi's thread that talks to the pass worker: it sends the messages of
-// workers/pass/protocol.ts, keeps the mirror of what the worker's store holds, and cuts large messages
-// into bounded ones (syncs sent ahead in slices, request windows, outcome slices, finish parts) so no
-// single clone blocks Pi's thread for long. A pass keeps state on the worker between its messages, so
+// workers/pass/protocol.ts, keeps the mirror of what the worker's store holds, sends the settings only
+// when the worker does not hold them yet, and cuts large messages into bounded ones (syncs sent ahead in
+// slices, request windows, outcome slices, finish parts) so no single clone blocks Pi's thread for long. A pass keeps state on the worker between its messages, so
 // every message goes to one thread: the runner's own when it has one, else a one-thread pool of its own.
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
-import type { FinishConfig, FinishOutput } from "../../core/distill/finish.ts";
-import type { PlanConfig } from "../../core/distill/plan.ts";
+import type { FinishOutput } from "../../core/distill/finish.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../core/shared/types.ts";
 import { PassWorkerError, unwrapFailure } from "../../workers/pass/failures.ts";
 import { type PackedValues, packedCount, unpackValue } from "../../workers/pass/packed-values.ts";
@@ -14,6 +13,7 @@ import type {
   MessageOf,
   PassKind,
   PassReplies,
+  PassSettings,
   PlanSummary,
   SyncEntry,
   SyncInput,
@@ -24,7 +24,7 @@ import { InFlight } from "../platform/in-flight.ts";
 import { nextTurn } from "../platform/pace.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import type { RequestSource } from "./classify-queue.ts";
-import { WorkerMirror } from "./worker-mirror.ts";
+import { same, WorkerMirror } from "./worker-mirror.ts";
 
 /** A stuck worker task (a pathological input, a bug) must not hold the hook forever. */
 export const WORKER_TASK_TIMEOUT_MS = 30_000;
@@ -52,7 +52,8 @@ export interface PassWorkerOptions {
 
 export interface PlanRequest {
   passId: string;
-  config: PlanConfig;
+  /** The settings to plan and finish with; sent to the worker only when they are not the ones it holds. */
+  config: PassSettings;
   phase: "run-end" | "mid-run";
   cache?: CheckpointCacheView;
   /** The session's working directory, for checking the run's reads against the disk (none in a replay). */
@@ -63,6 +64,9 @@ export class PassWorker {
   readonly mirror: WorkerMirror;
   readonly #runner: TaskRunner;
   readonly #timeoutMs: number;
+  /** The settings the worker holds for this client as far as this side knows (a copy), and their version. */
+  #settings: { sent: PassSettings; version: number } | undefined;
+  #nextSettings = 1;
 
   constructor(runner: TaskRunner, options: PassWorkerOptions = {}) {
     this.#runner = runner.oneThread?.() ?? runner;
@@ -104,8 +108,20 @@ export class PassWorker {
 
   /** The session ended: the worker drops its copy, and a later pass sends everything again. */
   async release(): Promise<void> {
+    this.#settings = undefined;
     await this.#send({ kind: "release", client: this.mirror.client });
     this.mirror.reset();
+  }
+
+  /** The version of `settings` the worker holds, sending them first when it does not hold these. */
+  async #settingsVersion(settings: PassSettings): Promise<number> {
+    const held = this.#settings;
+    if (held && same(held.sent, settings)) return held.version;
+    const version = this.#nextSettings++;
+    this.#settings = undefined;
+    await this.#send({ kind: "settings", client: this.mirror.client, version, settings });
+    this.#settings = { sent: structuredClone(settings), version };
+    return version;
   }
 
   /**
@@ -121,8 +137,10 @@ export class PassWorker {
   }
 
   /** Syncs the store (ahead in slices when large) and plans the pass there. */
-  async plan(entries: readonly SnapEntry[], request: PlanRequest): Promise<PlanSummary> {
+  async plan(entries: readonly SnapEntry[], { config, ...request }: PlanRequest): Promise<PlanSummary> {
     const mirror = this.mirror;
+    // A worker that lost the settings (it was replaced) asks for them once more; that is not an attempt.
+    let settingsResent = false;
     for (let attempt = 0; attempt < 2; attempt++) {
       let sync = await mirror.preparePaced(entries);
       let chars = 0;
@@ -132,7 +150,19 @@ export class PassWorker {
         if (!(await this.#sendAhead(sync.fresh, "with-plan"))) continue;
         sync = await mirror.preparePaced(entries);
       }
-      const out = await this.#send({ kind: "plan", client: this.mirror.client, sync, ...request });
+      const settings = await this.#settingsVersion(config);
+      let out: PassReplies["plan"];
+      try {
+        out = await this.#send({ kind: "plan", client: this.mirror.client, sync, settings, ...request });
+      } catch (error) {
+        if (!(error instanceof PassWorkerError) || error.code !== "settings-missing") throw error;
+        // Lost again right after they were sent: the messages do not reach one thread.
+        if (settingsResent) throw new PassWorkerError("pass-lost", error.message, { cause: error });
+        settingsResent = true;
+        this.#settings = undefined;
+        attempt--;
+        continue;
+      }
       if ("plan" in out) {
         mirror.accept(out.storeId, sync);
         return out.plan;
@@ -230,13 +260,13 @@ export class PassWorker {
   }
 
   /**
-   * Hands the outcomes over (in slices when many) and brings the drafts and results back (in parts).
+   * Hands the outcomes over (in slices when many) and brings the drafts and results back (in parts). The
+   * worker finishes with the settings the pass was planned with.
    * `split`: one of the two finishes of a handed-over pass (FinishMessage).
    */
   async finish(
     passId: string,
     outcomes: ClassifierOutcome[],
-    config: FinishConfig,
     family?: CacheModel["family"],
     split?: MessageOf<"finish">["split"],
   ): Promise<FinishOutput> {
@@ -249,7 +279,6 @@ export class PassWorker {
       kind: "finish",
       passId,
       ...(inline ? { outcomes } : {}),
-      config,
       ...(family ? { family } : {}),
       ...(split ? { split } : {}),
     });

@@ -153,7 +153,6 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
   const finishing = {
     worker,
     passId,
-    config,
     family: deps.family,
     phase: options.phase,
     modelRef: deps.modelRef,
@@ -166,7 +165,7 @@ export async function runPass(entries: SnapEntry[], deps: RunEndDeps, options: P
     return { ...first, rest: parts.waiting };
   }
   const queued = await queuing;
-  const finished = await worker.finish(passId, queued.outcomes, config, deps.family);
+  const finished = await worker.finish(passId, queued.outcomes, deps.family);
   return done({ finished, outcomes: queued.outcomes, queued }, deps, options);
 }
 

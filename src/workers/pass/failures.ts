@@ -8,6 +8,7 @@ import type { ReportedCode, WorkerFailure, WorkerFailureCode } from "./protocol.
 const MESSAGES: Record<ReportedCode, string> = {
   "pass-lost": "the pass worker was replaced during the pass; nothing is changed",
   "bad-message": "the pass worker received a message it does not know; nothing is changed",
+  "settings-missing": "the pass worker does not hold the session's settings; nothing is changed",
 };
 
 export const workerFailure = (code: ReportedCode): WorkerFailure => ({ failure: code, message: MESSAGES[code] });

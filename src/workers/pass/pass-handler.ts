@@ -20,19 +20,23 @@ import { changedOnDisk } from "./read-freshness.ts";
 import { DEFAULT_CLIENT } from "./session-store.ts";
 
 function plan(thread: PassThread, input: MessageOf<"plan">): PassReply<"plan"> {
-  const synced = thread.stores.sync(input.sync, input.client ?? DEFAULT_CLIENT);
+  const client = input.client ?? DEFAULT_CLIENT;
+  // Checked before the store changes, so the sender can resend the settings and the same sync.
+  const config = thread.settingsOf(client, input.settings);
+  if (!config) return workerFailure("settings-missing");
+  const synced = thread.stores.sync(input.sync, client);
   if ("missing" in synced) return synced;
   const cwd = input.cwd;
   const diskCheck =
     cwd === undefined ? undefined : (reads: Parameters<typeof changedOnDisk>[1]) => changedOnDisk(cwd, reads);
   const result =
     input.phase === "mid-run"
-      ? planCheckpoint(synced.entries, input.config, input.cache ?? { family: "other" }, diskCheck)
-      : planRunEnd(synced.entries, input.config, input.cache, diskCheck);
+      ? planCheckpoint(synced.entries, config, input.cache ?? { family: "other" }, diskCheck)
+      : planRunEnd(synced.entries, config, input.cache, diskCheck);
   if (result.status !== "run") return { storeId: synced.storeId, plan: result };
   const byId = new Map(synced.entries.map((e) => [e.id, e.text]));
   const texts = result.candidates.map((c) => byId.get(c.entryId) ?? "");
-  thread.holdPass(input.passId, { plan: result, entries: synced.entries, texts, outcomes: [] });
+  thread.holdPass(input.passId, { plan: result, entries: synced.entries, texts, outcomes: [], settings: config });
   const summary = {
     status: "run",
     requestCount: result.requests.length,
@@ -104,7 +108,7 @@ function finish(thread: PassThread, input: MessageOf<"finish">): PassReply<"fini
     entries: pass.entries,
     texts: pass.texts,
     outcomes: waiting && split?.part === "answered" ? answeredPart(outcomes, waiting) : outcomes,
-    config: input.config,
+    config: pass.settings,
     family: input.family,
   });
   const [first, ...rest] = splitOutput(waiting && split?.part === "waiting" ? waitingPart(output, waiting) : output);
@@ -120,7 +124,11 @@ type Handlers = { [K in PassKind]: (thread: PassThread, message: MessageOf<K>) =
 
 const HANDLERS: Handlers = {
   ping: () => "pong",
-  release: (thread, input) => thread.stores.drop(input.client),
+  release: (thread, input) => thread.release(input.client),
+  settings: (thread, input) => {
+    thread.setSettings(input.client ?? DEFAULT_CLIENT, input.version, input.settings);
+    return true;
+  },
   sync,
   plan,
   requests,

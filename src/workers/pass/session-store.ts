@@ -38,8 +38,8 @@ export class SessionStores {
     return this.#stores.size;
   }
 
-  has(client: string): boolean {
-    return this.#stores.has(client);
+  clients(): IterableIterator<string> {
+    return this.#stores.keys();
   }
 
   /** Syncs a client's store (made when it has none) and returns the entries in the projection's order. */
