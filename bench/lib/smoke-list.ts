@@ -39,6 +39,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "split-labelled.ts", args: [] },
   { script: "background.ts", args: ["--turns", "2", "--out", "{tmp}/BACKGROUND.md"] },
   { script: "cache-families.ts", args: ["test/fixtures/sessions"] },
+  { script: "pass-messages.ts", args: ["--entries", "200"] },
 ];
 
 /** Scripts that need something CI has only sometimes, run by .ci/run on their own. */
