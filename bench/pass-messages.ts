@@ -51,5 +51,5 @@ for (const pass of ["cold", "steady"]) {
     );
   }
 }
-await session.guard.worker.release();
+await session.release();
 await inner.destroy();

@@ -125,12 +125,9 @@ export class HookSession {
   get mirror(): WorkerMirror {
     return this.guard.worker.mirror;
   }
-  /**
-   * Empties the inline backend's session store, which lives on this (the main) thread: a benchmark that
-   * goes on measuring the pool must not carry a copy of the session Pi's thread never holds in real use.
-   */
-  async releaseInlineStore(): Promise<void> {
-    if (this.runner.backend === "inline") await this.guard.worker.release();
+  /** The session ended: the worker drops its copy, as the extension's session_shutdown does. */
+  async release(): Promise<void> {
+    await this.guard.worker.release();
   }
   /** A session whose first pass starts from nothing: empty snapshot cache, nothing known to be sent. */
   resetCold(): void {

@@ -29,6 +29,9 @@ import { same, WorkerMirror } from "./worker-mirror.ts";
 /** A stuck worker task (a pathological input, a bug) must not hold the hook forever. */
 export const WORKER_TASK_TIMEOUT_MS = 30_000;
 
+/** Most time a session's shutdown waits for the worker to drop its copy (a pass may still hold the thread). */
+export const RELEASE_TIMEOUT_MS = 1000;
+
 /**
  * Size of one message to the worker when a large sync is sent ahead of the plan: about a millisecond of
  * cloning. Counted in characters, plus ENTRY_WEIGHT per entry for the fields every entry carries.
@@ -78,8 +81,7 @@ export class PassWorker {
    * Sends one message under the time limit (the pool terminates the thread on abort). Every failure
    * becomes a PassWorkerError with a code: the worker's own, or one from what this side saw.
    */
-  async #send<K extends PassKind>(message: MessageOf<K>): Promise<PassReplies[K]> {
-    const ms = this.#timeoutMs;
+  async #send<K extends PassKind>(message: MessageOf<K>, ms = this.#timeoutMs): Promise<PassReplies[K]> {
     const controller = new AbortController();
     const timer = setTimeout(
       callback("worker-timer", () => controller.abort()),
@@ -106,11 +108,14 @@ export class PassWorker {
     await this.#send({ kind: "ping" });
   }
 
-  /** The session ended: the worker drops its copy, and a later pass sends everything again. */
-  async release(): Promise<void> {
+  /**
+   * The session ended: the worker drops its settings and copy, and a later pass sends everything again.
+   * A release that outlives `timeoutMs` stops the thread, which drops them as well.
+   */
+  async release(timeoutMs = this.#timeoutMs): Promise<void> {
     this.#settings = undefined;
-    await this.#send({ kind: "release", client: this.mirror.client });
     this.mirror.reset();
+    await this.#send({ kind: "release", client: this.mirror.client }, timeoutMs);
   }
 
   /** The version of `settings` the worker holds, sending them first when it does not hold these. */

@@ -20,6 +20,7 @@ import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/cl
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { GuardSession, hostCacheView } from "../pass/guard-session.ts";
 import type { PassRest } from "../pass/handed-over.ts";
+import { RELEASE_TIMEOUT_MS } from "../pass/pass-worker.ts";
 import type { PassOptions } from "../pass/run-end.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { callback, setCallbackReporter } from "../platform/callbacks.ts";
@@ -584,6 +585,10 @@ export class HostSession {
     this.#background.drop();
     this.routing.shutdown();
     this.#unwatchSignals();
+    // The session's settings and copy on the pass worker go first: with the inline backend they live on
+    // Pi's thread, and a pool shared with other sessions outlives this one. A release that fails leaves
+    // nothing to undo: the pool is shut down next, with its threads.
+    await this.guard.worker.release(RELEASE_TIMEOUT_MS).catch(() => undefined);
     await Promise.allSettled([this.guard.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);
     await this.telemetry.flush();
   }
