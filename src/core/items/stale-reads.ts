@@ -156,6 +156,7 @@ export function earlierStaleReads(
   try {
     changed = check(reads);
   } catch {
+    // A disk check that fails marks no read stale: everything is kept.
     return [];
   }
   return [...items.values()].filter((item) => changed.has(item.entryId));
@@ -193,6 +194,7 @@ export function withDiskChanges(
   try {
     changed = check(reads);
   } catch {
+    // A disk check that fails marks no read stale: everything is kept.
     return superseded;
   }
   if (changed.size === 0) return superseded;

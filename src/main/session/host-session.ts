@@ -250,6 +250,7 @@ export class HostSession {
       if (!result && restoring.length === 0 && settled.repairs.length === 0) return;
       return { entries: settled.entries };
     } catch {
+      // A shape check that fails changes nothing: the list goes as the pass made it.
       return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
     }
   }
