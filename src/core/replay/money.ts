@@ -127,7 +127,7 @@ export interface PassCost {
 
 const OUTPUT_CHARS_PER_TOKEN = 4;
 /** A request's simulated and recorded cache tokens part when they differ by this share of its prompt. */
-export const PART_SHARE = 0.1;
+const PART_SHARE = 0.1;
 const MAX_PARTINGS = 20;
 /** A recorded prompt this much smaller than the file's pieces was trimmed by the host. */
 const TRIM_SLACK = 0.02;

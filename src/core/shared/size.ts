@@ -10,7 +10,7 @@ export interface ImageSize {
 }
 
 /** Pixels per token in the estimate. */
-export const PIXELS_PER_TOKEN = 750;
+const PIXELS_PER_TOKEN = 750;
 /** Tokens assumed for an image whose header cannot be read. */
 export const IMAGE_FALLBACK_TOKENS = 1600;
 /** No image is estimated above this many tokens. */

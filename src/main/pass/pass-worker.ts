@@ -27,7 +27,7 @@ import type { RequestSource } from "./classify-queue.ts";
 import { same, WorkerMirror } from "./worker-mirror.ts";
 
 /** A stuck worker task (a pathological input, a bug) must not hold the hook forever. */
-export const WORKER_TASK_TIMEOUT_MS = 30_000;
+const WORKER_TASK_TIMEOUT_MS = 30_000;
 
 /** Most time a session's shutdown waits for the worker to drop its copy (a pass may still hold the thread). */
 export const RELEASE_TIMEOUT_MS = 1000;
@@ -40,7 +40,7 @@ export const SYNC_SLICE_CHARS = 500_000;
 const ENTRY_WEIGHT = 1000;
 
 /** Classifier outcomes per message to the worker (each carries the answers to up to 40 questions). */
-export const OUTCOME_SLICE = 100;
+const OUTCOME_SLICE = 100;
 
 const headChars = (heads: SnapEntry["imageHeads"]) => heads?.reduce((n, h) => n + h.head.length, 0) ?? 0;
 const sentChars = (e: SnapEntry) =>

@@ -92,7 +92,7 @@ function isTurnMessage(entry: SessionEntry): boolean {
  * assistant or tool-result message is a user prompt (or that ends the file); `mid-run` after the last
  * tool result of a turn whose calls were not cut off. Custom notices in between do not count.
  */
-export function boundaryAt(
+function boundaryAt(
   branch: readonly SessionEntry[],
   i: number,
   lastAssistant: MessageLike | undefined,

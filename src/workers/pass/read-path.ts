@@ -27,7 +27,7 @@ function normalize(input: string, forRead: boolean): string {
 }
 
 /** The absolute path before the variants are tried; throws on a `file://` URL Pi rejects too. */
-export function resolveToCwd(path: string, cwd: string): string {
+function resolveToCwd(path: string, cwd: string): string {
   const p = normalize(path, true);
   return isAbsolute(p) ? resolve(p) : resolve(normalize(cwd, false), p);
 }
