@@ -52,6 +52,13 @@ export { type ProjectedLike, readContent, SnapshotBuilder } from "./main/pass/sn
 export { type Validation, validateEdits, validateEditsPaced } from "./main/pass/validate.ts";
 export { createTaskRunner, type PoolBackend, type PoolOptions, type TaskRunner } from "./main/platform/pool.ts";
 export { createThreadFetch, type ThreadFetch } from "./main/platform/thread-fetch.ts";
-export { PassWorkerError, type WorkerFailure, type WorkerFailureCode } from "./workers/pass/failures.ts";
-export type { PassMessage, PassReplies, PassReply, PlanSummary } from "./workers/pass/protocol.ts";
+export { PassWorkerError } from "./workers/pass/failures.ts";
+export type {
+  PassMessage,
+  PassReplies,
+  PassReply,
+  PlanSummary,
+  WorkerFailure,
+  WorkerFailureCode,
+} from "./workers/pass/protocol.ts";
 export * as tasks from "./workers/tasks.ts";

@@ -71,7 +71,7 @@ async function onePass(
     messages: traffic.messages.length,
     chunks: chunkCount(text),
   });
-  await session.releaseInlineStore();
+  await session.release();
   await settle();
 }
 

@@ -43,7 +43,8 @@ async function child(backend: PoolBackend): Promise<void> {
   }, "spin");
   const runner = m.value;
   const t1 = performance.now();
-  await runner.run("pass", { kind: "plan", sync, config: benchConfig(), passId: "cold" });
+  await runner.run("pass", { kind: "settings", version: 1, settings: benchConfig() });
+  await runner.run("pass", { kind: "plan", sync, settings: 1, passId: "cold" });
   const firstPlanMs = performance.now() - t1;
   await runner.destroy();
   const out: Omit<PoolStartSample, "rep"> = {

@@ -51,7 +51,7 @@ async function sequence(
     sim.applyPass(result.edits, result.record);
     await settle();
   }
-  await session.releaseInlineStore();
+  await session.release();
 }
 
 export async function runSessions(

@@ -13,8 +13,7 @@ import type { ProjectedLike, SnapshotBuilder } from "../../src/main/pass/snapsho
 import type { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../src/main/platform/pool.ts";
 import { createThreadFetch, type ThreadFetch } from "../../src/main/platform/thread-fetch.ts";
-import type { PassMessage } from "../../src/workers/pass/protocol.ts";
-import type { SyncInput } from "../../src/workers/pass/session-store.ts";
+import type { PassMessage, SyncInput } from "../../src/workers/pass/protocol.ts";
 
 export const MODEL_REF = "openrouter/~typesafe/jev-latest";
 
@@ -126,12 +125,9 @@ export class HookAdapter {
   get mirror(): WorkerMirror {
     return this.pipeline.worker.mirror;
   }
-  /**
-   * Empties the inline backend's session store, which lives on this (the main) thread: a benchmark that
-   * goes on measuring the pool must not carry a copy of the session Pi's thread never holds in real use.
-   */
-  async releaseInlineStore(): Promise<void> {
-    if (this.runner.backend === "inline") await this.pipeline.worker.release();
+  /** The session ended: the worker drops its copy, as the extension's session_shutdown does. */
+  async release(): Promise<void> {
+    await this.pipeline.worker.release();
   }
   /** A session whose first pass starts from nothing: empty snapshot cache, nothing known to be sent. */
   resetCold(): void {

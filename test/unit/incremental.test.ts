@@ -10,9 +10,15 @@ import type { SnapEntry } from "../../src/core/shared/types.ts";
 import { type ProjectedLike, SnapshotBuilder } from "../../src/main/pass/snapshot.ts";
 import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { paced } from "../../src/main/platform/pace.ts";
-import { clearStore, syncEntries } from "../../src/workers/pass/session-store.ts";
+import type { SyncInput } from "../../src/workers/pass/protocol.ts";
+import { SessionStores } from "../../src/workers/pass/session-store.ts";
 import { propertyParams } from "../kit/arbitraries.ts";
 import { turnCounter } from "../kit/turns.ts";
+
+// One thread's stores, as a worker holds them; clearStore empties the default one, as a new worker starts.
+const stores = new SessionStores();
+const syncEntries = (input: SyncInput) => stores.sync(input);
+const clearStore = () => stores.clear();
 
 type Source = ProjectedLike["sourceEntry"] & { message?: { role: string; content: unknown } };
 

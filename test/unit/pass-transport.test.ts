@@ -11,8 +11,7 @@ import type { PassResult } from "../../src/main/pass/run-pass.ts";
 import { WorkerMirror } from "../../src/main/pass/worker-mirror.ts";
 import { createTaskRunner, type TaskRunner } from "../../src/main/platform/pool.ts";
 import { FINISH_PART_CHARS } from "../../src/workers/pass/pass-handler.ts";
-import type { PassMessage } from "../../src/workers/pass/protocol.ts";
-import type { SyncInput } from "../../src/workers/pass/session-store.ts";
+import type { PassMessage, SyncInput } from "../../src/workers/pass/protocol.ts";
 import { chunkKeeper, keepNothing } from "../kit/answers.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../kit/snap.ts";
 

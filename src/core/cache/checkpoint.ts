@@ -122,7 +122,7 @@ function charsFrom(entries: readonly SnapEntry[], from: number): number {
 }
 
 /** The latest trusted entry before `before` (Anthropic read point), or -1. */
-export function readPointBefore(
+function readPointBefore(
   entries: readonly SnapEntry[],
   before: number,
   trusted: readonly string[] | undefined,

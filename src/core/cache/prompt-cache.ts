@@ -56,7 +56,7 @@ export interface CacheOptions {
 }
 
 /** Anthropic checks this many blocks back from a breakpoint for an earlier cache entry. */
-export const LOOKBACK_BLOCKS = 20;
+const LOOKBACK_BLOCKS = 20;
 /** Anthropic's default lifetime, unless the caller knows the session's. */
 export const DEFAULT_TTL_MS = cacheTtlMs("anthropic");
 const MIN_TOKENS = 1024;

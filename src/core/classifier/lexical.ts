@@ -21,8 +21,8 @@ import { distinctiveTokens, errorLines, type TokenKind, wordCounts } from "../sh
 import type { Answer, ChoiceQuestion, ClassifierRequest, JsonObject, JsonValue } from "../shared/types.ts";
 import { classifyRouting } from "./lexical-routing.ts";
 
-export const LOCAL_PROVIDER = "local";
-export const LOCAL_MODEL_ID = "lexical";
+const LOCAL_PROVIDER = "local";
+const LOCAL_MODEL_ID = "lexical";
 export const LOCAL_MODEL_REF = `${LOCAL_PROVIDER}/${LOCAL_MODEL_ID}`;
 
 /** Whether a `model` setting names the embedded classifier. */

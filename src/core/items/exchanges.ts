@@ -237,7 +237,7 @@ export function collectExchanges(
   return out;
 }
 
-export function exchangeId(n: number): string {
+function exchangeId(n: number): string {
   return `exchange_${n}`;
 }
 

@@ -52,7 +52,7 @@ function sizeList(sizes: Array<ImageSize | undefined>): string {
 }
 
 /** Estimated tokens of the item's images (unknown sizes take the fallback). */
-export function itemImageTokens(item: Pick<ImageItem, "images" | "sizes">): number {
+function itemImageTokens(item: Pick<ImageItem, "images" | "sizes">): number {
   let tokens = 0;
   for (let i = 0; i < item.images; i++) tokens += imageTokens(item.sizes[i]);
   return tokens;

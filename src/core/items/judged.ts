@@ -7,7 +7,7 @@
 import { GUARD_MARKER, RECORD_TYPE, type SnapEntry } from "../shared/types.ts";
 
 /** Reasons that mean the classifier gave no usable answer for an item (several are joined with commas). */
-export const UNANSWERED_REASONS: ReadonlySet<string> = new Set(["timeout", "error", "aborted", "no-answer"]);
+const UNANSWERED_REASONS: ReadonlySet<string> = new Set(["timeout", "error", "aborted", "no-answer"]);
 
 /**
  * Most records that may leave one output without a usable answer (or deferred by the cache gate) before

@@ -74,7 +74,7 @@ const SITUATION_HISTORY =
 
 const STALE_HINT = "If the item has a superseded note, its output is stale and no longer reflects the current state.";
 
-export function itemId(n: number): string {
+function itemId(n: number): string {
   return `item_${n}`;
 }
 

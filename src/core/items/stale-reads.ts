@@ -11,7 +11,7 @@ import { GUARD_MARKER, type RecordResult, type RunSpan, type SnapEntry, type Sna
 export const CHANGED_ON_DISK = "the file changed on disk after this read; read it again for its current content";
 
 /** The record reason of an earlier run's read replaced because its file changed on disk. */
-export const CHANGED_ON_DISK_REASON = "changed-on-disk";
+const CHANGED_ON_DISK_REASON = "changed-on-disk";
 
 /** The line that replaces a whole read whose file changed on disk since. */
 export function changedOnDiskStub(item: { entryId: string; label: string; chars: number }): string {
@@ -156,6 +156,7 @@ export function earlierStaleReads(
   try {
     changed = check(reads);
   } catch {
+    // A disk check that fails marks no read stale: everything is kept.
     return [];
   }
   return [...items.values()].filter((item) => changed.has(item.entryId));
@@ -193,6 +194,7 @@ export function withDiskChanges(
   try {
     changed = check(reads);
   } catch {
+    // A disk check that fails marks no read stale: everything is kept.
     return superseded;
   }
   if (changed.size === 0) return superseded;

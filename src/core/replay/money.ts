@@ -10,14 +10,10 @@ import {
   familyOfBehaviour,
   type ProfilePriceSource,
 } from "../cache/cache-behaviour.ts";
-import {
-  type CacheFamily,
-  type Prices,
-  type PromptBlock,
-  PromptCache,
-  type RequestCost,
-} from "../cache/prompt-cache.ts";
+import { type CacheFamily, type Prices, PromptCache, type RequestCost } from "../cache/prompt-cache.ts";
 import { type Piece, promptTokens, TokenCalibrator, type Usage } from "./calibrate.ts";
+import { passPayback } from "./payback.ts";
+import { anthropicPins, firstChange, lastBlockWithin, toBlocks } from "./prompt-marks.ts";
 
 export interface MoneyRequest {
   /** 1-based request number (as in RequestPoint). */
@@ -127,12 +123,10 @@ export interface PassCost {
 
 const OUTPUT_CHARS_PER_TOKEN = 4;
 /** A request's simulated and recorded cache tokens part when they differ by this share of its prompt. */
-export const PART_SHARE = 0.1;
+const PART_SHARE = 0.1;
 const MAX_PARTINGS = 20;
 /** A recorded prompt this much smaller than the file's pieces was trimmed by the host. */
 const TRIM_SLACK = 0.02;
-/** Block sizes are estimates: a recorded read this close past a block boundary still reaches it. */
-const READ_SLACK = { share: 0.03, tokens: 256 };
 
 const zero = (): Split => ({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, dollars: 0 });
 
@@ -145,58 +139,6 @@ function addTo(into: Split, c: Omit<Split, "dollars"> & { dollars?: number }): v
 }
 
 const relative = (sim: number, rec: number) => (rec === 0 ? (sim === 0 ? 0 : 1) : (sim - rec) / rec);
-
-/** Anthropic breakpoints: Pi's (system, end) guard off; the guard's pins guard on. */
-function anthropicPins(
-  cache: PromptCache,
-  pieces: readonly Piece[],
-  blocks: readonly PromptBlock[],
-  changedAt: number | undefined,
-  at: number,
-): number[] {
-  const last = pieces.length - 1;
-  const marks = [last];
-  for (let i = last; i >= 0; i--) {
-    if (pieces[i]?.kind === "question") {
-      marks.push(i);
-      break;
-    }
-  }
-  if (changedAt !== undefined) {
-    const read = cache.liveBefore(blocks, changedAt, at);
-    if (read >= 0) marks.push(read);
-    let anchor = changedAt;
-    while (pieces[anchor + 1]?.kind === "toolResult") anchor++;
-    marks.push(anchor);
-  }
-  return [...new Set(marks)].slice(0, 4);
-}
-
-function toBlocks(pieces: readonly Piece[], tokens: readonly number[]): PromptBlock[] {
-  return pieces.map((p, i) => ({ key: p.key, tokens: tokens[i] as number }));
-}
-
-/** First index where the prompt differs from the previous one (an edit), if any before its end. */
-function firstChange(previous: readonly Piece[] | undefined, pieces: readonly Piece[]): number | undefined {
-  if (!previous) return undefined;
-  const n = Math.min(previous.length, pieces.length);
-  for (let i = 0; i < n; i++) if (previous[i]?.key !== pieces[i]?.key) return i;
-  return undefined;
-}
-
-/** Last block whose prefix fits in `read` tokens (with slack for estimated block sizes), or -1. */
-function lastBlockWithin(blocks: readonly PromptBlock[], read: number): number {
-  const total = blocks.reduce((n, x) => n + x.tokens, 0);
-  const limit = read + Math.max(READ_SLACK.tokens, READ_SLACK.share * total);
-  let sum = 0;
-  let last = -1;
-  for (let i = 0; i < blocks.length; i++) {
-    sum += (blocks[i] as PromptBlock).tokens;
-    if (sum > limit) break;
-    last = i;
-  }
-  return last;
-}
 
 interface ModelTally {
   /** The model's previous request: its recorded and simulated prompt tokens. */
@@ -436,34 +378,4 @@ export class MoneySimulator {
       passes: passPayback(passes, perRequest, this.#done.at(-1)?.n ?? 0),
     };
   }
-}
-
-/** Each editing pass: the first request's extra cost and the request at which the savings since covered it. */
-function passPayback(
-  passes: readonly PassCost[],
-  perRequest: ReadonlyMap<number, { off: number; on: number }>,
-  lastRequest: number,
-): PassMoney[] {
-  const edits = passes.filter((p) => p.edited);
-  return edits.map((p, i) => {
-    const until = edits[i + 1]?.afterRequest ?? lastRequest;
-    const first = perRequest.get(p.afterRequest + 1);
-    const out: PassMoney = {
-      pass: p.pass,
-      afterRequest: p.afterRequest,
-      rewrite: first ? first.on - first.off : 0,
-      classifier: p.classifier,
-    };
-    let saved = -p.classifier;
-    for (let n = p.afterRequest + 1; n <= until; n++) {
-      const c = perRequest.get(n);
-      if (!c) continue;
-      saved += c.off - c.on;
-      if (saved >= 0) {
-        out.paidBackAt = n;
-        break;
-      }
-    }
-    return out;
-  });
 }

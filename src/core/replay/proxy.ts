@@ -64,7 +64,6 @@ export interface LaterMessage {
 
 /** likely-needed: used before seen again; re-ran: the same call was made again; seen-again: used after a tool result showed it. */
 export type Tier = "likely-needed" | "re-ran" | "seen-again";
-export const TIERS: readonly Tier[] = ["likely-needed", "re-ran", "seen-again"];
 
 export interface Suspect {
   key: string;

@@ -225,6 +225,7 @@ function blockChars(block: BlockLike): number {
       try {
         args = JSON.stringify(block.arguments ?? {}) ?? "";
       } catch {
+        // Arguments that JSON cannot hold count as none.
         args = "";
       }
       return String(block.name ?? "").length + args.length;
@@ -269,7 +270,9 @@ export function messageChars(message: unknown): number {
       n += contentChars(m.content);
       try {
         n += Array.isArray(m.toolsAdded) ? JSON.stringify(m.toolsAdded).length : 0;
-      } catch {}
+      } catch {
+        // Tools that JSON cannot hold add nothing to the count.
+      }
       break;
     }
     default:

@@ -7,15 +7,15 @@ import type { ClassifierOutcome, ClassifierRequest, JsonObject, JsonValue } from
 // Routing state
 
 /** Most characters of the latest request kept verbatim (a pasted log can be huge). */
-export const PROMPT_CHARS = 12_000;
+const PROMPT_CHARS = 12_000;
 /** Most characters of the earlier conversation in the digest. */
 export const DIGEST_CHARS = 24_000;
 /** Most characters of one earlier message in the digest (head and tail are kept). */
 export const MESSAGE_CHARS = 3_000;
 /** Most characters of a skill body sent to the classifier. */
-export const SKILL_BODY_CHARS = 24_000;
+const SKILL_BODY_CHARS = 24_000;
 /** Tool names listed per namespace in the batched request. */
-export const NAMESPACE_TOOLS_LISTED = 30;
+const NAMESPACE_TOOLS_LISTED = 30;
 
 export type DigestRole = "user" | "assistant" | "summary";
 

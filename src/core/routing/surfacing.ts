@@ -9,7 +9,7 @@ export interface NamespaceConfig {
 }
 
 /** Tools surfacing never hides, whatever the configuration says. */
-export const FIXED_CORE_TOOLS: readonly string[] = Object.freeze([
+const FIXED_CORE_TOOLS: readonly string[] = Object.freeze([
   "read",
   "write",
   "edit",
@@ -32,7 +32,7 @@ export interface ToolInfo {
 
 const DECLARED = new Set(["direct", "model-only"]);
 
-export function isDeclarable(tool: ToolInfo): boolean {
+function isDeclarable(tool: ToolInfo): boolean {
   return tool.exposure === undefined || DECLARED.has(tool.exposure);
 }
 

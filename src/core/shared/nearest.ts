@@ -1,7 +1,7 @@
 // The known name nearest to a mistyped one, for "did you mean …?" hints.
 
 /** Edit distance (insert, delete, substitute, and swap of two neighbours), case-insensitive. */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const s = a.toLowerCase();
   const t = b.toLowerCase();
   const d: number[][] = Array.from({ length: s.length + 1 }, (_, i) =>

@@ -1,5 +1,5 @@
 // The Node version Pi and this package need, checked before anything that uses newer APIs is loaded.
-export const REQUIRED_NODE: readonly [number, number] = [22, 19];
+const REQUIRED_NODE: readonly [number, number] = [22, 19];
 
 /** Why `version` (e.g. process.versions.node) cannot run the package, or undefined when it can. */
 export function nodeProblem(version: string): string | undefined {

@@ -21,7 +21,7 @@
 /** Shortest piece of a secret that is cut wherever it appears. */
 export const MIN_FRAGMENT = 8;
 /** Values shorter than MIN_FRAGMENT but at least this long are cut as whole tokens; shorter ones are skipped. */
-export const MIN_SECRET = 4;
+const MIN_SECRET = 4;
 export const REDACTED = "[redacted]";
 
 /** A compiled list of secrets (build it once with {@link secretSet}, use it for many texts). */

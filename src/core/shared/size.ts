@@ -10,7 +10,7 @@ export interface ImageSize {
 }
 
 /** Pixels per token in the estimate. */
-export const PIXELS_PER_TOKEN = 750;
+const PIXELS_PER_TOKEN = 750;
 /** Tokens assumed for an image whose header cannot be read. */
 export const IMAGE_FALLBACK_TOKENS = 1600;
 /** No image is estimated above this many tokens. */
@@ -209,6 +209,7 @@ export function imageSize(head: ImageHead | undefined): ImageSize | undefined {
     if (at(0) === 0xff && at(1) === 0xd8) return jpegSize(at);
     return undefined;
   } catch {
+    // A truncated or malformed header reads past its end: its size is unknown.
     return undefined;
   }
 }

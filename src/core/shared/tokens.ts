@@ -24,7 +24,7 @@ const NUMBER_RE = /\b\d+(?:\.\d+){1,3}\b|\b0x[0-9a-fA-F]{4,}\b|\b\d{4,}\b/g;
 const WORD_RE = /[A-Za-z][a-z0-9]{2,}|[A-Z]{3,}/g;
 
 /** Code-like identifiers: snake_case, camelCase, PascalCase compounds, letters mixed with digits. */
-export function isCodeIdentifier(word: string): boolean {
+function isCodeIdentifier(word: string): boolean {
   if (word.length < 4) return false;
   const inner = word.replace(/^[_$]+|[_$]+$/g, "");
   if (inner.length < 3) return false;

@@ -210,6 +210,7 @@ export async function classifyAll(
       ms: Math.round(performance.now() - started),
     };
   } catch {
+    // Aborted (the signal, or the deadline's controller): every unanswered request counts as aborted.
     markAborted();
     return {
       outcomes,

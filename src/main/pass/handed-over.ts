@@ -6,7 +6,6 @@
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { FinishOutput } from "../../core/distill/finish.ts";
 import { buildRecord } from "../../core/records/record.ts";
-import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ClassifierOutcome, ContextEditDraft, GuardRecord, RecordResult } from "../../core/shared/types.ts";
 import { knownSecrets } from "../platform/secrets.ts";
 import type { QueueProgress, QueueResult } from "./classify-queue.ts";
@@ -38,7 +37,6 @@ export interface PassRest {
 interface Finishing {
   worker: PassWorker;
   passId: string;
-  config: GuardConfig;
   family: CacheModel["family"] | undefined;
   phase: GuardRecord["phase"];
   modelRef: string;
@@ -106,7 +104,7 @@ export async function finishHandedOver(
   queuing: Promise<QueueResult>,
   progress: QueueProgress,
   count: number,
-  { worker, passId, config, family, phase, modelRef, queueStarted }: Finishing,
+  { worker, passId, family, phase, modelRef, queueStarted }: Finishing,
 ): Promise<{ answered: FinishedPart; waiting: Promise<PassRest> }> {
   const msThen = Math.round(performance.now() - queueStarted);
   const pending: number[] = [];
@@ -118,9 +116,9 @@ export async function finishHandedOver(
   }
   const sentThen = progress.sent;
   const answeredThen = now.filter((o) => o.status === "stop").length;
-  const finished = await worker.finish(passId, now, config, family, { pending, part: "answered" });
+  const finished = await worker.finish(passId, now, family, { pending, part: "answered" });
   const waiting = queuing.then(async (q): Promise<PassRest> => {
-    const rest = await worker.finish(passId, q.outcomes, config, family, { pending, part: "waiting" });
+    const rest = await worker.finish(passId, q.outcomes, family, { pending, part: "waiting" });
     const queued: PartQueue = {
       ...classifierOf(q),
       sent: q.sent - sentThen,

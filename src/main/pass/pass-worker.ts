@@ -1,26 +1,36 @@
 // The only code on Pi's thread that talks to the pass worker: it sends the messages of
-// workers/pass/protocol.ts, keeps the mirror of what the worker's store holds, and cuts large messages
-// into bounded ones (syncs sent ahead in slices, request windows, outcome slices, finish parts) so no
-// single clone blocks Pi's thread for long. A pass keeps state on the worker between its messages, so
+// workers/pass/protocol.ts, keeps the mirror of what the worker's store holds, sends the settings only
+// when the worker does not hold them yet, and cuts large messages into bounded ones (syncs sent ahead in
+// slices, request windows, outcome slices, finish parts) so no single clone blocks Pi's thread for long. A pass keeps state on the worker between its messages, so
 // every message goes to one thread: the runner's own when it has one, else a one-thread pool of its own.
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
-import type { FinishConfig, FinishOutput } from "../../core/distill/finish.ts";
-import type { PlanConfig } from "../../core/distill/plan.ts";
+import type { FinishOutput } from "../../core/distill/finish.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../core/shared/types.ts";
 import { PassWorkerError, unwrapFailure } from "../../workers/pass/failures.ts";
 import { type PackedValues, packedCount, unpackValue } from "../../workers/pass/packed-values.ts";
-import type { MessageOf, PassKind, PassReplies, PlanSummary } from "../../workers/pass/protocol.ts";
-import type { SyncEntry, SyncInput, TextPiece } from "../../workers/pass/session-store.ts";
+import type {
+  MessageOf,
+  PassKind,
+  PassReplies,
+  PassSettings,
+  PlanSummary,
+  SyncEntry,
+  SyncInput,
+  TextPiece,
+} from "../../workers/pass/protocol.ts";
 import { callback } from "../platform/callbacks.ts";
 import { InFlight } from "../platform/in-flight.ts";
 import { nextTurn } from "../platform/pace.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import type { RequestSource } from "./classify-queue.ts";
-import { WorkerMirror } from "./worker-mirror.ts";
+import { same, WorkerMirror } from "./worker-mirror.ts";
 
 /** A stuck worker task (a pathological input, a bug) must not hold the hook forever. */
-export const WORKER_TASK_TIMEOUT_MS = 30_000;
+const WORKER_TASK_TIMEOUT_MS = 30_000;
+
+/** Most time a session's shutdown waits for the worker to drop its copy (a pass may still hold the thread). */
+export const RELEASE_TIMEOUT_MS = 1000;
 
 /**
  * Size of one message to the worker when a large sync is sent ahead of the plan: about a millisecond of
@@ -30,7 +40,7 @@ export const SYNC_SLICE_CHARS = 500_000;
 const ENTRY_WEIGHT = 1000;
 
 /** Classifier outcomes per message to the worker (each carries the answers to up to 40 questions). */
-export const OUTCOME_SLICE = 100;
+const OUTCOME_SLICE = 100;
 
 const headChars = (heads: SnapEntry["imageHeads"]) => heads?.reduce((n, h) => n + h.head.length, 0) ?? 0;
 const sentChars = (e: SnapEntry) =>
@@ -45,7 +55,8 @@ export interface PassWorkerOptions {
 
 export interface PlanRequest {
   passId: string;
-  config: PlanConfig;
+  /** The settings to plan and finish with; sent to the worker only when they are not the ones it holds. */
+  config: PassSettings;
   phase: "run-end" | "mid-run";
   cache?: CheckpointCacheView;
   /** The session's working directory, for checking the run's reads against the disk (none in a replay). */
@@ -56,6 +67,9 @@ export class PassWorker {
   readonly mirror: WorkerMirror;
   readonly #runner: TaskRunner;
   readonly #timeoutMs: number;
+  /** The settings the worker holds for this client as far as this side knows (a copy), and their version. */
+  #settings: { sent: PassSettings; version: number } | undefined;
+  #nextSettings = 1;
 
   constructor(runner: TaskRunner, options: PassWorkerOptions = {}) {
     this.#runner = runner.oneThread?.() ?? runner;
@@ -67,8 +81,7 @@ export class PassWorker {
    * Sends one message under the time limit (the pool terminates the thread on abort). Every failure
    * becomes a PassWorkerError with a code: the worker's own, or one from what this side saw.
    */
-  async #send<K extends PassKind>(message: MessageOf<K>): Promise<PassReplies[K]> {
-    const ms = this.#timeoutMs;
+  async #send<K extends PassKind>(message: MessageOf<K>, ms = this.#timeoutMs): Promise<PassReplies[K]> {
     const controller = new AbortController();
     const timer = setTimeout(
       callback("worker-timer", () => controller.abort()),
@@ -95,10 +108,25 @@ export class PassWorker {
     await this.#send({ kind: "ping" });
   }
 
-  /** The session ended: the worker drops its copy, and a later pass sends everything again. */
-  async release(): Promise<void> {
-    await this.#send({ kind: "release", client: this.mirror.client });
+  /**
+   * The session ended: the worker drops its settings and copy, and a later pass sends everything again.
+   * A release that outlives `timeoutMs` stops the thread, which drops them as well.
+   */
+  async release(timeoutMs = this.#timeoutMs): Promise<void> {
+    this.#settings = undefined;
     this.mirror.reset();
+    await this.#send({ kind: "release", client: this.mirror.client }, timeoutMs);
+  }
+
+  /** The version of `settings` the worker holds, sending them first when it does not hold these. */
+  async #settingsVersion(settings: PassSettings): Promise<number> {
+    const held = this.#settings;
+    if (held && same(held.sent, settings)) return held.version;
+    const version = this.#nextSettings++;
+    this.#settings = undefined;
+    await this.#send({ kind: "settings", client: this.mirror.client, version, settings });
+    this.#settings = { sent: structuredClone(settings), version };
+    return version;
   }
 
   /**
@@ -114,8 +142,10 @@ export class PassWorker {
   }
 
   /** Syncs the store (ahead in slices when large) and plans the pass there. */
-  async plan(entries: readonly SnapEntry[], request: PlanRequest): Promise<PlanSummary> {
+  async plan(entries: readonly SnapEntry[], { config, ...request }: PlanRequest): Promise<PlanSummary> {
     const mirror = this.mirror;
+    // A worker that lost the settings (it was replaced) asks for them once more; that is not an attempt.
+    let settingsResent = false;
     for (let attempt = 0; attempt < 2; attempt++) {
       let sync = await mirror.preparePaced(entries);
       let chars = 0;
@@ -125,7 +155,19 @@ export class PassWorker {
         if (!(await this.#sendAhead(sync.fresh, "with-plan"))) continue;
         sync = await mirror.preparePaced(entries);
       }
-      const out = await this.#send({ kind: "plan", client: this.mirror.client, sync, ...request });
+      const settings = await this.#settingsVersion(config);
+      let out: PassReplies["plan"];
+      try {
+        out = await this.#send({ kind: "plan", client: this.mirror.client, sync, settings, ...request });
+      } catch (error) {
+        if (!(error instanceof PassWorkerError) || error.code !== "settings-missing") throw error;
+        // Lost again right after they were sent: the messages do not reach one thread.
+        if (settingsResent) throw new PassWorkerError("pass-lost", error.message, { cause: error });
+        settingsResent = true;
+        this.#settings = undefined;
+        attempt--;
+        continue;
+      }
       if ("plan" in out) {
         mirror.accept(out.storeId, sync);
         return out.plan;
@@ -223,13 +265,13 @@ export class PassWorker {
   }
 
   /**
-   * Hands the outcomes over (in slices when many) and brings the drafts and results back (in parts).
+   * Hands the outcomes over (in slices when many) and brings the drafts and results back (in parts). The
+   * worker finishes with the settings the pass was planned with.
    * `split`: one of the two finishes of a handed-over pass (FinishMessage).
    */
   async finish(
     passId: string,
     outcomes: ClassifierOutcome[],
-    config: FinishConfig,
     family?: CacheModel["family"],
     split?: MessageOf<"finish">["split"],
   ): Promise<FinishOutput> {
@@ -242,7 +284,6 @@ export class PassWorker {
       kind: "finish",
       passId,
       ...(inline ? { outcomes } : {}),
-      config,
       ...(family ? { family } : {}),
       ...(split ? { split } : {}),
     });

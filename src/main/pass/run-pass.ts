@@ -130,7 +130,6 @@ export async function runPass(entries: SnapEntry[], given: PassDeps, options: Pa
   const finishing = {
     worker,
     passId,
-    config,
     family: deps.family,
     phase: options.phase,
     modelRef: deps.modelRef,
@@ -143,7 +142,7 @@ export async function runPass(entries: SnapEntry[], given: PassDeps, options: Pa
     return { ...first, rest: parts.waiting };
   }
   const queued = await queuing;
-  const finished = await worker.finish(passId, queued.outcomes, config, deps.family);
+  const finished = await worker.finish(passId, queued.outcomes, deps.family);
   return done({ finished, outcomes: queued.outcomes, queued }, deps, options);
 }
 

@@ -1,7 +1,7 @@
 // Main-thread bookkeeping of which entries the pass worker already holds (see workers/pass/session-store.ts).
 import { randomUUID } from "node:crypto";
 import type { SnapEntry } from "../../core/shared/types.ts";
-import type { OrderDelta, SyncEntry, SyncInput } from "../../workers/pass/session-store.ts";
+import type { OrderDelta, SyncEntry, SyncInput } from "../../workers/pass/protocol.ts";
 import { drain, PACE_STRIDE, paced, type Steps } from "../platform/pace.ts";
 
 /**
@@ -12,7 +12,7 @@ import { drain, PACE_STRIDE, paced, type Steps } from "../platform/pace.ts";
 const stable = (e: SnapEntry) => e.type === "message" && !e.edited;
 
 /** Plain-data equality (what a structured clone preserves); anything unusual counts as different. */
-function same(a: unknown, b: unknown): boolean {
+export function same(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {

@@ -43,7 +43,7 @@ export const CALLBACK_SITES = [
 export type CallbackSite = (typeof CALLBACK_SITES)[number];
 
 /** Thrown at an armed site by the fault-injection test; never in normal use. */
-export class InjectedFault extends Error {
+class InjectedFault extends Error {
   override name = "InjectedFault";
 }
 
@@ -56,12 +56,12 @@ export function setCallbackReporter(report: (message: string) => void): void {
 }
 
 /** Throws InjectedFault when the test armed this site; otherwise nothing. */
-export function faultPoint(site: CallbackSite): void {
+function faultPoint(site: CallbackSite): void {
   if (process.env.CONTEXT_GUARD_INJECT_FAULT === site) throw new InjectedFault(`injected fault at ${site}`);
 }
 
 /** Reports an error caught at a site, once per site and message. */
-export function reportCallbackError(site: CallbackSite, error: unknown): void {
+function reportCallbackError(site: CallbackSite, error: unknown): void {
   const message = `internal error in ${site}, ignored: ${error instanceof Error ? error.message : String(error)}`;
   if (reported.has(message)) return;
   reported.add(message);

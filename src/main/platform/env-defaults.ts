@@ -2,7 +2,7 @@
 // script (or a test) chooses whether the run end finishes its pass before exit.
 import { CONFIG_SCHEMA, type NormalizedConfig } from "../../core/shared/config.ts";
 
-export const SETTLE_BUDGET_ENV = "PI_CONTEXT_GUARD_SETTLE_BUDGET_MS";
+const SETTLE_BUDGET_ENV = "PI_CONTEXT_GUARD_SETTLE_BUDGET_MS";
 
 /** Applies `PI_CONTEXT_GUARD_SETTLE_BUDGET_MS` unless the file set `settleBudgetMs`; a bad value warns. */
 export function applyEnvDefaults(

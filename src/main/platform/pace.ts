@@ -3,7 +3,7 @@
 // is used up, which keeps Pi's UI responsive while a large session is walked.
 
 /** Main-thread time a paced loop may hold the event loop before it yields, ms. */
-export const PACE_SLICE_MS = 2;
+const PACE_SLICE_MS = 2;
 
 /** How many loop iterations a walker runs between two chances to yield. */
 export const PACE_STRIDE = 256;

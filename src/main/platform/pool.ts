@@ -43,7 +43,7 @@ export interface PoolOptions {
 }
 
 /** The task module next to this one: `.ts` when running from a checkout, `.js` from the built package. */
-export function taskModulePath(): string {
+function taskModulePath(): string {
   const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
   return fileURLToPath(new URL(`../../workers/tasks${ext}`, import.meta.url));
 }

@@ -72,7 +72,7 @@ const known: string[] = [];
 let compiled: SecretSet | undefined;
 
 /** Adds values to the process's known secrets. */
-export function rememberSecrets(values: Iterable<string | null | undefined>): void {
+function rememberSecrets(values: Iterable<string | null | undefined>): void {
   let changed = false;
   for (const value of values) {
     if (typeof value !== "string" || value === "" || known.includes(value)) continue;

@@ -21,7 +21,7 @@ import { callback } from "./callbacks.ts";
 import { knownSecrets } from "./secrets.ts";
 import { agentDir } from "./settings.ts";
 
-export const TELEMETRY_FILE = "context-guard-telemetry.jsonl";
+const TELEMETRY_FILE = "context-guard-telemetry.jsonl";
 /** Lines kept in memory while the disk is slow; older ones are dropped beyond this. */
 const MAX_QUEUED = 10_000;
 

@@ -36,7 +36,7 @@ export interface ThreadFetch {
 }
 
 /** The worker entry next to this module: `.ts` when running from a checkout, `.js` from the package. */
-export function httpWorkerPath(): string {
+function httpWorkerPath(): string {
   const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
   return fileURLToPath(new URL(`../../workers/http/http-worker${ext}`, import.meta.url));
 }

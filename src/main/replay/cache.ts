@@ -47,6 +47,7 @@ async function load(path: string, model: string): Promise<ClassifierOutcome | un
   try {
     bytes = await readFile(path);
   } catch {
+    // No cache file (or an unreadable one): the classifier is asked.
     return undefined;
   }
   try {
@@ -54,6 +55,7 @@ async function load(path: string, model: string): Promise<ClassifierOutcome | un
     if (stored?.v !== CACHE_FORMAT || stored.model !== model || stored.outcome?.status !== "stop") return undefined;
     return stored.outcome;
   } catch {
+    // A cache file from another format or a torn write: the classifier is asked again.
     return undefined;
   }
 }

@@ -256,7 +256,7 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
 }
 
 /** How a referenced line reads in the report's appendix: what it is and the start of its text. */
-export function describeEntry(entry: SessionEntry): string {
+function describeEntry(entry: SessionEntry): string {
   const head = `${entry.type}${entry.type === "message" ? ` · ${(entry.message as { role?: string }).role}` : ""} · id ${entry.id}`;
   let text = "";
   if (entry.type === "message") {
@@ -273,7 +273,7 @@ export function describeEntry(entry: SessionEntry): string {
   return `${head}\n${text.length > 1200 ? `${text.slice(0, 1200)}…` : text}`;
 }
 
-export function htmlFor(result: ReplayFilesResult): string {
+function htmlFor(result: ReplayFilesResult): string {
   const lines = result.report.sessions.map((s, i) => {
     const file = result.files[i] as SessionFile;
     const byLine = new Map<number, SessionEntry>();

@@ -29,13 +29,14 @@ import { oneLine } from "../../core/shared/text.ts";
 import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { hostCacheView, PassPipeline } from "../pass/pass-pipeline.ts";
-import type { PassOptions, PassResult } from "../pass/run-pass.ts";
+import type { PassResult } from "../pass/run-pass.ts";
 import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import { hostModel, MoneyLog } from "./money-log.ts";
 import type { PriceBook } from "./prices.ts";
 import { compactionsOf, laterMessages, messageText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
+import { boundaryAt, ended, type MessageLike, messageOf, type Phase, toolCallsOf } from "./run-boundaries.ts";
 import { VisibleMemo } from "./visible-memo.ts";
 
 export interface ReplayOptions {
@@ -56,67 +57,6 @@ export interface ReplayOptions {
   guard?: boolean;
   /** Called with the entries Pi appended for a pass (its context_edit entries, then the record). */
   onApplied?: (entries: SessionEntry[], pass: PassMetrics) => void;
-}
-
-type Phase = PassOptions["phase"];
-
-interface MessageLike {
-  role?: string;
-  content?: unknown;
-  stopReason?: string;
-  toolCallId?: string;
-  api?: string;
-  provider?: string;
-}
-
-function messageOf(entry: SessionEntry | undefined): MessageLike | undefined {
-  return entry?.type === "message" ? (entry.message as MessageLike) : undefined;
-}
-
-function toolCallsOf(
-  message: MessageLike | undefined,
-): Array<{ id: string; name: string; args: Record<string, unknown> }> {
-  return readContent(message?.content).toolCalls;
-}
-
-const ended = (m: MessageLike | undefined) => m?.stopReason === "error" || m?.stopReason === "aborted";
-
-/** Messages that move a run forward; custom notices, shell runs and system messages do not decide a boundary. */
-function isTurnMessage(entry: SessionEntry): boolean {
-  const role = messageOf(entry)?.role;
-  return role === "user" || role === "assistant" || role === "toolResult";
-}
-
-/**
- * Where Pi would call the guard: `run-end` after a completed answer without tool calls whose next user,
- * assistant or tool-result message is a user prompt (or that ends the file); `mid-run` after the last
- * tool result of a turn whose calls were not cut off. Custom notices in between do not count.
- */
-export function boundaryAt(
-  branch: readonly SessionEntry[],
-  i: number,
-  lastAssistant: MessageLike | undefined,
-): Phase | undefined {
-  const entry = branch[i] as SessionEntry;
-  const message = messageOf(entry);
-  if (!message) return undefined;
-  let next: SessionEntry | undefined;
-  for (let j = i + 1; j < branch.length; j++) {
-    if (isTurnMessage(branch[j] as SessionEntry)) {
-      next = branch[j];
-      break;
-    }
-  }
-  const nextRole = messageOf(next)?.role;
-  if (message.role === "assistant") {
-    if (toolCallsOf(message).length > 0 || ended(message)) return undefined;
-    return next === undefined || nextRole === "user" ? "run-end" : undefined;
-  }
-  if (message.role === "toolResult") {
-    if (next === undefined || nextRole === "toolResult") return undefined;
-    return lastAssistant && !ended(lastAssistant) && toolCallsOf(lastAssistant).length > 0 ? "mid-run" : undefined;
-  }
-  return undefined;
 }
 
 /** Keeps the context size of a growing entry list: added per entry, recomputed after edits and compactions. */

@@ -27,7 +27,7 @@ export interface AssistantLike extends AssistantRecord {
 }
 
 /** The model as the replay knows it: the registry's entry, else what the message says. */
-export function modelInfoOf(m: AssistantLike, prices: PriceBook | undefined): RegistryModel {
+function modelInfoOf(m: AssistantLike, prices: PriceBook | undefined): RegistryModel {
   const found = prices?.model(m.provider, m.model);
   if (found) return found;
   return {

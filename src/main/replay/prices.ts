@@ -9,7 +9,7 @@ import type { ModelInfo } from "../../core/cache/cache-behaviour.ts";
 import type { Prices } from "../../core/cache/prompt-cache.ts";
 
 /** Pi's classifier catalog entry whose price stands for Jev. */
-export const JEV_REF = { provider: "openrouter", id: "~typesafe/jev-latest" } as const;
+const JEV_REF = { provider: "openrouter", id: "~typesafe/jev-latest" } as const;
 
 /** A main model as Pi's registry knows it (what the extension gets as ctx.model). */
 export interface RegistryModel {

@@ -3,7 +3,7 @@
 import { escapeControls } from "../../core/shared/control-chars.ts";
 
 /** Sessions with fewer entries replay in seconds: no progress lines. */
-export const LARGE_SESSION_ENTRIES = 20_000;
+const LARGE_SESSION_ENTRIES = 20_000;
 const EVERY_MS = 30_000;
 
 export class ProgressLines {

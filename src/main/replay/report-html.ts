@@ -49,7 +49,7 @@ function lineLink(session: number, line: number | undefined): string {
 }
 
 /** Context tokens per request, guard off and on, with a marker per pass that changed something. */
-export function contextChart(s: SessionMetrics, width = 1080, height = 320): string {
+function contextChart(s: SessionMetrics, width = 1080, height = 320): string {
   const pad = { left: 64, right: 16, top: 16, bottom: 42 };
   const w = width - pad.left - pad.right;
   const h = height - pad.top - pad.bottom;

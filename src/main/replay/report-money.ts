@@ -11,7 +11,7 @@ const esc = (s: string) =>
   escapeControls(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const signed = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;
 
-export const MONEY_CSS = `
+const MONEY_CSS = `
 .money{background:#fff;border:1px solid var(--line);border-radius:10px;padding:10px 14px;margin:12px 0}
 .money .big{font-size:21px;font-weight:650}.money .loss{color:#b3261e}.money .gain{color:#1c7c3a}
 .money table{margin-top:8px}
@@ -24,7 +24,7 @@ function row(label: string, off: Split, rec: Split | undefined, on: Split, error
 }
 
 /** Cumulative dollars per request, guard off and on (the classifier's cost included at its pass). */
-export function dollarsChart(m: SessionMoney, width = 1080, height = 240): string {
+function dollarsChart(m: SessionMoney, width = 1080, height = 240): string {
   const pts = m.cumulative;
   if (pts.length === 0 || !m.priced) return "";
   const pad = { left: 64, right: 16, top: 12, bottom: 34 };

@@ -8,11 +8,11 @@ import { CURRENT_SESSION_VERSION, type SessionEntry, type SessionHeader } from "
 import { type WriteTarget, writeLinesAtomically } from "./write-target.ts";
 
 /** Pi ignores header fields it does not know; a person reading the file finds what its stubs need. */
-export const STUBS_NEED =
+const STUBS_NEED =
   "context_edit stubs by context-guard: their recall({entryId}) needs the pi-context-guard extension loaded";
 
 /** The file's lines, one at a time: a long session's text would not fit in one string. */
-export function* guardedSessionLines(
+function* guardedSessionLines(
   header: SessionHeader,
   entries: readonly SessionEntry[],
   cwd?: string,
@@ -24,10 +24,6 @@ export function* guardedSessionLines(
     contextGuard: STUBS_NEED,
   });
   for (const entry of entries) yield JSON.stringify(entry);
-}
-
-export function guardedSessionText(header: SessionHeader, entries: readonly SessionEntry[], cwd?: string): string {
-  return `${[...guardedSessionLines(header, entries, cwd)].join("\n")}\n`;
 }
 
 /** Writes the guarded session onto a checked target (see write-target.ts); returns its path. */

@@ -8,7 +8,7 @@ import { constants } from "node:fs";
 import { access, open, realpath, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 
-export class WriteTargetError extends Error {
+class WriteTargetError extends Error {
   override name = "WriteTargetError";
 }
 

@@ -18,6 +18,7 @@ export class SkillBodies {
       this.#cache.set(skill.filePath, { mtimeMs: info.mtimeMs, body });
       return { body, filePath: skill.filePath, baseDir: skill.baseDir };
     } catch {
+      // A skill file that is gone or unreadable is left out of routing; the skill itself still loads in Pi.
       return undefined;
     }
   }

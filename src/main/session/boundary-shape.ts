@@ -51,7 +51,7 @@ function pairOf(p: ProjectedLike): PairEntry {
 }
 
 /** The context as the shape check reads it. */
-export function pairEntries(context: readonly ProjectedLike[]): PairEntry[] {
+function pairEntries(context: readonly ProjectedLike[]): PairEntry[] {
   return context.map(pairOf);
 }
 

@@ -39,7 +39,7 @@ function editedSize(target: SessionEntry, edit: SessionEntry): { chars: number; 
 }
 
 /** The ledger entry of one branch entry (and, for an assistant message, the message its usage is read from). */
-export function toLedger(entry: SessionEntry, lookup: EntryLookup): { ledger: LedgerEntry; recorded?: Recorded } {
+function toLedger(entry: SessionEntry, lookup: EntryLookup): { ledger: LedgerEntry; recorded?: Recorded } {
   const messages = sessionEntryToContextMessages(entry);
   const ledger: LedgerEntry = {
     id: entry.id,
@@ -70,7 +70,7 @@ export function toLedger(entry: SessionEntry, lookup: EntryLookup): { ledger: Le
  * learnProfiles), and the ledger with the checked usage. A message's check is kept while its request
  * number and its model's list price stay the same.
  */
-export function profilesOf(
+function profilesOf(
   ledger: readonly LedgerEntry[],
   recorded: ReadonlyMap<LedgerEntry, Recorded>,
   book: PriceBook,

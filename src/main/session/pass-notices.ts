@@ -4,11 +4,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { warn } from "../platform/warn.ts";
 
 /** The notice when a pass opened the breaker. */
-export function breakerNotice(
-  opened: { until: number; failures: number },
-  why: string | undefined,
-  now: number,
-): string {
+function breakerNotice(opened: { until: number; failures: number }, why: string | undefined, now: number): string {
   const wait = Math.max(1, Math.round((opened.until - now) / 1000));
   return (
     `the classifier did not answer ${opened.failures} passes in a row` +

@@ -8,7 +8,7 @@ import { type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import { readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 
-export const RECALL_PARAMETERS = Type.Object({
+const RECALL_PARAMETERS = Type.Object({
   entryId: Type.String({ description: "The entry id from a [context-guard] note, e.g. 3f9c2a1b" }),
   pattern: Type.Optional(
     Type.String({
@@ -42,9 +42,9 @@ const argsSchema = z.object({
 
 export type RecallArgs = z.infer<typeof argsSchema>;
 
-export class RecallError extends Error {}
+class RecallError extends Error {}
 
-export function parseRecallArgs(raw: unknown): RecallArgs {
+function parseRecallArgs(raw: unknown): RecallArgs {
   const parsed = argsSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -67,7 +67,7 @@ export interface RecallDeps {
 }
 
 /** Time past the pattern's own limit before a recall's worker is stopped from outside. */
-export const RECALL_BACKSTOP_MS = 10_000;
+const RECALL_BACKSTOP_MS = 10_000;
 
 export async function executeRecall(
   raw: unknown,

@@ -45,7 +45,7 @@ export interface ReportInput {
 const MAX_WIDTH = 100;
 
 /** The latest guard record on the branch, and when it was written. */
-export function lastRecord(branch: Branch): (GuardRecord & { at?: number }) | undefined {
+function lastRecord(branch: Branch): (GuardRecord & { at?: number }) | undefined {
   for (let i = branch.length - 1; i >= 0; i--) {
     const entry = branch[i];
     if (entry?.type === "custom" && entry.customType === RECORD_TYPE && entry.data && typeof entry.data === "object") {
@@ -164,7 +164,7 @@ export function traceReport(branch: Branch, width?: number): string {
 }
 
 /** Lines wrapped to the width (at most MAX_WIDTH); a wrapped line's rest is indented. */
-export function fitLines(lines: readonly string[], width = MAX_WIDTH): string {
+function fitLines(lines: readonly string[], width = MAX_WIDTH): string {
   const w = Math.max(40, Math.min(width, MAX_WIDTH));
   const out: string[] = [];
   for (const line of lines) {

@@ -177,7 +177,7 @@ export class PendingRestores {
  * context comes back (restored and pinned, as by `/guard restore`), and the recall results that copied it
  * become one-line notes. The request entry goes first, so its own edits are not left pending.
  */
-export function recallSignalDrafts(
+function recallSignalDrafts(
   snap: SnapEntry[],
   context: readonly ProjectedLike[],
   branch: () => readonly RawEntry[],

@@ -19,6 +19,7 @@ import { type ClassifierLookup, classifierFor } from "../pass/classifier.ts";
 import { lookupClassifier } from "../pass/classifier-lookup.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { PassPipeline } from "../pass/pass-pipeline.ts";
+import { RELEASE_TIMEOUT_MS } from "../pass/pass-worker.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { callback, setCallbackReporter } from "../platform/callbacks.ts";
 import { watchExitSignals } from "../platform/interrupts.ts";
@@ -242,6 +243,7 @@ export class SessionGuard {
       if (!result && restoring.length === 0 && settled.repairs.length === 0) return;
       return { entries: settled.entries };
     } catch {
+      // A shape check that fails changes nothing: the list goes as the pass made it.
       return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
     }
   }
@@ -415,6 +417,10 @@ export class SessionGuard {
     this.#stop.abort();
     this.routing.shutdown();
     this.#unwatchSignals();
+    // The session's settings and copy on the pass worker go first: with the inline backend they live on
+    // Pi's thread, and a pool shared with other sessions outlives this one. A release that fails leaves
+    // nothing to undo: the pool is shut down next, with its threads.
+    await this.pipeline.worker.release(RELEASE_TIMEOUT_MS).catch(() => undefined);
     await Promise.allSettled([this.pipeline.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);
     await this.telemetry.flush();
   }

@@ -96,13 +96,13 @@ function otherText(state: Exclude<GuardState, { kind: "ready" }>): string {
  * The dollars in a few words: "$0.42 saved", or "cost $0.03 more so far" while the cache rewrites and the
  * classifier outweigh what was saved. Nothing before the guard has edited or asked anything, or unpriced.
  */
-export function moneyText(saved: SavedSoFar | undefined): string | undefined {
+function moneyText(saved: SavedSoFar | undefined): string | undefined {
   if (!saved?.priced || (saved.off === saved.on && saved.classifier === 0)) return undefined;
   return saved.net >= 0 ? `${dollars(saved.net)} saved` : `cost ${dollars(-saved.net)} more so far`;
 }
 
 /** ` · ↺1 restored · 📌2 pinned` when the user restored or pinned entries on this branch. */
-export function pinsText(pins: { restored: number; pinned: number } | undefined): string {
+function pinsText(pins: { restored: number; pinned: number } | undefined): string {
   if (!pins) return "";
   return `${pins.restored ? ` · ↺${pins.restored} restored` : ""}${pins.pinned ? ` · 📌${pins.pinned} pinned` : ""}`;
 }

@@ -28,7 +28,7 @@ export type WorkerMessage = { ready: true } | FetchReply;
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 /** Why an answer was refused: its body passed the cap. */
-export class AnswerTooLarge extends Error {
+class AnswerTooLarge extends Error {
   override name = "AnswerTooLarge";
   constructor(limit: number) {
     super(`the classifier's answer is larger than ${Math.round(limit / 1024 / 1024)} MiB`);

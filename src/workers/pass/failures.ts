@@ -3,27 +3,12 @@
 // trip); a failure of the thread itself (a crash, a task stopped at the time limit) gets its code on
 // Pi's side, in PassWorker, from what it knows rather than from the error's text.
 
-export type WorkerFailureCode =
-  /** The worker holds no state for this pass: it was replaced (crash, restart), or the task reached another thread. */
-  | "pass-lost"
-  /** The worker received a message the protocol does not declare. */
-  | "bad-message"
-  /** A task took longer than the pass's worker time limit; the pool stopped its thread. */
-  | "timeout"
-  /** The task threw, or its thread died (exit, out of memory, a pool that failed to start). */
-  | "worker-failed";
-
-/** The codes a worker reports as data; the others arise on Pi's thread. */
-export type ReportedCode = Extract<WorkerFailureCode, "pass-lost" | "bad-message">;
-
-export interface WorkerFailure {
-  failure: ReportedCode;
-  message: string;
-}
+import type { ReportedCode, WorkerFailure, WorkerFailureCode } from "./protocol.ts";
 
 const MESSAGES: Record<ReportedCode, string> = {
   "pass-lost": "the pass worker was replaced during the pass; nothing is changed",
   "bad-message": "the pass worker received a message it does not know; nothing is changed",
+  "settings-missing": "the pass worker does not hold the session's settings; nothing is changed",
 };
 
 export const workerFailure = (code: ReportedCode): WorkerFailure => ({ failure: code, message: MESSAGES[code] });

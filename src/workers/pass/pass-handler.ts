@@ -1,51 +1,42 @@
-// The pass worker's side of protocol.ts: one handler per message, and the state a pass keeps between
-// its messages (its plan, its texts, the outcomes sent ahead, the parts of its output). The session's
-// copy itself is session-store.ts. All of it lives on this thread only: PassWorker sends every message
-// of a pass to the same thread.
+// The pass worker's side of protocol.ts: one handler per message, over the thread's state (pass-thread.ts:
+// the sessions' copies and the passes between their messages). PassWorker sends every message of a pass
+// to the same thread.
 
 import { type FinishOutput, finishPass } from "../../core/distill/finish.ts";
-import { planCheckpoint, planRunEnd, type RunPlan } from "../../core/distill/plan.ts";
+import { planCheckpoint, planRunEnd } from "../../core/distill/plan.ts";
 import { answeredPart, waitingItems, waitingPart } from "../../core/distill/split.ts";
-import type { ClassifierOutcome, SnapEntry } from "../../core/shared/types.ts";
-import { type WorkerFailure, workerFailure } from "./failures.ts";
+import { workerFailure } from "./failures.ts";
 import { packValues } from "./packed-values.ts";
-import { type MessageOf, PASS_KINDS, type PassKind, type PassMessage, type PassReply } from "./protocol.ts";
+import { type PassThread, thisThread } from "./pass-thread.ts";
+import {
+  type MessageOf,
+  PASS_KINDS,
+  type PassKind,
+  type PassMessage,
+  type PassReply,
+  type WorkerFailure,
+} from "./protocol.ts";
 import { changedOnDisk } from "./read-freshness.ts";
-import { DEFAULT_CLIENT, dropStore, syncEntries } from "./session-store.ts";
+import { DEFAULT_CLIENT } from "./session-store.ts";
 
-interface HeldPass {
-  plan: RunPlan;
-  entries: SnapEntry[];
-  texts: string[];
-  /** Classifier outcomes sent ahead of `finish`. */
-  outcomes: ClassifierOutcome[];
-}
-
-// A pass is planned and finished within one hook (a handed-over one, by its waiting part); keep a few
-// in case passes (of several sessions) overlap.
-const held = new Map<string, HeldPass>();
-const heldParts = new Map<string, FinishOutput[]>();
-const MAX_HELD = 8;
-
-function keepFew<T>(map: Map<string, T>): void {
-  while (map.size > MAX_HELD) map.delete(map.keys().next().value as string);
-}
-
-function plan(input: MessageOf<"plan">): PassReply<"plan"> {
-  const synced = syncEntries(input.sync, input.client ?? DEFAULT_CLIENT);
+function plan(thread: PassThread, input: MessageOf<"plan">): PassReply<"plan"> {
+  const client = input.client ?? DEFAULT_CLIENT;
+  // Checked before the store changes, so the sender can resend the settings and the same sync.
+  const config = thread.settingsOf(client, input.settings);
+  if (!config) return workerFailure("settings-missing");
+  const synced = thread.stores.sync(input.sync, client);
   if ("missing" in synced) return synced;
   const cwd = input.cwd;
   const diskCheck =
     cwd === undefined ? undefined : (reads: Parameters<typeof changedOnDisk>[1]) => changedOnDisk(cwd, reads);
   const result =
     input.phase === "mid-run"
-      ? planCheckpoint(synced.entries, input.config, input.cache ?? { family: "other" }, diskCheck)
-      : planRunEnd(synced.entries, input.config, input.cache, diskCheck);
+      ? planCheckpoint(synced.entries, config, input.cache ?? { family: "other" }, diskCheck)
+      : planRunEnd(synced.entries, config, input.cache, diskCheck);
   if (result.status !== "run") return { storeId: synced.storeId, plan: result };
   const byId = new Map(synced.entries.map((e) => [e.id, e.text]));
   const texts = result.candidates.map((c) => byId.get(c.entryId) ?? "");
-  held.set(input.passId, { plan: result, entries: synced.entries, texts, outcomes: [] });
-  keepFew(held);
+  thread.holdPass(input.passId, { plan: result, entries: synced.entries, texts, outcomes: [], settings: config });
   const summary = {
     status: "run",
     requestCount: result.requests.length,
@@ -56,20 +47,20 @@ function plan(input: MessageOf<"plan">): PassReply<"plan"> {
   return { storeId: synced.storeId, plan: summary };
 }
 
-function sync(input: MessageOf<"sync">): PassReply<"sync"> {
-  const out = syncEntries(input.sync, input.client ?? DEFAULT_CLIENT);
+function sync(thread: PassThread, input: MessageOf<"sync">): PassReply<"sync"> {
+  const out = thread.stores.sync(input.sync, input.client ?? DEFAULT_CLIENT);
   return "missing" in out ? out : { storeId: out.storeId };
 }
 
 // Request windows travel packed (packed-values.ts says why).
-function requests(input: MessageOf<"requests">): PassReply<"requests"> {
-  const pass = held.get(input.passId);
+function requests(thread: PassThread, input: MessageOf<"requests">): PassReply<"requests"> {
+  const pass = thread.pass(input.passId);
   if (!pass) return workerFailure("pass-lost");
   return packValues(pass.plan.requests.slice(input.from, input.to));
 }
 
-function outcomes(input: MessageOf<"outcomes">): PassReply<"outcomes"> {
-  const pass = held.get(input.passId);
+function outcomes(thread: PassThread, input: MessageOf<"outcomes">): PassReply<"outcomes"> {
+  const pass = thread.pass(input.passId);
   if (!pass) return workerFailure("pass-lost");
   input.list.forEach((o, i) => {
     pass.outcomes[input.from + i] = o;
@@ -104,43 +95,40 @@ function splitOutput(out: FinishOutput): FinishOutput[] {
   return parts;
 }
 
-function finish(input: MessageOf<"finish">): PassReply<"finish"> {
-  const pass = held.get(input.passId);
+function finish(thread: PassThread, input: MessageOf<"finish">): PassReply<"finish"> {
+  const pass = thread.pass(input.passId);
   if (!pass) return workerFailure("pass-lost");
   const { split } = input;
   const waiting = split ? waitingItems(pass.plan, split.pending) : undefined;
   // The first part of a handed-over pass keeps the plan for the second.
-  if (split?.part !== "answered") held.delete(input.passId);
+  if (split?.part !== "answered") thread.dropPass(input.passId);
   const outcomes = input.outcomes ?? pass.outcomes;
   const output = finishPass({
     plan: pass.plan,
     entries: pass.entries,
     texts: pass.texts,
     outcomes: waiting && split?.part === "answered" ? answeredPart(outcomes, waiting) : outcomes,
-    config: input.config,
+    config: pass.settings,
     family: input.family,
   });
   const [first, ...rest] = splitOutput(waiting && split?.part === "waiting" ? waitingPart(output, waiting) : output);
-  if (rest.length > 0) {
-    heldParts.set(input.passId, rest);
-    keepFew(heldParts);
-  }
+  if (rest.length > 0) thread.holdParts(input.passId, rest);
   return { ...(first as FinishOutput), parts: rest.length };
 }
 
-function finishPart(input: MessageOf<"finishPart">): PassReply<"finishPart"> {
-  const rest = heldParts.get(input.passId);
-  const part = rest?.shift();
-  if (!rest || !part) return workerFailure("pass-lost");
-  if (rest.length === 0) heldParts.delete(input.passId);
-  return part;
+function finishPart(thread: PassThread, input: MessageOf<"finishPart">): PassReply<"finishPart"> {
+  return thread.nextPart(input.passId) ?? workerFailure("pass-lost");
 }
 
-type Handlers = { [K in PassKind]: (message: MessageOf<K>) => PassReply<K> };
+type Handlers = { [K in PassKind]: (thread: PassThread, message: MessageOf<K>) => PassReply<K> };
 
 const HANDLERS: Handlers = {
   ping: () => "pong",
-  release: (input) => dropStore(input.client),
+  release: (thread, input) => thread.release(input.client),
+  settings: (thread, input) => {
+    thread.setSettings(input.client ?? DEFAULT_CLIENT, input.version, input.settings);
+    return true;
+  },
   sync,
   plan,
   requests,
@@ -149,15 +137,13 @@ const HANDLERS: Handlers = {
   finishPart,
 };
 
-/** Answers one message of the protocol; anything else is a `bad-message` failure, not a throw. */
-export function handlePass<K extends PassKind>(message: MessageOf<K>): PassReply<K>;
-export function handlePass(message: PassMessage): PassReply<PassKind> | WorkerFailure {
+/**
+ * Answers one message of the protocol with the state of `thread` (by default this thread's); anything
+ * else is a `bad-message` failure, not a throw.
+ */
+export function handlePass<K extends PassKind>(message: MessageOf<K>, thread?: PassThread): PassReply<K>;
+export function handlePass(message: PassMessage, thread = thisThread): PassReply<PassKind> | WorkerFailure {
   const kind = (message as { kind?: unknown } | null)?.kind;
   if (typeof kind !== "string" || !PASS_KINDS.includes(kind as PassKind)) return workerFailure("bad-message");
-  return (HANDLERS[kind as PassKind] as (m: PassMessage) => PassReply<PassKind>)(message);
-}
-
-/** Passes the worker holds state for (tests). */
-export function heldPasses(): number {
-  return held.size + heldParts.size;
+  return (HANDLERS[kind as PassKind] as (t: PassThread, m: PassMessage) => PassReply<PassKind>)(thread, message);
 }

@@ -30,6 +30,7 @@ function exists(path: string, ops: DiskOps): boolean {
     ops.stat(path);
     return true;
   } catch {
+    // stat failing is the answer: nothing is there.
     return false;
   }
 }

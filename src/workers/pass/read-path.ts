@@ -27,7 +27,7 @@ function normalize(input: string, forRead: boolean): string {
 }
 
 /** The absolute path before the variants are tried; throws on a `file://` URL Pi rejects too. */
-export function resolveToCwd(path: string, cwd: string): string {
+function resolveToCwd(path: string, cwd: string): string {
   const p = normalize(path, true);
   return isAbsolute(p) ? resolve(p) : resolve(normalize(cwd, false), p);
 }
@@ -37,6 +37,7 @@ function exists(path: string): boolean {
     accessSync(path, constants.F_OK);
     return true;
   } catch {
+    // access() failing is the answer: nothing is there.
     return false;
   }
 }
@@ -51,6 +52,7 @@ export function resolveReadPath(
   try {
     resolved = resolveToCwd(path, cwd);
   } catch {
+    // A path Pi's resolution rejects cannot be checked: the read is not judged stale.
     return undefined;
   }
   if (fileExists(resolved)) return resolved;

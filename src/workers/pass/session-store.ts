@@ -5,6 +5,7 @@
 // not with the size of the session.
 import { randomUUID } from "node:crypto";
 import type { SnapEntry } from "../../core/shared/types.ts";
+import type { SyncInput } from "./protocol.ts";
 
 class Store {
   /** Identifies this store; a replaced worker or a dropped store starts empty under a new id. */
@@ -28,66 +29,46 @@ export const DEFAULT_CLIENT = "default";
 /** Sessions whose copies one thread keeps; the least recently used beyond this is dropped (it resends). */
 export const MAX_STORES = 8;
 
-const stores = new Map<string, Store>();
+/** The copies of sessions one thread keeps, by client (the thread's PassThread owns them). */
+export class SessionStores {
+  readonly #stores = new Map<string, Store>();
 
-function storeOf(client: string): Store {
-  let store = stores.get(client);
-  if (store) stores.delete(client);
-  else store = new Store();
-  stores.set(client, store);
-  while (stores.size > MAX_STORES) stores.delete(stores.keys().next().value as string);
-  return store;
-}
+  /** How many clients have a store. */
+  get size(): number {
+    return this.#stores.size;
+  }
 
-/**
- * An entry as sent. `rawFromStore`: an edited entry sent without `rawText`, which is the text this store
- * holds for the id (the entry's unedited text, or the raw text of its previous edit). `textInPieces` /
- * `rawInPieces`: the text arrived before the entry, as pieces.
- */
-export type SyncEntry = SnapEntry & { rawFromStore?: true; textInPieces?: true; rawInPieces?: true };
+  clients(): IterableIterator<string> {
+    return this.#stores.keys();
+  }
 
-/** A slice of one large text, sent ahead of its entry so that no single message carries all of it. */
-export interface TextPiece {
-  id: string;
-  field: "text" | "rawText";
-  /** Where the part starts in the text. */
-  offset: number;
-  part: string;
-}
+  /** Syncs a client's store (made when it has none) and returns the entries in the projection's order. */
+  sync(input: SyncInput, client = DEFAULT_CLIENT): SyncResult {
+    return syncEntries(input, this.#storeOf(client));
+  }
 
-/** The projection's order relative to the store's last one. */
-export interface OrderDelta {
-  /** Ids kept from the start of the store's current order. */
-  keep: number;
-  /** The ids after those. */
-  tail: string[];
-  /** Names the resulting order, for the next delta's `base`. */
-  version: number;
-}
+  /** Empties a client's store, as a new worker starts. */
+  clear(client = DEFAULT_CLIENT): void {
+    this.#stores.get(client)?.clear();
+  }
 
-export interface SyncInput {
-  /** The store the caller believes it filled; another id means the caller's bookkeeping is stale. */
-  storeId?: string;
-  /** The order version the caller believes the store holds; another one also means stale bookkeeping. */
-  base?: number;
-  /** Entries the store may not have, or whose content changed (edited ones). */
-  fresh: SyncEntry[];
-  pieces?: TextPiece[];
-  /** A plan's sync carries the order; a sync sent ahead of the plan does not. */
-  order?: OrderDelta;
+  /** Drops a client's store (its session ended). */
+  drop(client: string): boolean {
+    return this.#stores.delete(client);
+  }
+
+  #storeOf(client: string): Store {
+    const stores = this.#stores;
+    let store = stores.get(client);
+    if (store) stores.delete(client);
+    else store = new Store();
+    stores.set(client, store);
+    while (stores.size > MAX_STORES) stores.delete(stores.keys().next().value as string);
+    return store;
+  }
 }
 
 export type SyncResult = { storeId: string; entries: SnapEntry[] } | { storeId: string; missing: string[] };
-
-/** Empties a client's store, as a new worker starts. */
-export function clearStore(client = DEFAULT_CLIENT): void {
-  stores.get(client)?.clear();
-}
-
-/** Drops a client's store (its session ended). */
-export function dropStore(client: string): boolean {
-  return stores.delete(client);
-}
 
 /** Forget everything: the caller resends it all. */
 function startOver(store: Store, missing: string[]): SyncResult {
@@ -101,8 +82,7 @@ function joined(store: Store, key: string): string | undefined {
   return held?.list.join("");
 }
 
-export function syncEntries(input: SyncInput, client = DEFAULT_CLIENT): SyncResult {
-  const store = storeOf(client);
+function syncEntries(input: SyncInput, store: Store): SyncResult {
   const { entries, parts } = store;
   // The caller counted on entries or an order this store does not have (a replaced worker, a sync the
   // caller never saw answered): start over so it resends everything.

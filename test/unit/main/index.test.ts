@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { TaskRunner } from "../../../src/main/platform/pool.ts";
+import { thisThread } from "../../../src/workers/pass/pass-thread.ts";
 import type { PassMessage } from "../../../src/workers/pass/protocol.ts";
 import { generateSession, toProjection } from "../../kit/generate.ts";
 
@@ -170,6 +171,20 @@ describe("worker warm-up in the extension", () => {
     expect(traffic.at(-1)?.task).toBe("plan");
     expect(traffic.at(-1)?.fresh).toBeGreaterThan(0);
     await emit("session_shutdown", {}, ctx);
+  });
+});
+
+describe("the session's copy on the pass worker", () => {
+  // The pool runs inline here, so the worker's state is this thread's.
+  it("is dropped, settings and store, at session_shutdown", async () => {
+    const before = thisThread.clients;
+    const emit = fakePi();
+    await emit("session_start", {}, ctx);
+    await emit("agent_start", {}, ctx);
+    await emit("agent_before_settle", settle, ctx);
+    expect(thisThread.clients).toBe(before + 1);
+    await emit("session_shutdown", {}, ctx);
+    expect(thisThread.clients).toBe(before);
   });
 });
 

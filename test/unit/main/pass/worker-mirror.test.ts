@@ -1,7 +1,13 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { SnapEntry } from "../../../../src/core/shared/types.ts";
 import { WorkerMirror } from "../../../../src/main/pass/worker-mirror.ts";
-import { clearStore, syncEntries } from "../../../../src/workers/pass/session-store.ts";
+import type { SyncInput } from "../../../../src/workers/pass/protocol.ts";
+import { SessionStores } from "../../../../src/workers/pass/session-store.ts";
+
+// One thread's stores, as a worker holds them; clearStore empties the default one, as a new worker starts.
+const stores = new SessionStores();
+const syncEntries = (input: SyncInput) => stores.sync(input);
+const clearStore = () => stores.clear();
 
 const entry = (id: string, extra: Partial<SnapEntry> = {}): SnapEntry => ({
   id,
@@ -14,7 +20,7 @@ const entry = (id: string, extra: Partial<SnapEntry> = {}): SnapEntry => ({
 });
 
 describe("WorkerMirror + session store", () => {
-  // The store is module state (one per worker); each test starts from an empty one, as a new worker does.
+  // Each test starts from an empty store, as a new worker does.
   beforeEach(() => clearStore());
 
   it("sends each stable entry once, then only ids", () => {

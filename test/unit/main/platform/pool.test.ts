@@ -37,10 +37,11 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
     runners.push(runner);
     const entries = session();
     const ids = entries.map((e) => e.id);
+    expect(await send(runner, { kind: "settings", version: 1, settings: DEFAULT_CONFIG })).toBe(true);
     const out = await send(runner, {
       kind: "plan",
       sync: { fresh: entries, order: { keep: 0, tail: ids, version: 1 } },
-      config: DEFAULT_CONFIG,
+      settings: 1,
       passId: "p1",
     });
     if (!("plan" in out) || out.plan.status !== "run") throw new Error(`unexpected ${JSON.stringify(out)}`);
@@ -52,7 +53,7 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
     const again = await send(runner, {
       kind: "plan",
       sync: { storeId: out.storeId, base: 1, fresh: [], order: { keep: ids.length, tail: [], version: 2 } },
-      config: DEFAULT_CONFIG,
+      settings: 1,
       passId: "p2",
     });
     expect("plan" in again && again.plan.status).toBe("run");
@@ -60,17 +61,15 @@ describe.each<PoolBackend>(["piscina", "tinypool", "inline"])("task runner (%s)"
     const unknown = await send(runner, {
       kind: "plan",
       sync: { storeId: out.storeId, base: 2, fresh: [], order: { keep: 0, tail: ["zz1"], version: 3 } },
-      config: DEFAULT_CONFIG,
+      settings: 1,
       passId: "p3",
     });
     expect(unknown).toMatchObject({ missing: ["zz1"] });
     // finish renders from what the worker held for the pass.
-    const fin = unwrapFailure(
-      await send(runner, { kind: "finish", passId: "p2", outcomes: [], config: DEFAULT_CONFIG }),
-    );
+    const fin = unwrapFailure(await send(runner, { kind: "finish", passId: "p2", outcomes: [] }));
     expect(fin.results[0]).toMatchObject({ entryId: "t1", outcome: "kept", reason: "timeout" });
     // A pass the worker no longer holds comes back as a coded failure, not as a message to match.
-    const lost = await send(runner, { kind: "finish", passId: "p2", outcomes: [], config: DEFAULT_CONFIG });
+    const lost = await send(runner, { kind: "finish", passId: "p2", outcomes: [] });
     expect(lost).toMatchObject({ failure: "pass-lost" });
     expect(() => unwrapFailure(lost)).toThrow(PassWorkerError);
     expect(await runner.run("ping", undefined as never)).toBe("pong");

@@ -13,13 +13,20 @@ import {
   workerFailure,
 } from "../../../../src/workers/pass/failures.ts";
 import { packedCount, unpackValue } from "../../../../src/workers/pass/packed-values.ts";
-import { handlePass, heldPasses } from "../../../../src/workers/pass/pass-handler.ts";
+import { handlePass } from "../../../../src/workers/pass/pass-handler.ts";
+import { thisThread } from "../../../../src/workers/pass/pass-thread.ts";
 import { type MessageOf, PASS_KINDS, type PassKind, type PassMessage } from "../../../../src/workers/pass/protocol.ts";
 import { pass } from "../../../../src/workers/tasks.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
 
 /** A message as the pool delivers it: a structured clone. */
 const send = <K extends PassKind>(message: MessageOf<K>) => handlePass(structuredClone(message));
+
+/** Gives a client the default settings as version 1, as PassWorker does before its first plan. */
+function settingsFor(client?: string): number {
+  send({ kind: "settings", ...(client ? { client } : {}), version: 1, settings: DEFAULT_CONFIG });
+  return 1;
+}
 
 function session(tag: string, outputs: number): SnapEntry[] {
   const out: SnapEntry[] = [userEntry(`u-${tag}`, "where is compute used?")];
@@ -55,7 +62,7 @@ describe("the pass protocol, worker side", () => {
         kind: "plan",
         client: "w",
         passId: "p-w",
-        config: DEFAULT_CONFIG,
+        settings: settingsFor("w"),
         sync: { storeId: ahead.storeId, fresh: entries.slice(2), order: { keep: 0, tail: ids, version: 1 } },
       }),
     );
@@ -85,7 +92,7 @@ describe("the pass protocol, worker side", () => {
     expect(unwrapFailure(send({ kind: "outcomes", passId: "p-w", from: 0, list: outcomes.slice(0, half) }))).toBe(
       count,
     );
-    const finished = unwrapFailure(send({ kind: "finish", passId: "p-w", config: DEFAULT_CONFIG }));
+    const finished = unwrapFailure(send({ kind: "finish", passId: "p-w" }));
     expect(finished.parts).toBe(0);
     const pure = finishPass({
       plan: expected,
@@ -97,7 +104,7 @@ describe("the pass protocol, worker side", () => {
     expect({ drafts: finished.drafts, results: finished.results }).toEqual(structuredClone(pure));
     expect(finished.drafts).toHaveLength(3);
     // The pass is released: its later messages find nothing.
-    expect(send({ kind: "finish", passId: "p-w", config: DEFAULT_CONFIG })).toEqual(workerFailure("pass-lost"));
+    expect(send({ kind: "finish", passId: "p-w" })).toEqual(workerFailure("pass-lost"));
   });
 
   it("finishes a handed-over pass in two parts: the answered one keeps the plan, the waiting one releases it", () => {
@@ -107,7 +114,7 @@ describe("the pass protocol, worker side", () => {
         kind: "plan",
         client: "h",
         passId: "p-h",
-        config: DEFAULT_CONFIG,
+        settings: settingsFor("h"),
         sync: { fresh: entries, order: { keep: 0, tail: entries.map((e) => e.id), version: 1 } },
       }),
     );
@@ -118,21 +125,18 @@ describe("the pass protocol, worker side", () => {
     // The last request is still being asked at the hand-over.
     const pending = [count - 1];
     const now = outcomes.map((o, i): ClassifierOutcome => (pending.includes(i) ? { status: "aborted" } : o));
-    const held = heldPasses();
+    const held = thisThread.heldPasses;
     const first = unwrapFailure(
       send({
         kind: "finish",
         passId: "p-h",
         outcomes: now,
-        config: DEFAULT_CONFIG,
         split: { pending, part: "answered" },
       }),
     );
-    expect(heldPasses()).toBe(held);
-    const rest = unwrapFailure(
-      send({ kind: "finish", passId: "p-h", outcomes, config: DEFAULT_CONFIG, split: { pending, part: "waiting" } }),
-    );
-    expect(heldPasses()).toBe(held - 1);
+    expect(thisThread.heldPasses).toBe(held);
+    const rest = unwrapFailure(send({ kind: "finish", passId: "p-h", outcomes, split: { pending, part: "waiting" } }));
+    expect(thisThread.heldPasses).toBe(held - 1);
     // One output waited: the first part kept it, the second distilled it; the others are the first part's.
     expect(first.drafts).toHaveLength(2);
     expect(rest.drafts).toHaveLength(1);
@@ -140,14 +144,14 @@ describe("the pass protocol, worker side", () => {
     const waited = first.results.find((r) => r.entryId === rest.drafts[0]?.targetId);
     expect(waited).toMatchObject({ outcome: "kept" });
     expect(waited?.reason).toContain("aborted");
-    expect(send({ kind: "finish", passId: "p-h", config: DEFAULT_CONFIG })).toEqual(workerFailure("pass-lost"));
+    expect(send({ kind: "finish", passId: "p-h" })).toEqual(workerFailure("pass-lost"));
   });
 
   it("reports a pass it does not hold as pass-lost, for every message that names one", () => {
     const lost: PassMessage[] = [
       { kind: "requests", passId: "nobody", from: 0, to: 1 },
       { kind: "outcomes", passId: "nobody", from: 0, list: [] },
-      { kind: "finish", passId: "nobody", config: DEFAULT_CONFIG },
+      { kind: "finish", passId: "nobody" },
       { kind: "finishPart", passId: "nobody" },
     ];
     for (const m of lost) {
@@ -189,7 +193,7 @@ describe("the pass protocol, worker side", () => {
           kind: "plan",
           client,
           passId,
-          config: DEFAULT_CONFIG,
+          settings: settingsFor(client),
           sync: { fresh: entries, order: order(entries, 1) },
         }),
       );
@@ -202,7 +206,7 @@ describe("the pass protocol, worker side", () => {
         kind: "plan",
         client,
         passId,
-        config: DEFAULT_CONFIG,
+        settings: settingsFor(client),
         sync: { storeId, base, fresh: [], order: { keep: entries.length, tail: [], version: base + 1 } },
       });
     expect(next("client-a", pa.storeId, a, "pa2")).toMatchObject({ storeId: pa.storeId, plan: { status: "run" } });
@@ -227,14 +231,14 @@ describe("the pass protocol, worker side", () => {
       const out = send({
         kind: "plan",
         passId: `abandoned-${i}`,
-        config: DEFAULT_CONFIG,
+        settings: settingsFor(),
         sync: { fresh: entries, order: { keep: 0, tail: ids, version: 1 } },
       });
       expect("plan" in out && out.plan.status).toBe("run");
       // The next plan starts a new store: forget the order this one held.
       send({ kind: "sync", sync: { storeId: "reset", fresh: [] } });
     }
-    expect(heldPasses()).toBeLessThanOrEqual(8);
+    expect(thisThread.heldPasses).toBeLessThanOrEqual(8);
     expect(send({ kind: "requests", passId: "abandoned-0", from: 0, to: 1 })).toEqual(workerFailure("pass-lost"));
     expect(isWorkerFailure(send({ kind: "requests", passId: "abandoned-9", from: 0, to: 1 }))).toBe(false);
   });

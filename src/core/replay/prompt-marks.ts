@@ -1,0 +1,59 @@
+// Where a replayed prompt changed since the previous one, where its cache read ends, and where Anthropic's
+// breakpoints sit, guard off and on (money.ts prices the requests with them).
+import type { PromptBlock, PromptCache } from "../cache/prompt-cache.ts";
+import type { Piece } from "./calibrate.ts";
+
+/** Block sizes are estimates: a recorded read this close past a block boundary still reaches it. */
+const READ_SLACK = { share: 0.03, tokens: 256 };
+
+/** Anthropic breakpoints: Pi's (system, end) guard off; the guard's pins guard on. */
+export function anthropicPins(
+  cache: PromptCache,
+  pieces: readonly Piece[],
+  blocks: readonly PromptBlock[],
+  changedAt: number | undefined,
+  at: number,
+): number[] {
+  const last = pieces.length - 1;
+  const marks = [last];
+  for (let i = last; i >= 0; i--) {
+    if (pieces[i]?.kind === "question") {
+      marks.push(i);
+      break;
+    }
+  }
+  if (changedAt !== undefined) {
+    const read = cache.liveBefore(blocks, changedAt, at);
+    if (read >= 0) marks.push(read);
+    let anchor = changedAt;
+    while (pieces[anchor + 1]?.kind === "toolResult") anchor++;
+    marks.push(anchor);
+  }
+  return [...new Set(marks)].slice(0, 4);
+}
+
+export function toBlocks(pieces: readonly Piece[], tokens: readonly number[]): PromptBlock[] {
+  return pieces.map((p, i) => ({ key: p.key, tokens: tokens[i] as number }));
+}
+
+/** First index where the prompt differs from the previous one (an edit), if any before its end. */
+export function firstChange(previous: readonly Piece[] | undefined, pieces: readonly Piece[]): number | undefined {
+  if (!previous) return undefined;
+  const n = Math.min(previous.length, pieces.length);
+  for (let i = 0; i < n; i++) if (previous[i]?.key !== pieces[i]?.key) return i;
+  return undefined;
+}
+
+/** Last block whose prefix fits in `read` tokens (with slack for estimated block sizes), or -1. */
+export function lastBlockWithin(blocks: readonly PromptBlock[], read: number): number {
+  const total = blocks.reduce((n, x) => n + x.tokens, 0);
+  const limit = read + Math.max(READ_SLACK.tokens, READ_SLACK.share * total);
+  let sum = 0;
+  let last = -1;
+  for (let i = 0; i < blocks.length; i++) {
+    sum += (blocks[i] as PromptBlock).tokens;
+    if (sum > limit) break;
+    last = i;
+  }
+  return last;
+}
