@@ -26,7 +26,13 @@ import type { GuardConfig } from "../shared/config.ts";
 import type { Chunk, ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
 import { buildCheckpointRequest } from "./checkpoint-request.ts";
 import {
+  type ChunkMeta,
+  type ItemKind,
   MAX_ITEMS_PER_REQUEST,
+  type PlanConfig,
+  type PlannedBatch,
+  type PlannedCandidate,
+  type PlannedSegment,
   planEarlierOutputs,
   planLarge,
   planOutputs,
@@ -34,51 +40,6 @@ import {
   type SegmentRequestBuilder,
 } from "./plan-outputs.ts";
 import { collectCandidates, collectRun, isUserMessage } from "./run.ts";
-
-/** Chunk boundaries without their text: the text is a slice of the output the caller already has. */
-export type ChunkMeta = Omit<Chunk, "text">;
-
-export interface PlannedSegment {
-  chunkNumbers: number[];
-  oversize: boolean;
-  /** Index into the plan's requests, absent for oversize segments. */
-  request?: number;
-}
-
-export interface PlannedCandidate {
-  entryId: string;
-  tool: string;
-  label: string;
-  isError: boolean;
-  chars: number;
-  grep: boolean;
-  /** For `read`: the file line number of the output's first line. */
-  lineOffset?: number;
-  chunks: ChunkMeta[];
-  segments: PlannedSegment[];
-  /**
-   * An output of an earlier run asked again (its latest record had no usable answer): its edit goes
-   * through the cache gate for edits before the run's prompt.
-   */
-  earlier?: boolean;
-  /** Files its own run's answer names (for keepCitedFiles), when it is an earlier run's output. */
-  citedFiles?: string[];
-  /** A read whose file changed on disk since: its replacement asks for a new read. */
-  changedOnDisk?: true;
-  /** Chunks holding lines a later edit of the run matched: never dropped. */
-  anchors?: number[];
-}
-
-export type ItemKind = "large" | "small" | "exchange";
-
-export interface PlannedBatch {
-  /** Index into the plan's requests. */
-  request: number;
-  /** Entry ids (small outputs) or prompt ids (exchanges) behind item_1…/exchange_1… of the request. */
-  ids: string[];
-  /** Small outputs of an earlier run asked again (see PlannedCandidate.earlier). */
-  earlier?: boolean;
-}
 
 export interface RunPlan {
   status: "run";
@@ -107,8 +68,7 @@ export interface RunPlan {
 
 export type PassPlan = { status: "skip"; reason: string } | RunPlan;
 
-export type PlanConfig = GuardConfig;
-
+export type { ChunkMeta, ItemKind, PlanConfig, PlannedBatch, PlannedCandidate, PlannedSegment };
 export { MAX_ITEMS_PER_REQUEST };
 
 /**

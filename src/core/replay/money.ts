@@ -12,7 +12,10 @@ import {
 } from "../cache/cache-behaviour.ts";
 import { type CacheFamily, type Prices, PromptCache, type RequestCost } from "../cache/prompt-cache.ts";
 import { type Piece, promptTokens, TokenCalibrator, type Usage } from "./calibrate.ts";
-import { passPayback } from "./payback.ts";
+import { type PassCost, type PassMoney, passPayback } from "./payback.ts";
+
+export type { PassCost, PassMoney };
+
 import { anthropicPins, firstChange, lastBlockWithin, toBlocks } from "./prompt-marks.ts";
 
 export interface MoneyRequest {
@@ -82,16 +85,6 @@ export interface ModelView {
   calibration?: ModelCalibration;
 }
 
-export interface PassMoney {
-  pass: number;
-  afterRequest: number;
-  /** On − off dollars of the request after the pass: the cache rewrite it caused, less what it saved at once. */
-  rewrite: number;
-  classifier: number;
-  /** Request at which the savings since the pass covered its cost; undefined: never (before the next edit). */
-  paidBackAt?: number;
-}
-
 export interface SessionMoney {
   /** The session recorded usage to calibrate on. */
   calibrated: boolean;
@@ -111,14 +104,6 @@ export interface SessionMoney {
   /** Cumulative dollars after each request (classifier cost included in `on` at its pass). */
   cumulative: Array<{ n: number; off: number; on: number }>;
   passes: PassMoney[];
-}
-
-export interface PassCost {
-  pass: number;
-  afterRequest: number;
-  /** The pass edited the context. */
-  edited: boolean;
-  classifier: number;
 }
 
 const OUTPUT_CHARS_PER_TOKEN = 4;

@@ -1,5 +1,21 @@
+export interface PassMoney {
+  pass: number;
+  afterRequest: number;
+  /** On − off dollars of the request after the pass: the cache rewrite it caused, less what it saved at once. */
+  rewrite: number;
+  classifier: number;
+  /** Request at which the savings since the pass covered its cost; undefined: never (before the next edit). */
+  paidBackAt?: number;
+}
+
+export interface PassCost {
+  pass: number;
+  afterRequest: number;
+  /** The pass edited the context. */
+  edited: boolean;
+  classifier: number;
+}
 // When each editing pass of a replayed session paid for itself (money.ts gathers the costs per request).
-import type { PassCost, PassMoney } from "./money.ts";
 
 /** Each editing pass: the first request's extra cost and the request at which the savings since covered it. */
 export function passPayback(
