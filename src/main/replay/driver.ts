@@ -9,7 +9,6 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import {
   buildSessionProjection,
   type SessionEntry,
-  SessionManager,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
 import { callSignature, findSuspects, type RemovedPiece, removedChunks } from "../../core/replay/proxy.ts";
@@ -32,6 +31,7 @@ import { GuardSession, hostCacheView } from "../pass/guard-session.ts";
 import type { PassOptions, RunEndResult } from "../pass/run-end.ts";
 import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
+import { BranchProjection } from "./branch-projection.ts";
 import { hostModel, MoneyLog } from "./money-log.ts";
 import type { PriceBook } from "./prices.ts";
 import { compactionsOf, laterMessages, messageText } from "./proxy-input.ts";
@@ -165,7 +165,18 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const guard = new GuardSession({ config: options.config, runner: options.runner, clock: () => now });
   const on: SessionEntry[] = [];
   const off: SessionEntry[] = [];
-  const onSize = new ContextSize();
+  // The guarded branch's projection, kept entry by entry, and its size in characters.
+  const projection = new BranchProjection();
+  let onChars = 0;
+  projection.listen(
+    (before, after) => {
+      onChars += sumMessages(after.messages) - (before ? sumMessages(before) : 0);
+    },
+    () => {
+      onChars = 0;
+      for (const p of projection.entries) onChars += sumMessages(p.messages);
+    },
+  );
   const offSize = new ContextSize();
   const money = new MoneyLog(branch, now, options.prices);
   const byId = new Map<string, SessionEntry>();
@@ -218,7 +229,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     indexById.set(original.id, i);
     const message = messageOf(original);
     if (message?.role === "assistant") {
-      requests.push({ n: requests.length + 1, line: line ?? 0, off: offSize.current(off), on: onSize.current(on) });
+      requests.push({ n: requests.length + 1, line: line ?? 0, off: offSize.current(off), on: onChars });
       money.request(requests.length, message, now, off, on);
       for (const call of toolCallsOf(message)) callById.set(call.id, call);
     }
@@ -238,7 +249,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     relinkTo = undefined;
     on.push(entry);
     off.push(original);
-    onSize.add(entry);
+    projection.add(entry, () => on);
     offSize.add(original);
     money.on.add(entry);
     money.off.add(original);
@@ -249,7 +260,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
       // A run-end pass handed over lands here, and this boundary starts no pass of its own.
       const { edits, record, metrics, index } = held;
       held = undefined;
-      commit(SessionManager.inMemory(cwd, undefined, [header, ...on]), edits, record, metrics, index);
+      commit(edits, record, metrics, index);
     } else if (phase && options.guard !== false && (phase === "run-end" || options.config.midRun)) {
       const pass = await runBoundary(phase, i, line ?? 0);
       if (pass) passes.push(pass);
@@ -259,8 +270,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   if (held) held.metrics.reason = "handed over at the run end; the file ends before a boundary lands it";
 
   async function runBoundary(phase: Phase, index: number, line: number): Promise<PassMetrics | undefined> {
-    const manager = SessionManager.inMemory(cwd, undefined, [header, ...on]);
-    const context = manager.buildSessionProjection().entries as unknown as ProjectedLike[];
+    // A copy: the projection grows with the next entries, and the pass keeps its context.
+    const context = projection.entries.slice() as unknown as ProjectedLike[];
     const prompt = promptIndex >= 0 ? branch[promptIndex] : undefined;
     const metrics: PassMetrics = {
       n: passes.length + 1,
@@ -324,7 +335,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     metrics.status = "done";
     describePass(metrics, record);
     if (phase === "run-end" && handsOver(record, index)) held = { edits, record, metrics, index };
-    else commit(manager, edits, record, metrics, index);
+    else commit(edits, record, metrics, index);
     return metrics;
   }
 
@@ -349,28 +360,21 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     );
   }
 
-  /** Commits a pass's drafts as Pi would at a boundary, on `manager` (the branch so far). */
-  function commit(
-    manager: SessionManager,
-    edits: ContextEditDraft[],
-    record: GuardRecord,
-    metrics: PassMetrics,
-    index: number,
-  ): void {
+  /** Commits a pass's drafts as Pi would at a boundary, below the branch so far. */
+  function commit(edits: ContextEditDraft[], record: GuardRecord, metrics: PassMetrics, index: number): void {
+    let added: SessionEntry[];
     try {
       // Pi commits the drafts in order; one it rejects discards the whole boundary's list.
-      for (const edit of edits) manager.appendContextEdit(edit.targetId, edit.replacement);
-      manager.appendCustomEntry(RECORD_TYPE, record);
+      added = projection.entriesFor(edits, RECORD_TYPE, record);
     } catch (error) {
       metrics.status = "failed";
       metrics.invalidDrafts = edits.length;
       metrics.reason = `Pi rejected a draft, so none were applied (${(error as Error).message})`;
       return;
     }
-    const added = manager.getEntries().slice(on.length);
     for (const entry of added) {
       on.push(entry);
-      onSize.add(entry);
+      projection.add(entry, () => on);
       money.on.add(entry);
     }
     relinkTo = added[added.length - 1]?.id;
@@ -381,24 +385,21 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
       const kind = r.kind ?? "large";
       metrics.edits[kind] = (metrics.edits[kind] ?? 0) + 1;
     }
-    const removed = removedPieces(record, edits, index, metrics.n, manager);
+    const removed = removedPieces(record, edits, index, metrics.n);
     metrics.removed = removed.length;
     pieces.push(...removed);
     options.onApplied?.(added, metrics);
   }
 
   /** What this pass took out of the context, item by item, for the needed-later proxy. */
-  function removedPieces(
-    record: GuardRecord,
-    edits: ContextEditDraft[],
-    after: number,
-    pass: number,
-    manager: SessionManager,
-  ): RemovedPiece[] {
+  function removedPieces(record: GuardRecord, edits: ContextEditDraft[], after: number, pass: number): RemovedPiece[] {
     const changed = record.results.filter((r) => r.outcome !== "kept");
     if (changed.length === 0) return [];
     // The working folder is in the system prompt: naming it proves nothing.
-    const visible = visibleMemo.of(cwd, manager.buildSessionProjection().messages);
+    const visible = visibleMemo.of(
+      cwd,
+      projection.entries.flatMap((p) => p.messages),
+    );
     const replacement = new Map(edits.map((e) => [e.targetId, e.replacement]));
     const signatureOf = (entry: SessionEntry | undefined): string[] => {
       const id = (messageOf(entry) as { toolCallId?: string } | undefined)?.toolCallId;
