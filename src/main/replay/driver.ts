@@ -36,7 +36,7 @@ import { hostModel, MoneyLog } from "./money-log.ts";
 import type { PriceBook } from "./prices.ts";
 import { compactionsOf, laterMessages, messageText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
-import { VisibleMemo } from "./visible-memo.ts";
+import { VisibleTracker } from "./visible-memo.ts";
 
 export interface ReplayOptions {
   runner: TaskRunner;
@@ -208,7 +208,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   let promptIndex = -1;
   let previousVisible: MessageLike | undefined;
 
-  const visibleMemo = new VisibleMemo();
+  /** What the model still sees, followed from the first pass that removes something. */
+  let visible: VisibleTracker | undefined;
   const calls: number[] = [];
   const requestSizes: number[] = [];
   const classify: ClassifyFn | undefined = options.classify
@@ -395,11 +396,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   function removedPieces(record: GuardRecord, edits: ContextEditDraft[], after: number, pass: number): RemovedPiece[] {
     const changed = record.results.filter((r) => r.outcome !== "kept");
     if (changed.length === 0) return [];
-    // The working folder is in the system prompt: naming it proves nothing.
-    const visible = visibleMemo.of(
-      cwd,
-      projection.entries.flatMap((p) => p.messages),
-    );
+    visible ??= new VisibleTracker(cwd, projection);
     const replacement = new Map(edits.map((e) => [e.targetId, e.replacement]));
     const signatureOf = (entry: SessionEntry | undefined): string[] => {
       const id = (messageOf(entry) as { toolCallId?: string } | undefined)?.toolCallId;
@@ -416,7 +413,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
         entryId: r.entryId,
         pass,
         after,
-        visible,
+        visible: new Set<string>(),
         ...(at === undefined ? {} : { at }),
       };
       if (kind === "large") {
@@ -442,6 +439,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
         out.push({ ...base, kind: "exchange", text: texts.join("\n"), calls: sigs });
       }
     }
+    // Each piece keeps only its own tokens that are still visible: findSuspects asks about no other.
+    for (const piece of out) piece.visible = visible.visibleOf(piece.text);
     return out;
   }
 
