@@ -11,6 +11,7 @@ import {
   type SessionEntry,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
+import { CacheViewTally } from "../../core/cache/cache-view-tally.ts";
 import { callSignature, findSuspects, type RemovedPiece, removedChunks } from "../../core/replay/proxy.ts";
 import { recallHarm } from "../../core/replay/recall-harm.ts";
 import {
@@ -27,7 +28,7 @@ import type { GuardConfig } from "../../core/shared/config.ts";
 import { oneLine } from "../../core/shared/text.ts";
 import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
-import { GuardSession, hostCacheView } from "../pass/guard-session.ts";
+import { assistantMessages, GuardSession } from "../pass/guard-session.ts";
 import type { PassOptions, RunEndResult } from "../pass/run-end.ts";
 import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
@@ -208,6 +209,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   let promptIndex = -1;
   let previousVisible: MessageLike | undefined;
 
+  /** The main model's cache view (hostCacheView's), counted as the context changes. */
+  const cacheTally = new CacheViewTally();
   /** What the model still sees, followed from the first pass that removes something. */
   let visible: VisibleTracker | undefined;
   const calls: number[] = [];
@@ -313,7 +316,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
         ...(classify ? { classify } : {}),
         modelRef: options.modelRef,
         // The extension's own path: Pi's model for the last request (its registry entry) and the branch so far.
-        ...hostCacheView(context, hostModel(lastAssistant, options.prices)),
+        ...cacheViewOf(context),
       }));
     } catch (error) {
       metrics.status = "failed";
@@ -338,6 +341,13 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     if (phase === "run-end" && handsOver(record, index)) held = { edits, record, metrics, index };
     else commit(edits, record, metrics, index);
     return metrics;
+  }
+
+  /** What hostCacheView gives the pass: Pi's model for the last request (its registry entry) and the branch. */
+  function cacheViewOf(context: readonly ProjectedLike[]) {
+    const model = hostModel(lastAssistant, options.prices);
+    const view = cacheTally.view(assistantMessages(context), model, model.cost);
+    return { family: view.family, pins: view.pins, ...(view.prices ? { prices: view.prices } : {}) };
   }
 
   /** Fills a pass's figures from its record. */

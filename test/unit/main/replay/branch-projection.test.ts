@@ -67,7 +67,9 @@ describe("BranchProjection", () => {
   });
 
   it("appends the drafts Pi appends, and fails where Pi fails", () => {
-    const branch: SessionEntry[] = mixedBranch(4, 60).filter((e) => e.type !== "compaction" && e.type !== "context_edit");
+    const branch: SessionEntry[] = mixedBranch(4, 60).filter(
+      (e) => e.type !== "compaction" && e.type !== "context_edit",
+    );
     for (let i = 1; i < branch.length; i++) branch[i] = { ...branch[i], parentId: branch[i - 1]?.id } as SessionEntry;
     const projection = new BranchProjection();
     for (const [i, entry] of branch.entries()) projection.add(entry, () => branch.slice(0, i + 1));
