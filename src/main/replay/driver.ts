@@ -11,6 +11,7 @@ import {
   type SessionEntry,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
+import type { AssistantRecord } from "../../core/cache/cache-behaviour.ts";
 import { CacheViewTally } from "../../core/cache/cache-view-tally.ts";
 import { callSignature, findSuspects, type RemovedPiece, removedChunks } from "../../core/replay/proxy.ts";
 import { recallHarm } from "../../core/replay/recall-harm.ts";
@@ -211,6 +212,22 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
 
   /** The main model's cache view (hostCacheView's), counted as the context changes. */
   const cacheTally = new CacheViewTally();
+  // The context's assistant messages in order, for the tally: appended as entries join, and found again
+  // when an edit touched one (an omitted exchange) or a compaction rebuilt the projection.
+  let assistants: AssistantRecord[] = [];
+  let assistantsStale = false;
+  const isAssistant = (m: unknown) => (m as { role?: unknown } | null)?.role === "assistant";
+  projection.listen(
+    (before, after) => {
+      if (assistantsStale) return;
+      if (before === undefined) {
+        for (const m of after.messages) if (isAssistant(m)) assistants.push(m as AssistantRecord);
+      } else if (before.some(isAssistant) || after.messages.some(isAssistant)) assistantsStale = true;
+    },
+    () => {
+      assistantsStale = true;
+    },
+  );
   /** What the model still sees, followed from the first pass that removes something. */
   let visible: VisibleTracker | undefined;
   const calls: number[] = [];
@@ -234,7 +251,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     const message = messageOf(original);
     if (message?.role === "assistant") {
       requests.push({ n: requests.length + 1, line: line ?? 0, off: offSize.current(off), on: onChars });
-      money.request(requests.length, message, now, off, on);
+      money.request(requests.length, message, now, off, on, projection.entries);
       for (const call of toolCallsOf(message)) callById.set(call.id, call);
     }
     if (message?.role === "user") {
@@ -346,7 +363,11 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   /** What hostCacheView gives the pass: Pi's model for the last request (its registry entry) and the branch. */
   function cacheViewOf(context: readonly ProjectedLike[]) {
     const model = hostModel(lastAssistant, options.prices);
-    const view = cacheTally.view(assistantMessages(context), model, model.cost);
+    if (assistantsStale) {
+      assistants = assistantMessages(context);
+      assistantsStale = false;
+    }
+    const view = cacheTally.view(assistants, model, model.cost);
     return { family: view.family, pins: view.pins, ...(view.prices ? { prices: view.prices } : {}) };
   }
 
