@@ -9,9 +9,10 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import {
   buildSessionProjection,
   type SessionEntry,
-  SessionManager,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
+import type { AssistantRecord } from "../../core/cache/cache-behaviour.ts";
+import { CacheViewTally } from "../../core/cache/cache-view-tally.ts";
 import { callSignature, findSuspects, type RemovedPiece, removedChunks } from "../../core/replay/proxy.ts";
 import { recallHarm } from "../../core/replay/recall-harm.ts";
 import {
@@ -28,16 +29,17 @@ import type { GuardConfig } from "../../core/shared/config.ts";
 import { oneLine } from "../../core/shared/text.ts";
 import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
-import { hostCacheView, PassPipeline } from "../pass/pass-pipeline.ts";
+import { assistantMessages, PassPipeline } from "../pass/pass-pipeline.ts";
 import type { PassResult } from "../pass/run-pass.ts";
 import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
+import { BranchProjection } from "./branch-projection.ts";
 import { hostModel, MoneyLog } from "./money-log.ts";
 import type { PriceBook } from "./prices.ts";
 import { compactionsOf, laterMessages, messageText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
 import { boundaryAt, ended, type MessageLike, messageOf, type Phase, toolCallsOf } from "./run-boundaries.ts";
-import { VisibleMemo } from "./visible-memo.ts";
+import { VisibleTracker } from "./visible-memo.ts";
 
 export interface ReplayOptions {
   runner: TaskRunner;
@@ -105,7 +107,18 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const guard = new PassPipeline({ config: options.config, runner: options.runner, clock: () => now });
   const on: SessionEntry[] = [];
   const off: SessionEntry[] = [];
-  const onSize = new ContextSize();
+  // The guarded branch's projection, kept entry by entry, and its size in characters.
+  const projection = new BranchProjection();
+  let onChars = 0;
+  projection.listen(
+    (before, after) => {
+      onChars += sumMessages(after.messages) - (before ? sumMessages(before) : 0);
+    },
+    () => {
+      onChars = 0;
+      for (const p of projection.entries) onChars += sumMessages(p.messages);
+    },
+  );
   const offSize = new ContextSize();
   const money = new MoneyLog(branch, now, options.prices);
   const byId = new Map<string, SessionEntry>();
@@ -137,7 +150,26 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   let promptIndex = -1;
   let previousVisible: MessageLike | undefined;
 
-  const visibleMemo = new VisibleMemo();
+  /** The main model's cache view (hostCacheView's), counted as the context changes. */
+  const cacheTally = new CacheViewTally();
+  // The context's assistant messages in order, for the tally: appended as entries join, and found again
+  // when an edit touched one (an omitted exchange) or a compaction rebuilt the projection.
+  let assistants: AssistantRecord[] = [];
+  let assistantsStale = false;
+  const isAssistant = (m: unknown) => (m as { role?: unknown } | null)?.role === "assistant";
+  projection.listen(
+    (before, after) => {
+      if (assistantsStale) return;
+      if (before === undefined) {
+        for (const m of after.messages) if (isAssistant(m)) assistants.push(m as AssistantRecord);
+      } else if (before.some(isAssistant) || after.messages.some(isAssistant)) assistantsStale = true;
+    },
+    () => {
+      assistantsStale = true;
+    },
+  );
+  /** What the model still sees, followed from the first pass that removes something. */
+  let visible: VisibleTracker | undefined;
   const calls: number[] = [];
   const requestSizes: number[] = [];
   const classify: ClassifyFn | undefined = options.classify
@@ -158,8 +190,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     indexById.set(original.id, i);
     const message = messageOf(original);
     if (message?.role === "assistant") {
-      requests.push({ n: requests.length + 1, line: line ?? 0, off: offSize.current(off), on: onSize.current(on) });
-      money.request(requests.length, message, now, off, on);
+      requests.push({ n: requests.length + 1, line: line ?? 0, off: offSize.current(off), on: onChars });
+      money.request(requests.length, message, now, off, on, projection.entries);
       for (const call of toolCallsOf(message)) callById.set(call.id, call);
     }
     if (message?.role === "user") {
@@ -178,7 +210,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     relinkTo = undefined;
     on.push(entry);
     off.push(original);
-    onSize.add(entry);
+    projection.add(entry, () => on);
     offSize.add(original);
     money.on.add(entry);
     money.off.add(original);
@@ -189,7 +221,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
       // A run-end pass handed over lands here, and this boundary starts no pass of its own.
       const { edits, record, metrics, index } = held;
       held = undefined;
-      commit(SessionManager.inMemory(cwd, undefined, [header, ...on]), edits, record, metrics, index);
+      commit(edits, record, metrics, index);
     } else if (phase && options.guard !== false && (phase === "run-end" || options.config.midRun)) {
       const pass = await runBoundary(phase, i, line ?? 0);
       if (pass) passes.push(pass);
@@ -199,8 +231,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   if (held) held.metrics.reason = "handed over at the run end; the file ends before a boundary lands it";
 
   async function runBoundary(phase: Phase, index: number, line: number): Promise<PassMetrics | undefined> {
-    const manager = SessionManager.inMemory(cwd, undefined, [header, ...on]);
-    const context = manager.buildSessionProjection().entries as unknown as ProjectedLike[];
+    // A copy: the projection grows with the next entries, and the pass keeps its context.
+    const context = projection.entries.slice() as unknown as ProjectedLike[];
     const prompt = promptIndex >= 0 ? branch[promptIndex] : undefined;
     const metrics: PassMetrics = {
       n: passes.length + 1,
@@ -241,7 +273,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
         ...(classify ? { classify } : {}),
         modelRef: options.modelRef,
         // The extension's own path: Pi's model for the last request (its registry entry) and the branch so far.
-        ...hostCacheView(context, hostModel(lastAssistant, options.prices)),
+        ...cacheViewOf(context),
       }));
     } catch (error) {
       metrics.status = "failed";
@@ -264,8 +296,19 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     metrics.status = "done";
     describePass(metrics, record);
     if (phase === "run-end" && handsOver(record, index)) held = { edits, record, metrics, index };
-    else commit(manager, edits, record, metrics, index);
+    else commit(edits, record, metrics, index);
     return metrics;
+  }
+
+  /** What hostCacheView gives the pass: Pi's model for the last request (its registry entry) and the branch. */
+  function cacheViewOf(context: readonly ProjectedLike[]) {
+    const model = hostModel(lastAssistant, options.prices);
+    if (assistantsStale) {
+      assistants = assistantMessages(context);
+      assistantsStale = false;
+    }
+    const view = cacheTally.view(assistants, model, model.cost);
+    return { family: view.family, pins: view.pins, ...(view.prices ? { prices: view.prices } : {}) };
   }
 
   /** Fills a pass's figures from its record. */
@@ -289,28 +332,21 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     );
   }
 
-  /** Commits a pass's drafts as Pi would at a boundary, on `manager` (the branch so far). */
-  function commit(
-    manager: SessionManager,
-    edits: ContextEditDraft[],
-    record: GuardRecord,
-    metrics: PassMetrics,
-    index: number,
-  ): void {
+  /** Commits a pass's drafts as Pi would at a boundary, below the branch so far. */
+  function commit(edits: ContextEditDraft[], record: GuardRecord, metrics: PassMetrics, index: number): void {
+    let added: SessionEntry[];
     try {
       // Pi commits the drafts in order; one it rejects discards the whole boundary's list.
-      for (const edit of edits) manager.appendContextEdit(edit.targetId, edit.replacement);
-      manager.appendCustomEntry(RECORD_TYPE, record);
+      added = projection.entriesFor(edits, RECORD_TYPE, record);
     } catch (error) {
       metrics.status = "failed";
       metrics.invalidDrafts = edits.length;
       metrics.reason = `Pi rejected a draft, so none were applied (${(error as Error).message})`;
       return;
     }
-    const added = manager.getEntries().slice(on.length);
     for (const entry of added) {
       on.push(entry);
-      onSize.add(entry);
+      projection.add(entry, () => on);
       money.on.add(entry);
     }
     relinkTo = added[added.length - 1]?.id;
@@ -321,24 +357,17 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
       const kind = r.kind ?? "large";
       metrics.edits[kind] = (metrics.edits[kind] ?? 0) + 1;
     }
-    const removed = removedPieces(record, edits, index, metrics.n, manager);
+    const removed = removedPieces(record, edits, index, metrics.n);
     metrics.removed = removed.length;
     pieces.push(...removed);
     options.onApplied?.(added, metrics);
   }
 
   /** What this pass took out of the context, item by item, for the needed-later proxy. */
-  function removedPieces(
-    record: GuardRecord,
-    edits: ContextEditDraft[],
-    after: number,
-    pass: number,
-    manager: SessionManager,
-  ): RemovedPiece[] {
+  function removedPieces(record: GuardRecord, edits: ContextEditDraft[], after: number, pass: number): RemovedPiece[] {
     const changed = record.results.filter((r) => r.outcome !== "kept");
     if (changed.length === 0) return [];
-    // The working folder is in the system prompt: naming it proves nothing.
-    const visible = visibleMemo.of(cwd, manager.buildSessionProjection().messages);
+    visible ??= new VisibleTracker(cwd, projection);
     const replacement = new Map(edits.map((e) => [e.targetId, e.replacement]));
     const signatureOf = (entry: SessionEntry | undefined): string[] => {
       const id = (messageOf(entry) as { toolCallId?: string } | undefined)?.toolCallId;
@@ -355,7 +384,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
         entryId: r.entryId,
         pass,
         after,
-        visible,
+        visible: new Set<string>(),
         ...(at === undefined ? {} : { at }),
       };
       if (kind === "large") {
@@ -381,6 +410,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
         out.push({ ...base, kind: "exchange", text: texts.join("\n"), calls: sigs });
       }
     }
+    // Each piece keeps only its own tokens that are still visible: findSuspects asks about no other.
+    for (const piece of out) piece.visible = visible.visibleOf(piece.text);
     return out;
   }
 

@@ -2,7 +2,7 @@
 // its time, model and recorded usage, and each pass's classifier cost. The branch's requests are read up
 // front (model, time, recorded usage: no prompt) to learn each model's cache profile (cache-behaviour);
 // each request is then priced as it comes, and only the last prompt is kept.
-import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { ProjectedSessionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
 import {
   type AssistantRecord,
   type CacheProfile,
@@ -137,7 +137,14 @@ export class MoneyLog {
   }
 
   /** An assistant message is about to join the lists: the request that produced it, priced now. */
-  request(n: number, message: AssistantLike, entryTime: number, off: SessionEntry[], on: SessionEntry[]): void {
+  request(
+    n: number,
+    message: AssistantLike,
+    entryTime: number,
+    off: SessionEntry[],
+    on: SessionEntry[],
+    onProjected?: readonly ProjectedSessionEntry[],
+  ): void {
     const model = modelKey(message);
     let head = this.#heads[n - 1];
     if (!head || head.n !== n || head.model !== model) {
@@ -150,7 +157,7 @@ export class MoneyLog {
     this.#simulator.request({
       ...head,
       off: this.off.current(off),
-      on: this.on.current(on),
+      on: this.on.current(on, onProjected),
       outputChars: messageChars(message),
     });
   }

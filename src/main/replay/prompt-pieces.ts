@@ -4,6 +4,7 @@
 // cache model sees where the prompt changed.
 import {
   buildSessionProjection,
+  type ProjectedSessionEntry,
   type SessionEntry,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
@@ -40,13 +41,16 @@ export class PromptPieces {
     }
   }
 
-  /** The prompt before the next request, given the list the pieces were added from. */
-  current(list: readonly SessionEntry[]): Piece[] {
+  /**
+   * The prompt before the next request, given the list the pieces were added from and, when the caller
+   * keeps it, Pi's projection of that list (else it is built here).
+   */
+  current(list: readonly SessionEntry[], projected?: readonly ProjectedSessionEntry[]): Piece[] {
     if (this.#dirty) {
       const last = list[list.length - 1];
-      const projection = buildSessionProjection(list as SessionEntry[], last?.id ?? null);
+      const entries = projected ?? buildSessionProjection(list as SessionEntry[], last?.id ?? null).entries;
       const pieces = [SYSTEM];
-      for (const p of projection.entries) {
+      for (const p of entries) {
         if (p.messages.length === 0) continue;
         const id = p.sourceEntry.id;
         const edit = this.#edits.get(id);
