@@ -1,9 +1,8 @@
 /**
- * Two pieces of every boundary's work on Pi's thread, before and after, in one run on the same growing
+ * Three pieces of every boundary's work on Pi's thread, before and after, in one run on the same growing
  * session: the recall signal's read of the run (the snapshot brought up to date, then every entry since
- * the run's prompt) against the gate that reads Pi's projection for a recall call first, and the
- * classifier lookup in Pi's model registry against the one that reuses the model found for a moment,
- * and the scan for a result apart from its call over a flattened message list against one in place.
+ * the run's prompt) against the gate that reads Pi's projection for a recall call first, the
+ * classifier lookup in Pi's model registry (what every boundary pays; a reused lookup was removed), and the scan for a result apart from its call over a flattened message list against one in place.
  * A checkpoint's edits land every `--every` turns, as the census's background checkpoints do.
  *
  *   node bench/boundary-work.ts [--turns 300] [--every 25]
@@ -17,7 +16,6 @@ import { runMayRecall } from "../src/core/recall/recall-gate.ts";
 import { recallsInRun } from "../src/core/recall/recall-signal.ts";
 import { DEFAULT_CONFIG } from "../src/core/shared/config.ts";
 import { findClassifier } from "../src/main/pass/classifier.ts";
-import { lookupClassifier } from "../src/main/pass/classifier-lookup.ts";
 import { type ProjectedLike, SnapshotBuilder } from "../src/main/pass/snapshot.ts";
 import { needsShapeCheck, needsShapeCheckIn } from "../src/main/session/boundary-shape.ts";
 import { generateOutput } from "../test/kit/generate.ts";
@@ -51,7 +49,6 @@ const t = {
   signal: [] as number[],
   gate: [] as number[],
   find: [] as number[],
-  reuse: [] as number[],
   flat: [] as number[],
   inPlace: [] as number[],
 };
@@ -96,7 +93,6 @@ for (let i = 0; i < turns; i++) {
     () => time(t.signal, () => recallsInRun(builder.entries(context))),
     () => time(t.gate, () => runMayRecall(context)),
     () => time(t.find, () => findClassifier(registry, DEFAULT_CONFIG.model)),
-    () => time(t.reuse, () => lookupClassifier(registry, DEFAULT_CONFIG.model)),
     () =>
       time(t.flat, () =>
         needsShapeCheck(
@@ -128,7 +124,7 @@ console.log(
     "| Work at each boundary: sum over the run without the slowest 1% (median / longest call) | Before | After | Ratio of sums |",
     "|---|---:|---:|---:|",
     row("Recall signal: snapshot + run read / the gate", t.signal, t.gate),
-    row("Classifier lookup: registry walk / reused", t.find, t.reuse),
+    row("Classifier lookup: registry walk (no after: kept as is)", t.find, t.find),
     row("Shape scan: flattened list / in place", t.flat, t.inPlace),
   ].join("\n"),
 );

@@ -124,7 +124,7 @@ describe("status bar and /guard in RPC mode", () => {
       await rpc.waitFor((r) => r.id === "2" && r.type === "response");
       const report = rpc.notices().find((n) => n.startsWith("context-guard is on")) ?? "";
       expect(report).toContain("Now: 2.7k tokens kept out of the context (1 item).");
-      expect(report).toMatch(/Last pass \(just now, end of a run\): replaced 1 item \(10\.9k chars kept out\)/);
+      expect(report).toMatch(/Last pass \(just now, end of a run\): replaced 1 item \(10\.8k chars kept out\)/);
       expect(report).not.toContain("kw.");
 
       rpc.send({ id: "2t", type: "prompt", message: "/guard trace" });

@@ -15,8 +15,7 @@ import { pinCounts, readPins } from "../../core/records/pins.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
-import { type ClassifierLookup, classifierFor } from "../pass/classifier.ts";
-import { lookupClassifier } from "../pass/classifier-lookup.ts";
+import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { PassPipeline } from "../pass/pass-pipeline.ts";
 import { RELEASE_TIMEOUT_MS } from "../pass/pass-worker.ts";
@@ -142,7 +141,7 @@ export class SessionGuard {
   }
 
   lookup(ctx: ExtensionContext): ClassifierLookup {
-    return lookupClassifier(ctx.modelRegistry, this.config.model);
+    return findClassifier(ctx.modelRegistry, this.config.model);
   }
 
   #classifier(ctx: ExtensionContext, found = this.lookup(ctx)): ClassifyFn | undefined {
