@@ -1,16 +1,12 @@
 // Replays one session through the real pipeline, boundary by boundary: at every turn that called tools (a
-// mid-run checkpoint, Pi's turn_end) and at every run end (Pi's agent_before_settle) Pi's SessionManager
-// rebuilds the projection of the branch so far and the extension's own PassPipeline.pass runs on it (the
+// mid-run checkpoint, Pi's turn_end) and at every run end (Pi's agent_before_settle) the extension's own
+// PassPipeline.pass runs on the projection of the branch so far (kept entry by entry, as Pi builds it) (the
 // snapshot, the plan and finish in the worker pool, the classifier queue under the deadline and the
 // breaker, the validation), on the session's own clock (its entries' timestamps). The drafts are committed
 // with Pi's own appendContextEdit/appendCustomEntry before the next entry of the file is added.
 // Later requests therefore carry the edited context, which is what the billed-context curve compares.
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import {
-  buildSessionProjection,
-  type SessionEntry,
-  sessionEntryToContextMessages,
-} from "@earendil-works/pi-coding-agent";
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { AssistantRecord } from "../../core/cache/cache-behaviour.ts";
 import { CacheViewTally } from "../../core/cache/cache-view-tally.ts";
 import { callSignature, findSuspects, type RemovedPiece, removedChunks } from "../../core/replay/proxy.ts";
@@ -34,9 +30,10 @@ import type { PassResult } from "../pass/run-pass.ts";
 import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import { BranchProjection } from "./branch-projection.ts";
+import { ContextSize } from "./context-size.ts";
 import { hostModel, MoneyLog } from "./money-log.ts";
 import type { PriceBook } from "./prices.ts";
-import { compactionsOf, laterMessages, messageText } from "./proxy-input.ts";
+import { around, compactionsOf, excerpt, laterMessages, rawText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
 import { boundaryAt, ended, type MessageLike, messageOf, type Phase, toolCallsOf } from "./run-boundaries.ts";
 import { VisibleTracker } from "./visible-memo.ts";
@@ -59,42 +56,6 @@ export interface ReplayOptions {
   guard?: boolean;
   /** Called with the entries Pi appended for a pass (its context_edit entries, then the record). */
   onApplied?: (entries: SessionEntry[], pass: PassMetrics) => void;
-}
-
-/** Keeps the context size of a growing entry list: added per entry, recomputed after edits and compactions. */
-export class ContextSize {
-  #chars = 0;
-  #dirty = false;
-  add(entry: SessionEntry): void {
-    if (entry.type === "context_edit" || entry.type === "compaction") this.#dirty = true;
-    else if (!this.#dirty) this.#chars += sumMessages(sessionEntryToContextMessages(entry));
-  }
-  current(list: SessionEntry[]): number {
-    if (this.#dirty) {
-      const last = list[list.length - 1];
-      this.#chars = sumMessages(buildSessionProjection(list, last?.id ?? null).messages);
-      this.#dirty = false;
-    }
-    return this.#chars;
-  }
-}
-
-function rawText(entry: SessionEntry | undefined): string {
-  if (!entry) return "";
-  if (entry.type === "custom_message") return readContent(entry.content).text;
-  return entry.type === "message" ? messageText(entry.message) : "";
-}
-
-function excerpt(text: string, max = 360): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
-}
-
-/** The later message around the first matched token. */
-function around(text: string, token: string | undefined, max = 320): string {
-  const at = token === undefined ? -1 : text.indexOf(token);
-  if (at === -1) return excerpt(text, max);
-  const start = Math.max(0, at - Math.floor(max / 3));
-  return `${start > 0 ? "…" : ""}${text.slice(start, start + max)}${start + max < text.length ? "…" : ""}`;
 }
 
 export async function replaySession(file: SessionFile, options: ReplayOptions): Promise<SessionMetrics> {

@@ -65,3 +65,21 @@ export function compactionsOf(branch: readonly SessionEntry[]): Compaction[] {
   });
   return out;
 }
+
+export function rawText(entry: SessionEntry | undefined): string {
+  if (!entry) return "";
+  if (entry.type === "custom_message") return readContent(entry.content).text;
+  return entry.type === "message" ? messageText(entry.message) : "";
+}
+
+export function excerpt(text: string, max = 360): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/** The later message around the first matched token. */
+export function around(text: string, token: string | undefined, max = 320): string {
+  const at = token === undefined ? -1 : text.indexOf(token);
+  if (at === -1) return excerpt(text, max);
+  const start = Math.max(0, at - Math.floor(max / 3));
+  return `${start > 0 ? "…" : ""}${text.slice(start, start + max)}${start + max < text.length ? "…" : ""}`;
+}

@@ -15,7 +15,8 @@ import { localClassify } from "../../../../src/main/pass/classifier.ts";
 import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { cachedClassifier, cachePath, requestKey } from "../../../../src/main/replay/cache.ts";
-import { ContextSize, type ReplayOptions, replaySession } from "../../../../src/main/replay/driver.ts";
+import { ContextSize } from "../../../../src/main/replay/context-size.ts";
+import { type ReplayOptions, replaySession } from "../../../../src/main/replay/driver.ts";
 import { parseSessionText } from "../../../../src/main/replay/reader.ts";
 
 const REPO_ROOT = join(import.meta.dirname, "../../../..");
