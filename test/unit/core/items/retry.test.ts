@@ -261,3 +261,75 @@ describe("a raw output that starts with the guard's marker", () => {
     expect(text).not.toContain("fake");
   });
 });
+
+/** An output large enough for a run end on its own (minRunChars). */
+const BIG = `${LARGE}\n${LARGE}`;
+
+describe("a run whose run-end pass never ran (skipped for a pending pass, or dropped)", () => {
+  /** A checkpoint's record: it judged the first output of `tag`'s run. */
+  const checkpoint = (tag: string) => rec([{ kind: "large", entryId: `t-${tag}-0`, reason: "none-needed" }], "mid-run");
+  const ids = (entries: SnapEntry[]) =>
+    collectRetries(entries, entries.length - 2, DEFAULT_CONFIG, readJudgments(entries)).map((g) => [
+      g.span.promptId,
+      [...g.large, ...g.small].map((o) => o.entryId),
+    ]);
+
+  it("makes its outputs no record names due at the next run end, against their own run", () => {
+    // Run one's end found its checkpoint pending and skipped; the checkpoint landed in run two, whose
+    // run end judged its own outputs.
+    const entries = [
+      ...run("one", [BIG, BIG, SMALL]),
+      ...run("two", [LARGE]),
+      checkpoint("one"),
+      rec([{ kind: "large", entryId: "t-two-0", reason: "chunks" }]),
+      ...run("now", []),
+    ];
+    expect(ids(entries)).toEqual([["u-one", ["t-one-1", "t-one-2"]]]);
+  });
+
+  it("does so for a dropped pass, not for history from before the guard", () => {
+    // Runs zero and one came before the guard; run three's pass was dropped.
+    const entries = [
+      ...run("zero", [BIG, BIG]),
+      ...run("one", [BIG, BIG]),
+      ...run("two", [BIG]),
+      rec([{ kind: "large", entryId: "t-two-0", reason: "chunks" }]),
+      ...run("three", [BIG, BIG]),
+      ...run("four", [BIG]),
+      rec([{ kind: "large", entryId: "t-four-0", reason: "chunks" }]),
+      ...run("now", []),
+    ];
+    // The run before the first record is taken as the guard's (a pass pending at its end lands in the
+    // next run at the earliest): its outputs are asked once too.
+    expect(ids(entries)).toEqual([
+      ["u-one", ["t-one-0", "t-one-1"]],
+      ["u-three", ["t-three-0", "t-three-1"]],
+    ]);
+  });
+
+  it("asks a skipped run's large outputs only when its own run end would have (minRunChars)", () => {
+    const entries = [...run("one", [BIG, BIG]), checkpoint("one"), ...run("now", [])];
+    const config = { ...DEFAULT_CONFIG, minRunChars: 2 * BIG.length };
+    expect(collectRetries(entries, entries.length - 2, config, readJudgments(entries))).toEqual([]);
+    expect(ids(entries)).toEqual([["u-one", ["t-one-1"]]]);
+  });
+
+  it("leaves a run its run end judged, and one with no guard record anywhere", () => {
+    const judged = [
+      ...run("one", [LARGE, LARGE]),
+      rec([{ kind: "large", entryId: "t-one-0", reason: "chunks" }]),
+      ...run("now", []),
+    ];
+    expect(ids(judged)).toEqual([]);
+    const bare = [...run("one", [LARGE, LARGE]), ...run("now", [])];
+    expect(ids(bare)).toEqual([]);
+  });
+
+  it("plans them in the next run-end pass, which records every one", () => {
+    const entries = [...run("one", [LARGE, SMALL], "The log is fine."), checkpoint("one"), ...run("now", [])];
+    const { plan, out } = pass(entries, gateOff);
+    expect(plan.status).toBe("run");
+    expect((plan as RunPlan).requests.map((r) => r.state.user_question)).toEqual(["question one"]);
+    expect(out?.results.map((r) => r.entryId)).toEqual(["t-one-1"]);
+  });
+});
