@@ -33,6 +33,16 @@ function asksForTools(e: SnapEntry): boolean {
   return (e.toolCalls?.length ?? 0) > 0 && !ended;
 }
 
+/** A run whose last message is a completed answer: Pi's run end (an aborted or failed run has none). */
+function answered(last: SnapEntry | undefined): boolean {
+  return (
+    last?.role === "assistant" &&
+    (last.toolCalls?.length ?? 0) === 0 &&
+    last.stopReason !== "error" &&
+    last.stopReason !== "aborted"
+  );
+}
+
 /**
  * Outputs before the prompt at `promptIndex` whose latest guard result had no usable answer (or was
  * deferred) and that have not used up their passes, and outputs of runs whose run-end pass never judged
@@ -53,6 +63,8 @@ export function collectRetries(
   // Run starts (prompts that are not steering, as run.ts isSteering tells) and each run's outputs, in one pass.
   const starts: number[] = [];
   const outputs: number[][] = [];
+  /** Each run's last user, assistant or tool-result message: whether it ended with an answer. */
+  const lasts: Array<SnapEntry | undefined> = [];
   let previous: SnapEntry | undefined;
   for (let i = 0; i < end; i++) {
     const e = entries[i] as SnapEntry;
@@ -63,7 +75,13 @@ export function collectRetries(
     if (isUserMessage(e) && !steering) {
       starts.push(i);
       outputs.push([]);
-    } else if (e.role === "toolResult" && starts.length > 0) (outputs.at(-1) as number[]).push(i);
+      lasts.push(e);
+      continue;
+    }
+    if (starts.length === 0) continue;
+    if (e.role === "toolResult") (outputs.at(-1) as number[]).push(i);
+    if (e.visible && (e.role === "assistant" || e.role === "toolResult" || e.role === "user"))
+      lasts[lasts.length - 1] = e;
   }
   const groups: RetryGroup[] = [];
   const guarded = firstGuardedRun(starts, end, records);
@@ -71,7 +89,7 @@ export function collectRetries(
     const runEnd = starts[run + 1] ?? end;
     const indices = outputs[run] as number[];
     const ids = indices.map((i) => (entries[i] as SnapEntry).id);
-    const skipped = run >= guarded && runEndSkipped(ids, records);
+    const skipped = run >= guarded && answered(lasts[run]) && runEndSkipped(ids, records);
     const due = indices.filter((i) => {
       const id = (entries[i] as SnapEntry).id;
       return dueForRetry(id, judged) || (skipped && !records.named.has(id));

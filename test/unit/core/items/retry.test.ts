@@ -325,6 +325,14 @@ describe("a run whose run-end pass never ran (skipped for a pending pass, or dro
     expect(ids(bare)).toEqual([]);
   });
 
+  it("leaves a run that was aborted or failed: Pi has no run end for it", () => {
+    for (const stopReason of ["aborted", "error"] as const) {
+      const stopped = run("one", [BIG, BIG]).map((e) => (e.id === "z-one" ? { ...e, stopReason } : e));
+      const entries = [...stopped, checkpoint("one"), ...run("now", [])];
+      expect(ids(entries)).toEqual([]);
+    }
+  });
+
   it("plans them in the next run-end pass, which records every one", () => {
     const entries = [...run("one", [LARGE, SMALL], "The log is fine."), checkpoint("one"), ...run("now", [])];
     const { plan, out } = pass(entries, gateOff);
