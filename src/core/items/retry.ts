@@ -7,11 +7,11 @@
 // and exchanges, and are made only when the saving pays for the rewrite they add.
 
 import { type CacheModel, REWRITE_FACTOR, rewriteChars, sessionRequests } from "../cache/break-even.ts";
-import { chunkedFrom, collectRun, isUserMessage, resultCandidate, runWorthDistilling } from "../distill/run.ts";
+import { chunkedFrom, collectRun, isUserMessage, resultCandidate } from "../distill/run.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import type { Candidate, RunSpan, SnapEntry } from "../shared/types.ts";
 import { dueForRetry, type GuardJudgments } from "./judged.ts";
-import { firstGuardedRun, readOutputRecords, runEndSkipped } from "./skipped-runs.ts";
+import { firstGuardedRun, readOutputRecords, runEndSkipped, unjudgedOutputs } from "./skipped-runs.ts";
 import { type SmallItem, smallItem, smallStub } from "./small.ts";
 import { supersededIn } from "./superseded.ts";
 
@@ -90,14 +90,22 @@ export function collectRetries(
     const indices = outputs[run] as number[];
     const ids = indices.map((i) => (entries[i] as SnapEntry).id);
     const skipped = run >= guarded && answered(lasts[run]) && runEndSkipped(ids, records);
+    // Checked before the run is rebuilt, which costs a pass over the session: a run whose outputs are
+    // all too small to judge is left as quickly at every later run end.
+    const unjudged = skipped
+      ? unjudgedOutputs(
+          indices.map((i) => entries[i] as SnapEntry).filter((e) => !records.named.has(e.id)),
+          config,
+        )
+      : new Set<string>();
     const due = indices.filter((i) => {
       const id = (entries[i] as SnapEntry).id;
-      return dueForRetry(id, judged) || (skipped && !records.named.has(id));
+      return dueForRetry(id, judged) || unjudged.has(id);
     });
     if (due.length === 0) continue;
     const span = collectRun(entries, config.historyExchanges, runEnd);
     if (!span) continue;
-    const large: Array<Candidate & { retry: boolean }> = [];
+    const large: Candidate[] = [];
     const small: SmallItem[] = [];
     let superseded: Map<string, string> | undefined;
     for (const i of due) {
@@ -105,19 +113,14 @@ export function collectRetries(
       const c = resultCandidate(e, span.calls, config);
       if (!c) continue;
       if (c.text.length >= chunkedFrom(config)) {
-        large.push({ ...c, retry: dueForRetry(e.id, judged) });
+        large.push(c);
       } else if (config.smallResultMinChars > 0 && c.text.length >= config.smallResultMinChars) {
         superseded ??= supersededIn(entries, span);
         const item = smallItem(c, superseded.get(c.entryId));
         if (item) small.push(item);
       }
     }
-    const worth = runWorthDistilling(
-      large.filter((c) => !c.retry),
-      config.minRunChars,
-    );
-    const asked = large.filter((c) => c.retry || worth).map(({ retry: _retry, ...c }) => c);
-    if (asked.length > 0 || small.length > 0) groups.push({ span, large: asked, small });
+    if (large.length > 0 || small.length > 0) groups.push({ span, large, small });
   }
   return groups;
 }

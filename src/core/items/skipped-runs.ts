@@ -5,6 +5,8 @@
 // are then asked at a later run end like the retries (retry.ts): against their own run, through the
 // same cache gate.
 
+import { chunkedFrom, passesCandidateRules } from "../distill/run.ts";
+import type { GuardConfig } from "../shared/config.ts";
 import { RECORD_TYPE, type SnapEntry } from "../shared/types.ts";
 
 /** What the guard's records on the branch list of the session's outputs. */
@@ -70,4 +72,27 @@ export function firstGuardedRun(starts: readonly number[], end: number, records:
 /** Whether a finished run (its outputs) was left without a run-end pass: no run-end record lists any. */
 export function runEndSkipped(outputIds: readonly string[], records: OutputRecords): boolean {
   return !outputIds.some((id) => records.atRunEnd.has(id));
+}
+
+/**
+ * Of a skipped run's outputs that no record names, the ids its own run end would have judged: those
+ * that pass the candidate rules and are small or large enough, the large ones only when together they
+ * reach `minRunChars`.
+ */
+export function unjudgedOutputs(
+  outputs: readonly SnapEntry[],
+  config: Pick<
+    GuardConfig,
+    "minResultChars" | "smallResultMinChars" | "minRunChars" | "excludeTools" | "distillErrors"
+  >,
+): Set<string> {
+  const from = chunkedFrom(config);
+  const judgeable = outputs.filter((e) => passesCandidateRules(e, config, e.toolName ?? "tool"));
+  const large = judgeable.filter((e) => e.text.length >= from);
+  const small = judgeable.filter(
+    (e) => e.text.length < from && config.smallResultMinChars > 0 && e.text.length >= config.smallResultMinChars,
+  );
+  // As runWorthDistilling at a run end: the large outputs together, or none.
+  const worth = large.reduce((n, e) => n + e.text.length, 0) >= config.minRunChars;
+  return new Set([...(worth ? large : []), ...small].map((e) => e.id));
 }
