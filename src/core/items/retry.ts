@@ -11,7 +11,7 @@ import { chunkedFrom, collectRun, isUserMessage, resultCandidate } from "../dist
 import type { GuardConfig } from "../shared/config.ts";
 import type { Candidate, RunSpan, SnapEntry } from "../shared/types.ts";
 import { dueForRetry, type GuardJudgments } from "./judged.ts";
-import { firstGuardedRun, readOutputRecords, runEndSkipped, unjudgedOutputs } from "./skipped-runs.ts";
+import { firstSkippableRun, readOutputRecords, runEndSkipped, unjudgedOutputs } from "./skipped-runs.ts";
 import { type SmallItem, smallItem, smallStub } from "./small.ts";
 import { supersededIn } from "./superseded.ts";
 
@@ -84,7 +84,7 @@ export function collectRetries(
       lasts[lasts.length - 1] = e;
   }
   const groups: RetryGroup[] = [];
-  const guarded = firstGuardedRun(starts, end, records);
+  const guarded = firstSkippableRun(starts, end, records);
   for (let run = 0; run < starts.length; run++) {
     const runEnd = starts[run + 1] ?? end;
     const indices = outputs[run] as number[];

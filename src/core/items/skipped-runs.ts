@@ -9,6 +9,14 @@ import { chunkedFrom, passesCandidateRules } from "../distill/run.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import { RECORD_TYPE, type SnapEntry } from "../shared/types.ts";
 
+/**
+ * Most runs back from the current one whose run end may count as skipped. A run end is skipped while a
+ * pass is pending, which lasts a classifier deadline or so: a few runs at most. Without a bound, a session
+ * whose runs all lack run-end records (the classifier missing for long, the guard turned off) would have
+ * every earlier run rebuilt and asked about at each run end.
+ */
+export const MAX_SKIPPED_RUNS = 8;
+
 /** What the guard's records on the branch list of the session's outputs. */
 export interface OutputRecords {
   /** Entries any result of any record names. */
@@ -57,16 +65,17 @@ export function readOutputRecords(entries: readonly SnapEntry[]): OutputRecords 
 /**
  * The first run (an index into `starts`, the prompts of the runs before the current one, which starts
  * at `end`) that the guard was at work in: the run before the one holding its first record or
- * checkpoint-judged output, since a pass pending at a run end lands a run later at the earliest. Runs
- * before it are history from before the guard (installed on an older session) and stay as they are.
+ * checkpoint-judged output, since a pass pending at a run end lands a run later at the earliest, and
+ * at most MAX_SKIPPED_RUNS back. Runs before it are history from before the guard (installed on an
+ * older session), or too old, and stay as they are.
  */
-export function firstGuardedRun(starts: readonly number[], end: number, records: OutputRecords): number {
+export function firstSkippableRun(starts: readonly number[], end: number, records: OutputRecords): number {
   let holding = starts.length;
   if (records.since < end) {
     while (holding > 0 && (starts[holding - 1] as number) > records.since) holding--;
     holding = Math.max(0, holding - 1);
   }
-  return Math.max(0, holding - 1);
+  return Math.max(0, holding - 1, starts.length - MAX_SKIPPED_RUNS);
 }
 
 /** Whether a finished run (its outputs) was left without a run-end pass: no run-end record lists any. */

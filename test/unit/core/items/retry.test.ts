@@ -6,6 +6,7 @@ import { finishPass } from "../../../../src/core/distill/finish.ts";
 import { type PassPlan, planCheckpoint, planRunEnd, type RunPlan } from "../../../../src/core/distill/plan.ts";
 import { MAX_UNANSWERED_PASSES, readJudgments } from "../../../../src/core/items/judged.ts";
 import { collectRetries, retriesMayPay, retryEditsThatPay } from "../../../../src/core/items/retry.ts";
+import { MAX_SKIPPED_RUNS } from "../../../../src/core/items/skipped-runs.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../../../../src/core/shared/config.ts";
 import {
   type ClassifierOutcome,
@@ -269,10 +270,12 @@ describe("a run whose run-end pass never ran (skipped for a pending pass, or dro
   /** A checkpoint's record: it judged the first output of `tag`'s run. */
   const checkpoint = (tag: string) => rec([{ kind: "large", entryId: `t-${tag}-0`, reason: "none-needed" }], "mid-run");
   const ids = (entries: SnapEntry[]) =>
-    collectRetries(entries, entries.length - 2, DEFAULT_CONFIG, readJudgments(entries)).map((g) => [
-      g.span.promptId,
-      [...g.large, ...g.small].map((o) => o.entryId),
-    ]);
+    collectRetries(
+      entries,
+      entries.findIndex((e) => e.id === "u-now"),
+      DEFAULT_CONFIG,
+      readJudgments(entries),
+    ).map((g) => [g.span.promptId, [...g.large, ...g.small].map((o) => o.entryId)]);
 
   it("makes its outputs no record names due at the next run end, against their own run", () => {
     // Run one's end found its checkpoint pending and skipped; the checkpoint landed in run two, whose
@@ -305,6 +308,13 @@ describe("a run whose run-end pass never ran (skipped for a pending pass, or dro
       ["u-one", ["t-one-0", "t-one-1"]],
       ["u-three", ["t-three-0", "t-three-1"]],
     ]);
+  });
+
+  it("looks back at most MAX_SKIPPED_RUNS runs", () => {
+    const runs = Array.from({ length: MAX_SKIPPED_RUNS + 2 }, (_, k) => run(`r${k}`, [BIG]));
+    const entries = [checkpoint("r0"), ...runs.flat(), ...run("now", [])];
+    const asked = ids(entries).map(([prompt]) => prompt);
+    expect(asked).toEqual(runs.slice(2).map((r) => r[0]?.id));
   });
 
   it("asks a skipped run's large outputs only when its own run end would have (minRunChars)", () => {
