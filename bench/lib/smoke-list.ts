@@ -46,6 +46,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "key-facts-speed.ts", args: [] },
   { script: "keep-rules-money.ts", args: ["--variants", "none,all", "--only", "trl"] },
   { script: "pass-messages.ts", args: ["--entries", "200"] },
+  { script: "skipped-runs-cost.ts", args: ["--entries", "300"] },
 ];
 
 /** Scripts that need something CI has only sometimes, run by .ci/run on their own. */

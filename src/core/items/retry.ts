@@ -1,6 +1,7 @@
 // Outputs of earlier runs that the classifier never answered for (the request failed, timed out, or the
-// pass was stopped) and outputs whose removal the cache gate deferred: a later run end asks about them
-// again, each against its own run's question and answer, a bounded number of times (judged.ts).
+// pass was stopped), outputs whose removal the cache gate deferred, and outputs of a run whose run-end
+// pass never ran (skipped-runs.ts): a later run end asks about them again, each against its own run's
+// question and answer, a bounded number of times (judged.ts).
 // Earlier runs are otherwise only edited as whole exchanges: editing one of their outputs rewrites the
 // prompt cache from that output on, so these edits go through the same marginal-cost gate as old images
 // and exchanges, and are made only when the saving pays for the rewrite they add.
@@ -10,6 +11,7 @@ import { chunkedFrom, collectRun, isUserMessage, resultCandidate } from "../dist
 import type { GuardConfig } from "../shared/config.ts";
 import type { Candidate, RunSpan, SnapEntry } from "../shared/types.ts";
 import { dueForRetry, type GuardJudgments } from "./judged.ts";
+import { firstSkippableRun, readOutputRecords, runEndSkipped, unjudgedOutputs } from "./skipped-runs.ts";
 import { type SmallItem, smallItem, smallStub } from "./small.ts";
 import { supersededIn } from "./superseded.ts";
 
@@ -22,7 +24,7 @@ export interface RetryGroup {
 
 export type RetryConfig = Pick<
   GuardConfig,
-  "historyExchanges" | "minResultChars" | "smallResultMinChars" | "excludeTools" | "distillErrors"
+  "historyExchanges" | "minResultChars" | "smallResultMinChars" | "excludeTools" | "distillErrors" | "minRunChars"
 >;
 
 /** An assistant message that asked for tools and was not cut off (its run went on). */
@@ -31,10 +33,22 @@ function asksForTools(e: SnapEntry): boolean {
   return (e.toolCalls?.length ?? 0) > 0 && !ended;
 }
 
+/** A run whose last message is a completed answer: Pi's run end (an aborted or failed run has none). */
+function answered(last: SnapEntry | undefined): boolean {
+  return (
+    last?.role === "assistant" &&
+    (last.toolCalls?.length ?? 0) === 0 &&
+    last.stopReason !== "error" &&
+    last.stopReason !== "aborted"
+  );
+}
+
 /**
  * Outputs before the prompt at `promptIndex` whose latest guard result had no usable answer (or was
- * deferred) and that have not used up their passes, grouped by the run they belong to. They must still
- * pass the candidate rules (unedited, text only, …) and be large or small enough to be judged.
+ * deferred) and that have not used up their passes, and outputs of runs whose run-end pass never judged
+ * them (skipped-runs.ts) that no record names, grouped by the run they belong to. They must still pass
+ * the candidate rules (unedited, text only, …) and be large or small enough to be judged; a skipped
+ * run's large outputs only as its own run end would have judged them (together `minRunChars` at least).
  */
 export function collectRetries(
   entries: SnapEntry[],
@@ -42,11 +56,15 @@ export function collectRetries(
   config: RetryConfig,
   judged: Pick<GuardJudgments, "retry">,
 ): RetryGroup[] {
-  if (judged.retry.size === 0 || promptIndex <= 0) return [];
+  if (promptIndex <= 0) return [];
+  const records = readOutputRecords(entries);
+  if (judged.retry.size === 0 && records.named.size === 0) return [];
   const end = Math.min(promptIndex, entries.length);
-  // Run starts (prompts that are not steering, as run.ts isSteering tells) and due outputs, in one pass.
+  // Run starts (prompts that are not steering, as run.ts isSteering tells) and each run's outputs, in one pass.
   const starts: number[] = [];
-  const due: Array<{ index: number; run: number }> = [];
+  const outputs: number[][] = [];
+  /** Each run's last user, assistant or tool-result message: whether it ended with an answer. */
+  const lasts: Array<SnapEntry | undefined> = [];
   let previous: SnapEntry | undefined;
   for (let i = 0; i < end; i++) {
     const e = entries[i] as SnapEntry;
@@ -54,22 +72,46 @@ export function collectRetries(
       previous !== undefined &&
       (previous.role === "toolResult" || (previous.role === "assistant" && asksForTools(previous)));
     if (e.visible && e.role !== undefined && e.role !== "custom") previous = e;
-    if (isUserMessage(e) && !steering) starts.push(i);
-    else if (e.role === "toolResult" && starts.length > 0 && dueForRetry(e.id, judged)) {
-      due.push({ index: i, run: starts.length - 1 });
+    if (isUserMessage(e) && !steering) {
+      starts.push(i);
+      outputs.push([]);
+      lasts.push(e);
+      continue;
     }
+    if (starts.length === 0) continue;
+    if (e.role === "toolResult") (outputs.at(-1) as number[]).push(i);
+    if (e.visible && (e.role === "assistant" || e.role === "toolResult" || e.role === "user"))
+      lasts[lasts.length - 1] = e;
   }
   const groups: RetryGroup[] = [];
-  for (let k = 0; k < due.length; ) {
-    const run = (due[k] as { run: number }).run;
-    const span = collectRun(entries, config.historyExchanges, starts[run + 1] ?? end);
+  const guarded = firstSkippableRun(starts, end, records);
+  for (let run = 0; run < starts.length; run++) {
+    const runEnd = starts[run + 1] ?? end;
+    const indices = outputs[run] as number[];
+    const ids = indices.map((i) => (entries[i] as SnapEntry).id);
+    const skipped = run >= guarded && answered(lasts[run]) && runEndSkipped(ids, records);
+    // Checked before the run is rebuilt, which costs a pass over the session: a run whose outputs are
+    // all too small to judge is left as quickly at every later run end.
+    const unjudged = skipped
+      ? unjudgedOutputs(
+          indices.map((i) => entries[i] as SnapEntry).filter((e) => !records.named.has(e.id)),
+          config,
+        )
+      : new Set<string>();
+    const due = indices.filter((i) => {
+      const id = (entries[i] as SnapEntry).id;
+      return dueForRetry(id, judged) || unjudged.has(id);
+    });
+    if (due.length === 0) continue;
+    const span = collectRun(entries, config.historyExchanges, runEnd);
+    if (!span) continue;
     const large: Candidate[] = [];
     const small: SmallItem[] = [];
     let superseded: Map<string, string> | undefined;
-    for (; k < due.length && (due[k] as { run: number }).run === run; k++) {
-      const e = entries[(due[k] as { index: number }).index] as SnapEntry;
-      const c = span ? resultCandidate(e, span.calls, config) : undefined;
-      if (!span || !c) continue;
+    for (const i of due) {
+      const e = entries[i] as SnapEntry;
+      const c = resultCandidate(e, span.calls, config);
+      if (!c) continue;
       if (c.text.length >= chunkedFrom(config)) {
         large.push(c);
       } else if (config.smallResultMinChars > 0 && c.text.length >= config.smallResultMinChars) {
@@ -78,7 +120,7 @@ export function collectRetries(
         if (item) small.push(item);
       }
     }
-    if (span && (large.length > 0 || small.length > 0)) groups.push({ span, large, small });
+    if (large.length > 0 || small.length > 0) groups.push({ span, large, small });
   }
   return groups;
 }

@@ -6,6 +6,7 @@ import { finishPass } from "../../../../src/core/distill/finish.ts";
 import { type PassPlan, planCheckpoint, planRunEnd, type RunPlan } from "../../../../src/core/distill/plan.ts";
 import { MAX_UNANSWERED_PASSES, readJudgments } from "../../../../src/core/items/judged.ts";
 import { collectRetries, retriesMayPay, retryEditsThatPay } from "../../../../src/core/items/retry.ts";
+import { MAX_SKIPPED_RUNS } from "../../../../src/core/items/skipped-runs.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../../../../src/core/shared/config.ts";
 import {
   type ClassifierOutcome,
@@ -259,5 +260,94 @@ describe("a raw output that starts with the guard's marker", () => {
     const text = out?.drafts[0]?.replacement?.content[0]?.text ?? "";
     expect(text).toContain('recall({"entryId":"t-now-0"})');
     expect(text).not.toContain("fake");
+  });
+});
+
+/** An output large enough for a run end on its own (minRunChars). */
+const BIG = `${LARGE}\n${LARGE}`;
+
+describe("a run whose run-end pass never ran (skipped for a pending pass, or dropped)", () => {
+  /** A checkpoint's record: it judged the first output of `tag`'s run. */
+  const checkpoint = (tag: string) => rec([{ kind: "large", entryId: `t-${tag}-0`, reason: "none-needed" }], "mid-run");
+  const ids = (entries: SnapEntry[]) =>
+    collectRetries(
+      entries,
+      entries.findIndex((e) => e.id === "u-now"),
+      DEFAULT_CONFIG,
+      readJudgments(entries),
+    ).map((g) => [g.span.promptId, [...g.large, ...g.small].map((o) => o.entryId)]);
+
+  it("makes its outputs no record names due at the next run end, against their own run", () => {
+    // Run one's end found its checkpoint pending and skipped; the checkpoint landed in run two, whose
+    // run end judged its own outputs.
+    const entries = [
+      ...run("one", [BIG, BIG, SMALL]),
+      ...run("two", [LARGE]),
+      checkpoint("one"),
+      rec([{ kind: "large", entryId: "t-two-0", reason: "chunks" }]),
+      ...run("now", []),
+    ];
+    expect(ids(entries)).toEqual([["u-one", ["t-one-1", "t-one-2"]]]);
+  });
+
+  it("does so for a dropped pass, not for history from before the guard", () => {
+    // Runs zero and one came before the guard; run three's pass was dropped.
+    const entries = [
+      ...run("zero", [BIG, BIG]),
+      ...run("one", [BIG, BIG]),
+      ...run("two", [BIG]),
+      rec([{ kind: "large", entryId: "t-two-0", reason: "chunks" }]),
+      ...run("three", [BIG, BIG]),
+      ...run("four", [BIG]),
+      rec([{ kind: "large", entryId: "t-four-0", reason: "chunks" }]),
+      ...run("now", []),
+    ];
+    // The run before the first record is taken as the guard's (a pass pending at its end lands in the
+    // next run at the earliest): its outputs are asked once too.
+    expect(ids(entries)).toEqual([
+      ["u-one", ["t-one-0", "t-one-1"]],
+      ["u-three", ["t-three-0", "t-three-1"]],
+    ]);
+  });
+
+  it("looks back at most MAX_SKIPPED_RUNS runs", () => {
+    const runs = Array.from({ length: MAX_SKIPPED_RUNS + 2 }, (_, k) => run(`r${k}`, [BIG]));
+    const entries = [checkpoint("r0"), ...runs.flat(), ...run("now", [])];
+    const asked = ids(entries).map(([prompt]) => prompt);
+    expect(asked).toEqual(runs.slice(2).map((r) => r[0]?.id));
+  });
+
+  it("asks a skipped run's large outputs only when its own run end would have (minRunChars)", () => {
+    const entries = [...run("one", [BIG, BIG]), checkpoint("one"), ...run("now", [])];
+    const config = { ...DEFAULT_CONFIG, minRunChars: 2 * BIG.length };
+    expect(collectRetries(entries, entries.length - 2, config, readJudgments(entries))).toEqual([]);
+    expect(ids(entries)).toEqual([["u-one", ["t-one-1"]]]);
+  });
+
+  it("leaves a run its run end judged, and one with no guard record anywhere", () => {
+    const judged = [
+      ...run("one", [LARGE, LARGE]),
+      rec([{ kind: "large", entryId: "t-one-0", reason: "chunks" }]),
+      ...run("now", []),
+    ];
+    expect(ids(judged)).toEqual([]);
+    const bare = [...run("one", [LARGE, LARGE]), ...run("now", [])];
+    expect(ids(bare)).toEqual([]);
+  });
+
+  it("leaves a run that was aborted or failed: Pi has no run end for it", () => {
+    for (const stopReason of ["aborted", "error"] as const) {
+      const stopped = run("one", [BIG, BIG]).map((e) => (e.id === "z-one" ? { ...e, stopReason } : e));
+      const entries = [...stopped, checkpoint("one"), ...run("now", [])];
+      expect(ids(entries)).toEqual([]);
+    }
+  });
+
+  it("plans them in the next run-end pass, which records every one", () => {
+    const entries = [...run("one", [LARGE, SMALL], "The log is fine."), checkpoint("one"), ...run("now", [])];
+    const { plan, out } = pass(entries, gateOff);
+    expect(plan.status).toBe("run");
+    expect((plan as RunPlan).requests.map((r) => r.state.user_question)).toEqual(["question one"]);
+    expect(out?.results.map((r) => r.entryId)).toEqual(["t-one-1"]);
   });
 });
