@@ -22,8 +22,7 @@ import { outputNotes } from "../items/output-notes.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
 import { type DiskCheck, earlierStaleReads, type StaleRead } from "../items/stale-reads.ts";
 import { readPins, unpinned } from "../records/pins.ts";
-import type { GuardConfig } from "../shared/config.ts";
-import type { Chunk, ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
+import type { ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
 import { buildCheckpointRequest } from "./checkpoint-request.ts";
 import {
   type ChunkMeta,
