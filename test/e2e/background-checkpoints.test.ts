@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GuardRecord } from "../../src/core/shared/types.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
+import { testLog } from "../kit/test-log.ts";
 
 const EXTENSION = resolve(import.meta.dirname, "../../src/main/index.ts");
 const TURNS = 20;
@@ -17,13 +18,6 @@ const TURNS = 20;
 const CLASSIFIER_MS = 600;
 const TURN_MS = 120;
 const OTHER_TEXT = "[other extension] log0 trimmed";
-
-function testLog(n: number): string {
-  const lines = Array.from({ length: 160 }, (_, i) =>
-    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
-  );
-  return `${lines.join("\n")}\n`;
-}
 
 type Msg = { role: string; content?: string | Array<{ type: string; text?: string }> };
 const textOf = (m: Msg) =>
@@ -86,7 +80,7 @@ beforeAll(async () => {
     classifierBaseUrl: classifier.baseUrl,
     responses,
   });
-  for (let i = 0; i < TURNS; i++) await writeFile(join(s.cwd, `log${i}.txt`), testLog(i));
+  for (let i = 0; i < TURNS; i++) await writeFile(join(s.cwd, `log${i}.txt`), testLog(i, 160));
   await s.session.prompt("Fix all failing tests");
 }, 120_000);
 afterAll(async () => {

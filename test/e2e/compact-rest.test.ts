@@ -7,28 +7,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
+import { type FakeOpenAI, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+import { testLog } from "../kit/test-log.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function testLog(n: number): string {
-  const lines = Array.from({ length: 200 }, (_, i) =>
-    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
-  );
-  return `${lines.join("\n")}\n`;
-}
-
-const textOf = (m: WireJson): string =>
-  typeof m?.content === "string"
-    ? m.content
-    : Array.isArray(m?.content)
-      ? m.content.map((b: WireJson) => b?.text ?? "").join("")
-      : "";
 
 let classifier: LoopbackClassifier;
 let main: FakeOpenAI;
@@ -57,7 +44,7 @@ beforeAll(async () => {
     (req) => {
       let lastUser = req.messages.length - 1;
       while (lastUser >= 0 && req.messages[lastUser]?.role !== "user") lastUser--;
-      const text = textOf(req.messages[lastUser]);
+      const text = wireText(req.messages[lastUser]);
       const done = req.messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
       if (text === "work" && done < 3)
         return { toolCalls: [{ name: "bash", arguments: { command: `cat log${done}.txt` } }] };
@@ -128,7 +115,7 @@ describe("/compact while a handed-over rest is pending (RPC)", () => {
     const users = main.requests
       .at(-1)
       ?.messages.filter((m: WireJson) => m.role === "user")
-      .map(textOf);
+      .map(wireText);
     expect(users.slice(-2)).toEqual(["after", "later"]);
   });
 

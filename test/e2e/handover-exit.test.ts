@@ -11,17 +11,11 @@ import { type FakeOpenAI, startFakeOpenAI, type WireJson } from "../kit/fake-ope
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { startRpcPi } from "../kit/rpc-pi.ts";
+import { testLog } from "../kit/test-log.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 /** Far longer than an exit may take: an exit that waited for the classifier is seen at once. */
 const HANG_MS = 60_000;
-
-function testLog(n: number): string {
-  const lines = Array.from({ length: 200 }, (_, i) =>
-    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
-  );
-  return `${lines.join("\n")}\n`;
-}
 
 let classifier: LoopbackClassifier;
 let main: FakeOpenAI;

@@ -8,28 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
+import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+import { testLog } from "../kit/test-log.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function testLog(n: number): string {
-  const lines = Array.from({ length: 200 }, (_, i) =>
-    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
-  );
-  return `${lines.join("\n")}\n`;
-}
-
-const textOf = (m: WireJson): string =>
-  typeof m?.content === "string"
-    ? m.content
-    : Array.isArray(m?.content)
-      ? m.content.map((b: WireJson) => b?.text ?? "").join("")
-      : "";
 
 const CASES = [
   {
@@ -76,7 +63,7 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
   async function reply(messages: WireJson[]): Promise<FakeReply> {
     let lastUser = messages.length - 1;
     while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
-    const prompt = textOf(messages[lastUser]);
+    const prompt = wireText(messages[lastUser]);
     calls.push({ prompt, at: performance.now() });
     if (prompt !== "work") return { text: `done with ${prompt}` };
     const next = turns[messages.slice(lastUser + 1).filter((m) => m.role === "tool").length];

@@ -10,28 +10,15 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
+import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+import { testLog } from "../kit/test-log.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 3000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function testLog(n: number): string {
-  const lines = Array.from({ length: 200 }, (_, i) =>
-    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
-  );
-  return `${lines.join("\n")}\n`;
-}
-
-const textOf = (m: WireJson): string =>
-  typeof m?.content === "string"
-    ? m.content
-    : Array.isArray(m?.content)
-      ? m.content.map((b: WireJson) => b?.text ?? "").join("")
-      : "";
 
 /** Each run's tool turns (commands), by its prompt; `wait` turns are answered once the classifier has. */
 const RUNS: Record<string, Array<string | "wait">> = {
@@ -62,7 +49,7 @@ function send(prompt: string, streamingBehavior?: "followUp"): void {
 async function reply(messages: WireJson[]): Promise<FakeReply> {
   let lastUser = messages.length - 1;
   while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
-  const prompt = textOf(messages[lastUser]);
+  const prompt = wireText(messages[lastUser]);
   calls.push({ prompt, at: performance.now(), messages });
   const done = messages.slice(lastUser + 1).filter((m) => m.role === "tool").length;
   const turns = RUNS[prompt] ?? [];
@@ -119,7 +106,7 @@ const firstCall = (prompt: string) => calls.find((c) => c.prompt === prompt);
 
 /** Whether a request shows log `n`'s output distilled (its failing line without the passing ones). */
 function distilled(messages: WireJson[], n: number): boolean {
-  const shown = messages.filter((m) => m.role === "tool").map(textOf);
+  const shown = messages.filter((m) => m.role === "tool").map(wireText);
   const text = shown.find((t) => t.includes(`broken_${n}_50`));
   return text !== undefined && !text.includes(`PASS src/case${n}_120.test.ts`);
 }

@@ -15,17 +15,11 @@ import {
   startLoopbackClassifier,
 } from "../kit/loopback-classifier.ts";
 import { createTestSession, type FauxReply, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
+import { testLog } from "../kit/test-log.ts";
 
 const EXTENSION = resolve(import.meta.dirname, "../../src/main/index.ts");
 const CLASSIFIER_MS = 4000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function testLog(n: number): string {
-  const lines = Array.from({ length: 160 }, (_, i) =>
-    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
-  );
-  return `${lines.join("\n")}\n`;
-}
 
 let classifier: LoopbackClassifier;
 let s: TestSession;
@@ -106,7 +100,7 @@ beforeAll(async () => {
       timed(() => "Summary: three failing cases."),
     ],
   });
-  for (let i = 0; i < 3; i++) await writeFile(join(s.cwd, `log${i}.txt`), testLog(i));
+  for (let i = 0; i < 3; i++) await writeFile(join(s.cwd, `log${i}.txt`), testLog(i, 160));
   const run = s.session.prompt("Find the failing tests");
   // The run-end pass is waiting for the second (slow) answer.
   for (let i = 0; i < 2000 && classifier.requests.length < 2; i++) await sleep(10);

@@ -9,17 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXTENSION } from "../kit/fault-session.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
+import { testLog } from "../kit/test-log.ts";
 
 const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const bash = (command: string): FauxResponse => ({ toolCalls: [{ name: "bash", arguments: { command } }] });
-
-function testLog(n: number): string {
-  const lines = Array.from({ length: 200 }, (_, i) =>
-    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
-  );
-  return `${lines.join("\n")}\n`;
-}
 
 type Entry = {
   id: string;

@@ -9,28 +9,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
+import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+import { testLog } from "../kit/test-log.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function testLog(n: number): string {
-  const lines = Array.from({ length: 200 }, (_, i) =>
-    i === 50 ? `FAIL src/case${n}_${i}.test.ts > broken_${n}_${i}` : `PASS src/case${n}_${i}.test.ts (${i} ms)`,
-  );
-  return `${lines.join("\n")}\n`;
-}
-
-const textOf = (m: WireJson): string =>
-  typeof m?.content === "string"
-    ? m.content
-    : Array.isArray(m?.content)
-      ? m.content.map((b: WireJson) => b?.text ?? "").join("")
-      : "";
 
 /** Each prompt's tool turns; `hang` is a model call that answers only once aborted. */
 const RUNS: Record<string, Array<string | "hang">> = {
@@ -57,7 +44,7 @@ const askedAbout = (n: number) => asked.filter((a) => a.body.includes(`broken_${
 async function reply(messages: WireJson[]): Promise<FakeReply> {
   let lastUser = messages.length - 1;
   while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
-  const prompt = textOf(messages[lastUser]);
+  const prompt = wireText(messages[lastUser]);
   calls.push({ prompt, at: performance.now(), messages });
   const done = messages.slice(lastUser + 1).filter((m) => m.role === "tool").length;
   const next = RUNS[prompt]?.[done];
@@ -170,7 +157,7 @@ describe("the hand-over's rest under Esc and a second prompt (RPC)", () => {
   it("loses no prompt: each reaches the model, and the last request shows every one", () => {
     for (const p of Object.keys(RUNS)) expect(firstCall(p), p).toBeDefined();
     const last = calls.at(-1)?.messages ?? [];
-    const users = last.filter((m) => m.role === "user").map(textOf);
+    const users = last.filter((m) => m.role === "user").map(wireText);
     expect(users).toEqual(Object.keys(RUNS));
   });
 
@@ -190,7 +177,7 @@ describe("the hand-over's rest under Esc and a second prompt (RPC)", () => {
     for (const n of JUDGED) {
       const shown = last
         .filter((m) => m.role === "tool")
-        .map(textOf)
+        .map(wireText)
         .find((t) => t.includes(`broken_${n}_50`));
       expect([n, shown !== undefined && !shown.includes(`PASS src/case${n}_120.test.ts`)]).toEqual([n, true]);
     }

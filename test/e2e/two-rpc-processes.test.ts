@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
+import { type FakeOpenAI, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
 import { dropAllPolicy, grepText } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
@@ -20,13 +20,6 @@ const TURNS = 2;
 /** Each process's prompts, in order; the first of `one` creates the file. */
 const PROMPTS = { one: ["a", "c", "e"], two: ["b", "d", "f"] };
 const LONG = `all read: ${"the counts are fine and nothing else changed. ".repeat(40)}`;
-
-const textOf = (m: WireJson): string =>
-  typeof m?.content === "string"
-    ? m.content
-    : Array.isArray(m?.content)
-      ? m.content.map((b: WireJson) => b?.text ?? "").join("")
-      : "";
 
 let classifier: LoopbackClassifier;
 let main: FakeOpenAI;
@@ -51,7 +44,7 @@ beforeAll(async () => {
     async (req) => {
       let lastUser = req.messages.length - 1;
       while (lastUser >= 0 && req.messages[lastUser]?.role !== "user") lastUser--;
-      const tag = textOf(req.messages[lastUser]).trim();
+      const tag = wireText(req.messages[lastUser]).trim();
       const done = req.messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
       if (done >= TURNS) {
         await new Promise((r) => setTimeout(r, 600));

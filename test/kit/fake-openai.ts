@@ -284,3 +284,11 @@ export async function startFakeOpenAI(script: FakeScript, options: FakeOptions =
       }),
   };
 }
+
+/** The text of a wire message, whether its content is a string or a list of parts. */
+export const wireText = (m: WireJson): string =>
+  typeof m?.content === "string"
+    ? m.content
+    : Array.isArray(m?.content)
+      ? m.content.map((b: WireJson) => b?.text ?? "").join("")
+      : "";
