@@ -3,6 +3,7 @@
 // offline through the extension's own pipeline and reports what the guard would have done.
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { DEFAULT_WAVE_MS } from "./core/replay/handover-timing.ts";
 import { escapeControls } from "./core/shared/control-chars.ts";
 import { agentDir as defaultAgentDir, loadSettings } from "./main/platform/settings.ts";
 
@@ -31,6 +32,9 @@ Options:
   --tools <file.json>       and tool surfacing over these tools: [{name, description, parameters}] or
                             {tools, namespaces: {name: {prefix | tools, description}}}
   --routing-before          also replay routing as it was before evictions waited for a cold cache
+  --wave-ms <ms>            latency of one wave of classifier calls, for when a run end's pass
+                            handed over to the next prompt would have ended (default: ${DEFAULT_WAVE_MS},
+                            the upper end of Jev's measured latency)
   --cache <dir>             answer cache for hosted classifiers (default: <agentDir>/context-guard-cache)
   --config <file>           settings file (default: <agentDir>/context-guard.json)
   --agent-dir <dir>         Pi's agent folder (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)
@@ -50,6 +54,7 @@ async function replayCommand(args: string[]): Promise<number> {
       write: { type: "string" },
       cwd: { type: "string" },
       cache: { type: "string" },
+      "wave-ms": { type: "string" },
       skills: { type: "string" },
       tools: { type: "string" },
       "routing-before": { type: "boolean", default: false },
@@ -65,6 +70,9 @@ async function replayCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (values.version) return printVersion();
+  const waveMs = values["wave-ms"] === undefined ? undefined : Number(values["wave-ms"]);
+  if (waveMs !== undefined && !(Number.isInteger(waveMs) && waveMs >= 0 && waveMs <= 600_000))
+    throw new UsageError(`--wave-ms ${values["wave-ms"]}: not an integer from 0 to 600000`);
   const agentDir = values["agent-dir"] ?? defaultAgentDir();
   const targets = positionals.length > 0 ? positionals : [join(agentDir, "sessions")];
   if (values.write !== undefined) {
@@ -114,6 +122,7 @@ async function replayCommand(args: string[]): Promise<number> {
     agentDir,
     write: values.write,
     writeCwd: values.cwd,
+    ...(waveMs !== undefined ? { waveMs } : {}),
     ...(routing ? { routing, routingBefore: values["routing-before"] } : {}),
   });
   const out = await replay.writeReport(result, values.out ?? "context-guard-report.html");

@@ -68,7 +68,10 @@ describe("context-guard replay", () => {
     expect(out.stdout).not.toMatch(/\b1 (checkpoints|requests|entries|passes)\b/);
     expect(out.stdout).toMatch(/\n {2}classifier {8}\d+ requests( · latency p50 [\d.]+ m?s, max [\d.]+ m?s)?\n/);
     expect(out.stdout).not.toMatch(/latency p50 0 ms/);
+    // The latency the hand-over was modelled with is said and recorded.
+    expect(out.stdout).toContain("1200 ms per wave of classifier calls (--wave-ms)");
     report = JSON.parse(await readFile(join(dir, "metrics.json"), "utf8")) as ReplayReport;
+    expect(report.waveMs).toBe(1200);
     const [s] = report.sessions;
     expect(s?.entries).toBe(260);
     expect(s?.problems).toEqual([]);
@@ -172,6 +175,9 @@ describe("context-guard replay", () => {
     expect((await cli(["replay", join(dir, "missing.jsonl")])).stderr).toContain("no such file or folder");
     const bad = await cli(["replay", SAMPLE, "--nope"]);
     expect(bad.code).toBe(2);
+    const wave = await cli(["replay", SAMPLE, "--wave-ms", "1.5s"]);
+    expect(wave.code).toBe(2);
+    expect(wave.stderr).toContain("--wave-ms 1.5s: not an integer from 0 to 600000");
     expect((await cli(["replay", "--help"])).stdout).toContain("Usage: context-guard replay");
   });
 

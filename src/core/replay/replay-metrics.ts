@@ -178,6 +178,13 @@ export interface ReplayReport {
   /** One line on what the model is (e.g. that local/lexical is weaker than Jev). */
   modelNote: string;
   generatedAt: string;
+  /**
+   * Latency of one wave of classifier calls the replay took for a run-end pass handed over (when its
+   * drafts reach the next run: core/replay/handover-timing.ts).
+   */
+  waveMs: number;
+  /** What-if only (bench/handover-money.ts): the next prompt waited this long for such a pass. */
+  promptWaitMs?: number;
   sessions: SessionMetrics[];
   /** Files that could not be replayed at all. */
   failures: Array<{ file: string; error: string }>;

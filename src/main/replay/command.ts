@@ -5,6 +5,7 @@ import { readdir, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { ModelRegistry, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { isLocalModelRef, LOCAL_MODEL_REF } from "../../core/classifier/lexical.ts";
+import { DEFAULT_WAVE_MS } from "../../core/replay/handover-timing.ts";
 import type { ReplayReport, SessionMetrics } from "../../core/replay/replay-metrics.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import { parseModelRef } from "../../core/shared/config.ts";
@@ -151,6 +152,10 @@ export interface ReplayFilesOptions {
   routing?: RoutingCatalog;
   /** Also replay routing under the policy before evictions waited for a cold cache (before and after). */
   routingBefore?: boolean;
+  /** Latency of one wave of classifier calls of a handed-over run-end pass; default DEFAULT_WAVE_MS. */
+  waveMs?: number;
+  /** What-if: the next prompt waits this long for a handed-over pass (ReplayOptions); default 0. */
+  promptWaitMs?: number;
 }
 
 export interface ReplayFilesResult {
@@ -183,6 +188,7 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
   let writeError: string | undefined;
   const config: GuardConfig = { ...options.config, enabled: true, model: options.classifier.ref };
   const prices = options.prices ?? (await loadPriceBook(options.agentDir));
+  const waveMs = options.waveMs ?? DEFAULT_WAVE_MS;
   try {
     for (const path of paths) {
       let file: SessionFile;
@@ -200,6 +206,8 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
         modelRef: options.classifier.ref,
         config,
         prices,
+        waveMs,
+        ...(options.promptWaitMs ? { promptWaitMs: options.promptWaitMs } : {}),
         cacheHits: options.classifier.cache ? () => options.classifier.cache?.hits ?? 0 : undefined,
         onProgress: (done, total) => options.progress?.update(name, done, total, "entries"),
         onGuarded: (entries) => {
@@ -241,6 +249,8 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
     model: options.classifier.ref,
     modelNote: options.classifier.note,
     generatedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    waveMs,
+    ...(options.promptWaitMs ? { promptWaitMs: options.promptWaitMs } : {}),
     sessions,
     failures,
   };

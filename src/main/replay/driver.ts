@@ -9,6 +9,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { AssistantRecord } from "../../core/cache/cache-behaviour.ts";
 import { CacheViewTally } from "../../core/cache/cache-view-tally.ts";
+import { DEFAULT_WAVE_MS, landsBeforeNextRequest, wavesOf } from "../../core/replay/handover-timing.ts";
 import { callSignature, findSuspects, type RemovedPiece, removedChunks } from "../../core/replay/proxy.ts";
 import { recallHarm } from "../../core/replay/recall-harm.ts";
 import {
@@ -56,6 +57,16 @@ export interface ReplayOptions {
   guard?: boolean;
   /** Called with the entries Pi appended for a pass (its context_edit entries, then the record). */
   onApplied?: (entries: SessionEntry[], pass: PassMetrics) => void;
+  /**
+   * Latency of one wave of classifier calls, for when a handed-over run-end pass ends on the session's
+   * clock. Default: DEFAULT_WAVE_MS.
+   */
+  waveMs?: number;
+  /**
+   * A what-if for bench/handover-money.ts: the next prompt waits this long for a handed-over pass that
+   * has sent all its calls. The extension does not wait (default 0).
+   */
+  promptWaitMs?: number;
 }
 
 export async function replaySession(file: SessionFile, options: ReplayOptions): Promise<SessionMetrics> {
@@ -93,17 +104,22 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   /**
    * A run-end pass that asked the classifier is handed over by default (settleBudgetMs below timeoutMs).
    * Its drafts reach every request once it has ended (the context hook) and land at the next boundary.
-   * When the next prompt came sooner than `timeoutMs` after the run end, the pass may not have ended by
-   * the next run's first request: it is taken as landing at the next boundary, so that request and any
-   * before the boundary carry what it replaces. Otherwise its drafts apply from the next request on.
+   * When the next prompt came before the pass would have ended (its waves at `waveMs` each, after the
+   * settle budget: core/replay/handover-timing.ts), that prompt's first request and any before the
+   * boundary carry what it replaces: it is taken as landing at the next boundary. Otherwise its drafts
+   * apply from the next request on.
    */
   let held: { edits: ContextEditDraft[]; record: GuardRecord; metrics: PassMetrics; index: number } | undefined;
+  const waveMs = options.waveMs ?? DEFAULT_WAVE_MS;
   const handsOver = (record: GuardRecord, index: number) => {
-    if (record.requests === 0 || options.config.settleBudgetMs >= options.config.timeoutMs) return false;
+    const { settleBudgetMs, timeoutMs, concurrency } = options.config;
+    if (record.requests === 0 || settleBudgetMs >= timeoutMs) return false;
+    const waves = wavesOf(record.requests, concurrency);
+    const timing = { settleBudgetMs, timeoutMs, waves, waveMs, promptWaitMs: options.promptWaitMs ?? 0 };
     for (let j = index + 1; j < branch.length; j++) {
       const entry = branch[j] as SessionEntry;
       if (messageOf(entry)?.role !== "user") continue;
-      return (Date.parse(entry.timestamp) || now) - now < options.config.timeoutMs;
+      return !landsBeforeNextRequest((Date.parse(entry.timestamp) || now) - now, timing);
     }
     return false;
   };

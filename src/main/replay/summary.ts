@@ -82,7 +82,12 @@ function wrap(text: string, width: number): string[] {
 }
 
 export function formatSummary(report: ReplayReport, out?: string): string {
-  const lines = [`context-guard replay · classifier ${report.model}`, `  ${report.modelNote}`, ""];
+  const lines = [
+    `context-guard replay · classifier ${report.model}`,
+    `  ${report.modelNote}`,
+    `  A run end's pass handed over is taken to need ${report.waveMs} ms per wave of classifier calls (--wave-ms).`,
+    "",
+  ];
   for (const s of report.sessions) lines.push(...sessionSummary(s), "");
   for (const f of report.failures) {
     // A reader's error may name the file already.

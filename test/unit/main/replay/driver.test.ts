@@ -68,10 +68,13 @@ const result = (callId: string, text: string) => ({
   isError: false,
 });
 
-/** The hand-built session: two prompts; the first run greps, lists a folder, and answers. */
-function sessionLines(): string[] {
+/**
+ * The hand-built session: two prompts; the first run greps, lists a folder, and answers. The second
+ * prompt comes `promptGapMs` after that answer.
+ */
+function sessionLines(promptGapMs = 1000): string[] {
   clock = Date.UTC(2026, 2, 2, 8, 0, 0);
-  return [
+  const firstRun = [
     JSON.stringify({
       type: "session",
       version: 3,
@@ -93,6 +96,10 @@ function sessionLines(): string[] {
         "stop",
       ),
     ),
+  ];
+  clock += promptGapMs - 1000;
+  return [
+    ...firstRun,
     msg("e08", "e07", { role: "user", content: "Thanks. And what is `value27` for?" }),
     msg(
       "e09",
@@ -153,6 +160,23 @@ describe("replaySession on a hand-built session", () => {
     expect(edits.map((e) => e.type)).toEqual(["context_edit", "context_edit", "custom"]);
     expect(edits[0]?.parentId).not.toBe("e07");
     expect(metrics.passes[0]?.drafts).toBe(2);
+  });
+
+  it("with the hand-over, applies a run end's drafts before a next prompt that came after the pass ended", async () => {
+    // Five seconds on: the pass's one wave of calls ended long before, at the default latency.
+    const file = parseSessionText(`${sessionLines(5000).join("\n")}\n`, "handed-late.jsonl");
+    const config = { ...CONFIG, settleBudgetMs: DEFAULT_CONFIG.settleBudgetMs };
+    const applied: SessionEntry[][] = [];
+    const metrics = await replaySession(file, options(keywordClassify, { config, onApplied: (e) => applied.push(e) }));
+    expect(metrics.passes.map((p) => [p.phase, p.line, p.status])).toEqual([
+      ["run-end", 8, "done"],
+      ["run-end", 10, "skipped"],
+    ]);
+    expect(applied[0]?.[0]?.parentId).toBe("e07");
+    // At a latency of six seconds per wave the pass was still asking: its drafts land at the next boundary.
+    const slow: SessionEntry[][] = [];
+    await replaySession(file, options(keywordClassify, { config, waveMs: 6000, onApplied: (e) => slow.push(e) }));
+    expect(slow[0]?.[0]?.parentId).not.toBe("e07");
   });
 
   it("applies exactly the expected edits at the run end, before the next prompt", async () => {
