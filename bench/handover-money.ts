@@ -59,14 +59,22 @@ const change = (hand: number, wait: number) => (wait > 0 ? `${(((hand - wait) / 
 async function dollars(path: string, settleBudgetMs: number, waveMs: number) {
   const config: GuardConfig = { ...DEFAULT_CONFIG, excludeTools: [...DEFAULT_CONFIG.excludeTools], settleBudgetMs };
   const { report } = await replayFiles([path], { classifier, config, runner, waveMs, promptWaitMs });
-  const d = report.sessions[0]?.dollars;
-  return { off: d?.off ?? 0, on: (d?.on ?? 0) + (d?.classifier ?? 0) };
+  const s = report.sessions[0];
+  const d = s?.dollars;
+  const asked = s?.passes.filter((p) => p.phase === "run-end" && p.classifierRequests > 0) ?? [];
+  const late = asked.filter((p) => p.landedLater).length;
+  return { off: d?.off ?? 0, on: (d?.on ?? 0) + (d?.classifier ?? 0), late, asked: asked.length };
 }
 for (const path of paths) {
   // Waiting for the pass does not depend on its latency.
   const { off, on: wait } = await dollars(path, DEFAULT_CONFIG.timeoutMs, DEFAULT_WAVE_MS);
   const hand: number[] = [];
-  for (const waveMs of waves) hand.push((await dollars(path, DEFAULT_CONFIG.settleBudgetMs, waveMs)).on);
+  const late: string[] = [];
+  for (const waveMs of waves) {
+    const d = await dollars(path, DEFAULT_CONFIG.settleBudgetMs, waveMs);
+    hand.push(d.on);
+    late.push(`${d.late}/${d.asked}`);
+  }
   perSession.push({ wait, hand });
   total.off += off;
   total.wait += wait;
@@ -75,7 +83,7 @@ for (const path of paths) {
   });
   const name = path.split("/").at(-1) as string;
   rows.push(
-    `| ${name} | $${off.toFixed(2)} | $${wait.toFixed(2)} | ${hand.map((h) => `$${h.toFixed(2)} (${change(h, wait)})`).join(" | ")} |`,
+    `| ${name} | $${off.toFixed(2)} | $${wait.toFixed(2)} | ${hand.map((h, i) => `$${h.toFixed(2)} (${change(h, wait)}, ${late[i]})`).join(" | ")} |`,
   );
   console.error(rows.at(-1));
 }
@@ -100,6 +108,8 @@ function interval(column: number): string {
 console.log(
   [
     `Replay, local/lexical, default settings (settleBudgetMs ${DEFAULT_CONFIG.settleBudgetMs}, timeoutMs ${DEFAULT_CONFIG.timeoutMs}, concurrency ${DEFAULT_CONFIG.concurrency}), the next prompt waiting ${promptWaitMs} ms for a handed-over pass, ${new Date().toISOString()}.`,
+    "In each hand-over column: the dollars, their change against waiting, and the run ends that asked the classifier",
+    "whose drafts landed only after the next prompt's first request, of all that asked.",
     "",
     `| Session | Guard off | Run end waits | ${waves.map((w) => `Hand-over, ${w} ms per wave`).join(" | ")} |`,
     `|---|---:|---:|${waves.map(() => "---:|").join("")}`,

@@ -73,6 +73,8 @@ export interface PassMetrics {
   /** Items removed by this pass and how many of them the proxy finds likely needed. */
   removed: number;
   suspected: number;
+  /** A run end handed over that had not ended by the next prompt: its drafts landed at the next boundary. */
+  landedLater?: boolean;
 }
 
 export interface SuspectView extends Suspect {

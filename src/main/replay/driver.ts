@@ -272,8 +272,10 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     const { edits, record } = result;
     metrics.status = "done";
     describePass(metrics, record);
-    if (phase === "run-end" && handsOver(record, index)) held = { edits, record, metrics, index };
-    else commit(edits, record, metrics, index);
+    if (phase === "run-end" && handsOver(record, index)) {
+      held = { edits, record, metrics, index };
+      metrics.landedLater = true;
+    } else commit(edits, record, metrics, index);
     return metrics;
   }
 

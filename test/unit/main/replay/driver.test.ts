@@ -160,6 +160,7 @@ describe("replaySession on a hand-built session", () => {
     expect(edits.map((e) => e.type)).toEqual(["context_edit", "context_edit", "custom"]);
     expect(edits[0]?.parentId).not.toBe("e07");
     expect(metrics.passes[0]?.drafts).toBe(2);
+    expect(metrics.passes[0]?.landedLater).toBe(true);
   });
 
   it("with the hand-over, applies a run end's drafts before a next prompt that came after the pass ended", async () => {
@@ -173,6 +174,7 @@ describe("replaySession on a hand-built session", () => {
       ["run-end", 10, "skipped"],
     ]);
     expect(applied[0]?.[0]?.parentId).toBe("e07");
+    expect(metrics.passes[0]?.landedLater).toBeUndefined();
     // At a latency of six seconds per wave the pass was still asking: its drafts land at the next boundary.
     const slow: SessionEntry[][] = [];
     await replaySession(file, options(keywordClassify, { config, waveMs: 6000, onApplied: (e) => slow.push(e) }));
