@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { wilson } from "../../../../src/core/replay/proxy-quality.ts";
 import {
   type LabelledItem,
   type Stratum,
+  strataRates,
   stratifiedBootstrap,
   stratifiedWilson,
-  strataRates,
   weightedRate,
   wilsonOf,
 } from "../../../../src/core/replay/weighted-rate.ts";
-import { wilson } from "../../../../src/core/replay/proxy-quality.ts";
 import { mulberry32 } from "../../../kit/prng.ts";
 
 const items = (hits: number, misses: number, chars = 100): LabelledItem[] => [
