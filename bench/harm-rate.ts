@@ -340,6 +340,13 @@ if (values.json) {
     console.log(
       `  ${b.stratum.padEnd(11)} ${b.flaggedAtDraw ? "flagged then" : "not then   "} ${b.needed}/${b.labelled} = ${pct(b.needed / b.labelled)} ${iv(wilson(b.needed, b.labelled))}`,
     );
+  const record = (inStratum: boolean) => {
+    const rs = judged.filter((j) => j.removal.half === "report" && j.flagged === inStratum);
+    const needed = rs.filter((j) => j.removal.label === "needed");
+    const harmful = needed.filter((j) => j.removal.stubCovers === false).length;
+    return `{ removed: ${removed.filter((r) => r.flagged === inStratum).length}, labelled: ${rs.length}, needed: ${needed.length}, harmful: ${harmful} }`;
+  };
+  console.log(`To record in REMOVAL_STRATA: flagged ${record(true)}, notFlagged ${record(false)}`);
   const s = sensitivity;
   const or = (x: number | undefined) => (x === undefined ? "–" : pct(x));
   console.log(
