@@ -127,9 +127,10 @@ if (values.save !== undefined) writeFileSync(values.save, `${JSON.stringify(popu
 const { removed } = population;
 
 // The labelled removals, each put in its stratum the same way.
-const sessions = new Set(removed.map((r) => r.session));
+const sessions = new Set(paths.map((p) => basename(p)));
 const set = readLabelledSet();
-const labelled = set.removals.filter((r) => values.only === undefined || sessions.has(r.session));
+// Only the sessions replayed: a missing shared folder or --only narrows both sides alike.
+const labelled = set.removals.filter((r) => sessions.has(r.session));
 interface Judged {
   removal: LabelledRemoval;
   flagged: boolean;
