@@ -21,7 +21,7 @@ export const REMOVAL_STRATA: Readonly<{
 }> = Object.freeze({
   date: "3 December 2026",
   sessions: 15,
-  flagged: { removed: 26, labelled: 36, needed: 19, harmful: 15 },
+  flagged: { removed: 26, labelled: 36, needed: 19, harmful: 14 },
   notFlagged: { removed: 272, labelled: 104, needed: 2, harmful: 2 },
 });
 
