@@ -8,20 +8,16 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { chunkOutput } from "../src/core/distill/chunk.ts";
-import { findSuspects, removedChunks } from "../src/core/replay/proxy.ts";
+import { findSuspects } from "../src/core/replay/proxy.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/shared/config.ts";
-import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../src/core/shared/types.ts";
-import { localClassify } from "../src/main/pass/classifier.ts";
-import { readContent } from "../src/main/pass/snapshot.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
-import { replaySession } from "../src/main/replay/driver.ts";
 import { loadPriceBook } from "../src/main/replay/prices.ts";
 import { laterMessages } from "../src/main/replay/proxy-input.ts";
 import { readSessionFile } from "../src/main/replay/reader.ts";
 import type { LabelledRemoval } from "../test/kit/labelled-removals.ts";
 import { pieceFor } from "../test/kit/labelled-removals.ts";
 import { mulberry32 } from "../test/kit/prng.ts";
+import { replayRemovals } from "./lib/replay-removals.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -114,77 +110,15 @@ async function replay(): Promise<void> {
   try {
     for (const path of positionals) {
       const file = await readSessionFile(path);
-      const session = basename(path);
-      const byId = new Map(file.branch.map((e) => [e.id, e]));
-      const line = (id: string) => file.lineOf.get(byId.get(id) as SessionEntry) ?? 0;
-      const found: LabelledRemoval[] = [];
-      await replaySession(file, {
-        runner,
-        classify: localClassify(),
-        modelRef: "local/lexical",
-        config,
-        prices,
-        onApplied: (added, pass) => {
-          const record = added.find((e) => e.type === "custom" && e.customType === RECORD_TYPE) as
-            | { data: GuardRecord }
-            | undefined;
-          const edits = new Map<string, ContextEditDraft["replacement"]>();
-          for (const e of added) {
-            const edit = e as unknown as {
-              type: string;
-              targetId: string;
-              replacement: ContextEditDraft["replacement"];
-            };
-            if (edit.type === "context_edit") edits.set(edit.targetId, edit.replacement);
-          }
-          for (const r of record?.data.results ?? []) {
-            if (r.outcome === "kept" || r.kind === "image") continue;
-            const base = {
-              session,
-              line: line(r.entryId),
-              ...(file.version >= 2 ? { entryId: r.entryId } : {}),
-              afterLine: pass.line,
-              suspectToday: false,
-              source: values.aggressive ? ("replay-aggressive" as const) : ("replay" as const),
-              heldOut: false,
-              label: "not-needed" as const,
-              reason: "",
-            };
-            if (r.kind === "exchange") {
-              found.push({
-                ...base,
-                kind: "exchange",
-                omittedLines: (r.omitted ?? []).map(line),
-                removed: "all",
-                what: `exchange: ${r.label}`,
-              });
-              continue;
-            }
-            const entry = byId.get(r.entryId);
-            const text = readContent((entry as { message?: { content?: unknown } }).message?.content).text;
-            const shown = edits.get(r.entryId);
-            const chunks = chunkOutput(text);
-            const gone =
-              (r.kind ?? "large") === "large"
-                ? removedChunks(text, shown ? shown.content.map((b) => b.text).join("\n") : "").map((c) => c.n)
-                : chunks.map((c) => c.n);
-            if (gone.length === 0) continue;
-            const removed = gone.length === chunks.length ? ("all" as const) : gone;
-            found.push({
-              ...base,
-              removed,
-              what: `${r.label}: ${removed === "all" ? "all" : `${gone.length} of ${chunks.length} chunks`}`,
-            });
-          }
-        },
-      });
+      const source = values.aggressive ? ("replay-aggressive" as const) : ("replay" as const);
+      const { removals: found } = await replayRemovals(file, { runner, config, prices, source });
       const later = laterMessages(file.branch);
       for (const r of found) {
         const piece = pieceFor(file, r);
         const tier = findSuspects([piece], later)[0]?.tier;
         all.push({ ...r, flagged: tier === "likely-needed", chars: piece.text.length });
       }
-      process.stderr.write(`${session}: ${found.length} removals\n`);
+      process.stderr.write(`${basename(path)}: ${found.length} removals\n`);
     }
   } finally {
     await runner.destroy();

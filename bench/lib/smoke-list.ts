@@ -43,6 +43,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "keep-rules.ts", args: ["--half", "tune"] },
   { script: "stub-facts.ts", args: ["--only", "trl"] },
   { script: "stub-facts-labelled.ts", args: [] },
+  { script: "harm-rate.ts", args: ["--only", "trl"] },
   { script: "key-facts-speed.ts", args: [] },
   { script: "keep-rules-money.ts", args: ["--variants", "none,all", "--only", "trl"] },
   { script: "pass-messages.ts", args: ["--entries", "200"] },

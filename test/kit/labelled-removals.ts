@@ -38,13 +38,19 @@ export interface LabelledRemoval {
    * Removed by the local/lexical replay with the default settings, or with settings that remove more
    * (see labelled-removals.md), or a whole output chosen by hand.
    */
-  source: "replay" | "replay-aggressive" | "hand-picked";
+  source: "replay" | "replay-aggressive" | "replay-drawn" | "hand-picked";
   /** Labelled after the proxy's rules were settled: not used to tune them. */
   heldOut: boolean;
   /** Which half of the set it is in (see labelled-removals.md): tuned on, or held out to report. */
   half?: "tune" | "report";
   label: "needed" | "not-needed";
   reason: string;
+  /**
+   * For a needed removal: whether the stub the guard writes today (its key facts) carries what the later
+   * use needed, read by hand (labelled-removals.md); with the line of reasoning.
+   */
+  stubCovers?: boolean;
+  stubReason?: string;
 }
 
 export interface LabelledSet {

@@ -9,6 +9,7 @@ import { IMAGE_HEAD_CHARS } from "../shared/types.ts";
 import type { SessionMoney } from "./money.ts";
 import { type ProxyRate, proxyRate, type RemovedKind, type Suspect } from "./proxy.ts";
 import type { RecallHarm } from "./recall-harm.ts";
+import type { RemovalRates } from "./removal-rates.ts";
 
 /** One request to the main model: an assistant message, and the context it was sent with. */
 export interface RequestPoint {
@@ -190,6 +191,8 @@ export interface ReplayReport {
   sessions: SessionMetrics[];
   /** Files that could not be replayed at all. */
   failures: Array<{ file: string; error: string }>;
+  /** The measured share of removed items that were needed, weighted to what the guard removes (removal-rates.ts). */
+  removalRates?: RemovalRates & { sessions: number; date: string };
 }
 
 export function tokensOf(chars: number): number {

@@ -2,6 +2,7 @@
 // the summary printed at the end.
 import { combineProxy, type ProxyRate } from "../../core/replay/proxy.ts";
 import { heldOutQuality, likelyNeededAdvice, likelyNeededCount, otherTiers } from "../../core/replay/proxy-words.ts";
+import { removalRatesSentence } from "../../core/replay/removal-rates.ts";
 import { type ReplayReport, type SessionMetrics, tokensOf } from "../../core/replay/replay-metrics.ts";
 import { routingLines } from "../../core/routing/routing-report.ts";
 import { escapeControls } from "../../core/shared/control-chars.ts";
@@ -96,7 +97,8 @@ export function formatSummary(report: ReplayReport, out?: string): string {
   }
   const proxy = combineProxy(report.sessions.map((s) => s.totals.proxy));
   // The quality sentence stays on one line: scripts that keep the docs current read it.
-  if (report.sessions.length > 0) lines.push(`${heldOutQuality()}.`, ...wrap(likelyNeededAdvice(proxy), 110), "");
+  if (report.sessions.length > 0)
+    lines.push(`${heldOutQuality()}.`, `${removalRatesSentence()}.`, ...wrap(likelyNeededAdvice(proxy), 110), "");
   if (report.sessions.length > 1) {
     let off = 0;
     let on = 0;

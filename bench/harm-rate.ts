@@ -1,0 +1,358 @@
+/**
+ * How often the guard removes what the work needs, weighted (docs/replay.md): replays the real sessions
+ * (the three of test/fixtures/sessions and those of ../shared/sessions; local/lexical, default settings),
+ * collects every item each pass removes, and splits them into two strata by the needed-later proxy: flagged
+ * likely needed or not. Each labelled removal (test/fixtures/labelled-removals.json) is put in its stratum
+ * by the same proxy run the same way (pieceFor: as if it alone were removed), and the rate among what the
+ * replay removes is Σ (stratum's share of the removals) × (its labelled rate), by items and by removed
+ * characters, for "needed" and "harmful" (needed and its stub did not carry what was needed: `stubCovers`).
+ * Quote the held-out half; the tuning half is printed beside it.
+ *
+ *   node bench/harm-rate.ts [--json] [--only <part of a file name>] [--save FILE | --load FILE]
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { findSuspects, type RemovedPiece } from "../src/core/replay/proxy.ts";
+import { wilson } from "../src/core/replay/proxy-quality.ts";
+import {
+  type Interval,
+  type Stratum,
+  strataRates,
+  stratifiedBootstrap,
+  stratifiedWilson,
+  type Weighting,
+  weightedRate,
+} from "../src/core/replay/weighted-rate.ts";
+import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/shared/config.ts";
+import { createTaskRunner } from "../src/main/platform/pool.ts";
+import { loadPriceBook } from "../src/main/replay/prices.ts";
+import { compactionsOf, laterMessages } from "../src/main/replay/proxy-input.ts";
+import { readSessionFile, type SessionFile } from "../src/main/replay/reader.ts";
+import { type LabelledRemoval, pieceFor, readLabelledSet, sessionPath } from "../test/kit/labelled-removals.ts";
+import { mulberry32 } from "../test/kit/prng.ts";
+import { replayRemovals } from "./lib/replay-removals.ts";
+
+const { values } = parseArgs({
+  options: {
+    json: { type: "boolean", default: false },
+    only: { type: "string" },
+    save: { type: "string" },
+    load: { type: "string" },
+  },
+});
+
+const REPO = resolve(import.meta.dirname, "..");
+const fixtures = [
+  "badlogic__pi-mono__large-session.jsonl",
+  "castai__kimchi-dev__session.jsonl",
+  "rycerzes__trl__session.jsonl",
+];
+const paths = fixtures.map((f) => join(REPO, "test/fixtures/sessions", f));
+const shared = ["../shared/sessions", "/work/shared/sessions"].map((p) => resolve(REPO, p)).find(existsSync);
+if (shared) {
+  for (const f of readdirSync(shared).sort())
+    if (f.endsWith(".jsonl") && !fixtures.includes(f)) paths.push(join(shared, f));
+}
+if (values.only !== undefined) {
+  const only = values.only;
+  paths.splice(0, paths.length, ...paths.filter((p) => p.includes(only)));
+}
+
+/** One removed item of today's replay. */
+interface Removed {
+  session: string;
+  line: number;
+  kind: "output" | "exchange";
+  chars: number;
+  /** Flagged likely needed by the proxy run on the item alone (as the labelled ones are). */
+  flagged: boolean;
+  /** Flagged likely needed in the replay's own suspects (every removal of the replay in view). */
+  replayFlagged: boolean;
+}
+
+/** The proxy's verdict and removed characters of each removal, rebuilt from its session file alone. */
+function judge(file: SessionFile, removals: readonly LabelledRemoval[]): Array<{ flagged: boolean; chars: number }> {
+  const pieces: RemovedPiece[] = removals.map((r, i) => ({ ...pieceFor(file, r), key: String(i) }));
+  const flagged = new Set(
+    findSuspects(pieces, laterMessages(file.branch), compactionsOf(file.branch))
+      .filter((s) => s.tier === "likely-needed")
+      .map((s) => s.key),
+  );
+  return pieces.map((p) => ({ flagged: flagged.has(p.key), chars: p.text.length }));
+}
+
+async function replayAll(): Promise<{ removed: Removed[]; duplicates: number }> {
+  const runner = await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 });
+  const prices = await loadPriceBook();
+  const config: GuardConfig = { ...DEFAULT_CONFIG, excludeTools: [...DEFAULT_CONFIG.excludeTools] };
+  const removed: Removed[] = [];
+  let duplicates = 0;
+  try {
+    for (const path of paths) {
+      const file = await readSessionFile(path);
+      const { removals, metrics, passes } = await replayRemovals(file, { runner, config, prices, source: "replay" });
+      const flaggedInReplay = new Set(
+        metrics.suspects.filter((s) => s.tier === "likely-needed").map((s) => `${s.pass}:${s.line}`),
+      );
+      const verdicts = judge(file, removals);
+      const seen = new Set<number>();
+      removals.forEach((r, i) => {
+        // An item removed by two passes (more chunks later, or its exchange omitted) counts once.
+        if (seen.has(r.line)) {
+          duplicates++;
+          return;
+        }
+        seen.add(r.line);
+        removed.push({
+          session: r.session,
+          line: r.line,
+          kind: r.kind ?? "output",
+          chars: verdicts[i]?.chars ?? 0,
+          flagged: verdicts[i]?.flagged ?? false,
+          replayFlagged: flaggedInReplay.has(`${passes[i]}:${r.line}`),
+        });
+      });
+      process.stderr.write(`${basename(path)}: ${removals.length} removals\n`);
+    }
+  } finally {
+    await runner.destroy();
+  }
+  return { removed, duplicates };
+}
+
+const population: { removed: Removed[]; duplicates: number } =
+  values.load !== undefined ? JSON.parse(readFileSync(values.load, "utf8")) : await replayAll();
+if (values.save !== undefined) writeFileSync(values.save, `${JSON.stringify(population)}\n`);
+const { removed } = population;
+
+// The labelled removals, each put in its stratum the same way.
+const sessions = new Set(paths.map((p) => basename(p)));
+const set = readLabelledSet();
+// Only the sessions replayed: a missing shared folder or --only narrows both sides alike.
+const labelled = set.removals.filter((r) => sessions.has(r.session));
+interface Judged {
+  removal: LabelledRemoval;
+  flagged: boolean;
+  chars: number;
+  removedToday: boolean;
+}
+const judged: Judged[] = [];
+const today = new Set(removed.map((r) => `${r.session}:${r.line}`));
+for (const name of new Set(labelled.map((r) => r.session))) {
+  const file = await readSessionFile(sessionPath(name));
+  const rs = labelled.filter((r) => r.session === name);
+  judge(file, rs).forEach((v, i) => {
+    const removal = rs[i] as LabelledRemoval;
+    judged.push({ removal, ...v, removedToday: today.has(`${removal.session}:${removal.line}`) });
+  });
+}
+
+type Measure = "needed" | "harmful";
+/** Harmful: needed, and its stub (key facts) did not carry what the work used. */
+function hit(r: LabelledRemoval, measure: Measure): boolean | undefined {
+  if (r.label !== "needed") return false;
+  if (measure === "needed") return true;
+  return r.stubCovers === undefined ? undefined : !r.stubCovers;
+}
+
+const STRATA = [
+  { name: "flagged", is: (x: { flagged: boolean }) => x.flagged },
+  { name: "not flagged", is: (x: { flagged: boolean }) => !x.flagged },
+];
+
+function strata(
+  rs: readonly Judged[],
+  measure: Measure,
+  population: readonly { flagged: boolean; chars: number }[] = removed,
+): Stratum[] | undefined {
+  if (rs.some((j) => hit(j.removal, measure) === undefined)) return undefined;
+  return STRATA.map((s) => {
+    const pop = population.filter(s.is);
+    return {
+      name: s.name,
+      population: { items: pop.length, chars: pop.reduce((n, r) => n + r.chars, 0) },
+      labelled: rs.filter(s.is).map((j) => ({ hit: hit(j.removal, measure) === true, chars: j.chars })),
+    };
+  });
+}
+
+interface Estimate {
+  rate: number;
+  wilson?: Interval;
+  bootstrap: Interval;
+  strata: ReturnType<typeof strataRates>;
+}
+
+function estimate(st: Stratum[], by: Weighting): Estimate {
+  return {
+    rate: weightedRate(st, by),
+    ...(by === "items" ? { wilson: stratifiedWilson(st) } : {}),
+    bootstrap: stratifiedBootstrap(st, by, mulberry32(29)),
+    strata: strataRates(st, by),
+  };
+}
+
+const halves = { report: "held out", tune: "tuning half (tuned on: not the figure)" } as const;
+const results: Record<string, Record<Measure, Record<Weighting, Estimate> | undefined>> = {};
+for (const half of ["report", "tune"] as const) {
+  const rs = judged.filter((j) => j.removal.half === half);
+  results[half] = { needed: undefined, harmful: undefined };
+  for (const measure of ["needed", "harmful"] as const) {
+    const st = strata(rs, measure);
+    if (st === undefined || rs.length === 0) continue;
+    if (st.some((s) => s.population.items > 0 && s.labelled.length === 0)) continue;
+    (results[half] as Record<Measure, unknown>)[measure] = {
+      items: estimate(st, "items"),
+      chars: estimate(st, "chars"),
+    };
+  }
+}
+
+/** Needed rate per source within each stratum: are the wider draws (aggressive, hand-picked) alike? */
+const bySource = STRATA.flatMap((s) =>
+  [...new Set(judged.map((j) => j.removal.source))].sort().map((source) => {
+    const rs = judged.filter((j) => s.is(j) && j.removal.source === source);
+    return {
+      stratum: s.name,
+      source,
+      labelled: rs.length,
+      needed: rs.filter((j) => j.removal.label === "needed").length,
+    };
+  }),
+);
+
+/**
+ * The held-out estimate (needed, by items) on the labelled removals today's replay still removes, on those
+ * drawn from replays, and with the shares of the replay's own flags.
+ */
+function restricted(
+  keep: (j: Judged) => boolean,
+  population: readonly { flagged: boolean; chars: number }[] = removed,
+): number | undefined {
+  const st = strata(
+    judged.filter((j) => j.removal.half === "report" && keep(j)),
+    "needed",
+    population,
+  );
+  return st === undefined || st.some((s) => s.population.items > 0 && s.labelled.length === 0)
+    ? undefined
+    : weightedRate(st, "items");
+}
+const sensitivity = {
+  removedToday: restricted((j) => j.removedToday),
+  fromReplays: restricted((j) => j.removal.source === "replay" || j.removal.source === "replay-drawn"),
+  replayFlags: restricted(
+    () => true,
+    removed.map((r) => ({ flagged: r.replayFlagged, chars: r.chars })),
+  ),
+};
+
+/** Within today's strata, the needed rate of labels the proxy of their draw flagged or not (both halves). */
+const byDrawFlag = STRATA.flatMap((s) =>
+  [true, false].map((then) => {
+    const rs = judged.filter((j) => s.is(j) && j.removal.suspectToday === then);
+    return {
+      stratum: s.name,
+      flaggedAtDraw: then,
+      labelled: rs.length,
+      needed: rs.filter((j) => j.removal.label === "needed").length,
+    };
+  }),
+);
+
+const agreement = {
+  both: removed.filter((r) => r.flagged && r.replayFlagged).length,
+  aloneOnly: removed.filter((r) => r.flagged && !r.replayFlagged).length,
+  replayOnly: removed.filter((r) => !r.flagged && r.replayFlagged).length,
+};
+const design = {
+  flaggedThen: judged.filter((j) => j.removal.suspectToday).length,
+  agree: judged.filter((j) => j.removal.suspectToday === j.flagged).length,
+};
+
+if (values.json) {
+  console.log(
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        sessions: sessions.size,
+        removed: removed.length,
+        duplicates: population.duplicates,
+        agreement,
+        design,
+        results,
+        bySource,
+        byDrawFlag,
+        sensitivity,
+      },
+      null,
+      1,
+    ),
+  );
+} else {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const iv = (i: Interval | undefined) => (i ? `[${pct(i.low)}, ${pct(i.high)}]` : "");
+  const chars = removed.reduce((n, r) => n + r.chars, 0);
+  const flagged = removed.filter((r) => r.flagged);
+  console.log(`Replay of ${sessions.size} sessions, local/lexical, default settings, ${new Date().toISOString()}.`);
+  console.log(
+    `Removed: ${removed.length} items (${(chars / 1000).toFixed(0)}k chars; ${population.duplicates} removed again by a later pass, counted once); ` +
+      `flagged likely needed: ${flagged.length} items (${pct(flagged.length / Math.max(1, removed.length))}), ` +
+      `${pct(flagged.reduce((n, r) => n + r.chars, 0) / Math.max(1, chars))} of the chars.`,
+  );
+  console.log(
+    `Flag on the item alone vs in the replay: both ${agreement.both}, alone only ${agreement.aloneOnly}, replay only ${agreement.replayOnly}.`,
+  );
+  console.log(
+    `Labelled: ${judged.length}; flagged by the proxy of their draw ${design.flaggedThen}, by today's ${judged.filter((j) => j.flagged).length}, same verdict ${design.agree}; ` +
+      `still removed by today's replay ${judged.filter((j) => j.removedToday).length}.`,
+  );
+  for (const half of ["report", "tune"] as const) {
+    const rs = judged.filter((j) => j.removal.half === half);
+    const needed = rs.filter((j) => j.removal.label === "needed").length;
+    console.log(
+      `\n${halves[half]}: ${rs.length} labelled, ${needed} needed (unweighted ${pct(needed / Math.max(1, rs.length))} ${iv(wilson(needed, rs.length))})`,
+    );
+    for (const measure of ["needed", "harmful"] as const) {
+      const r = results[half]?.[measure];
+      if (r === undefined) {
+        console.log(`  ${measure}: no estimate (a stratum without labels, or needed removals without stubCovers)`);
+        continue;
+      }
+      console.log(
+        `  ${measure}, by items: ${pct(r.items.rate)} stratified Wilson ${iv(r.items.wilson)}, bootstrap ${iv(r.items.bootstrap)}`,
+      );
+      console.log(`  ${measure}, by chars: ${pct(r.chars.rate)} bootstrap ${iv(r.chars.bootstrap)}`);
+      for (const by of ["items", "chars"] as const)
+        for (const s of r[by].strata)
+          console.log(
+            `    ${by} ${s.name}: share ${pct(s.share)}, labelled rate ${pct(s.rate)} (${s.hits} of ${s.labelled})`,
+          );
+    }
+  }
+  console.log("\nNeeded per source within each stratum (both halves):");
+  for (const b of bySource.filter((x) => x.labelled > 0))
+    console.log(
+      `  ${b.stratum.padEnd(11)} ${b.source.padEnd(17)} ${b.needed}/${b.labelled} = ${pct(b.needed / b.labelled)} ${iv(wilson(b.needed, b.labelled))}`,
+    );
+  console.log("Needed within each stratum, by the flag of the proxy the label was drawn with (both halves):");
+  for (const b of byDrawFlag.filter((x) => x.labelled > 0))
+    console.log(
+      `  ${b.stratum.padEnd(11)} ${b.flaggedAtDraw ? "flagged then" : "not then   "} ${b.needed}/${b.labelled} = ${pct(b.needed / b.labelled)} ${iv(wilson(b.needed, b.labelled))}`,
+    );
+  const record = (inStratum: boolean) => {
+    const rs = judged.filter((j) => j.removal.half === "report" && j.flagged === inStratum);
+    const needed = rs.filter((j) => j.removal.label === "needed");
+    const harmful = needed.filter((j) => j.removal.stubCovers === false).length;
+    return `{ removed: ${removed.filter((r) => r.flagged === inStratum).length}, labelled: ${rs.length}, needed: ${needed.length}, harmful: ${harmful} }`;
+  };
+  console.log(`To record in REMOVAL_STRATA: flagged ${record(true)}, notFlagged ${record(false)}`);
+  const s = sensitivity;
+  const or = (x: number | undefined) => (x === undefined ? "–" : pct(x));
+  console.log(
+    `Held out, needed by items: only labels today's replay still removes ${or(s.removedToday)}; only labels drawn ` +
+      `from replays (replay, replay-drawn) ${or(s.fromReplays)}; shares by the replay's own flags ${or(s.replayFlags)}`,
+  );
+}
+process.exit(0);
