@@ -85,6 +85,8 @@ interface Row {
   /** Turn ends at which some extension listened. */
   listened: number;
   edits: number;
+  /** Classifier requests during the run. */
+  requests: number;
 }
 
 interface PiInternals {
@@ -138,7 +140,8 @@ async function runOnce(mode: Mode, files: string[]): Promise<Row> {
     await s.session.prompt("Work through the outputs");
     const runMs = performance.now() - t0;
     const edits = s.session.sessionManager.getBranch().filter((e) => e.type === "context_edit").length;
-    return { mode: mode.name, runMs, turnEnds, builds, listened, edits };
+    const requests = await classifier.takeCount();
+    return { mode: mode.name, runMs, turnEnds, builds, listened, edits, requests };
   } finally {
     await s.dispose();
     await classifier.close();
@@ -158,7 +161,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const row = await runOnce(mode, files);
     rows.push(row);
     console.error(
-      `round ${round + 1}, ${mode.name}: run ${ms(row.runMs)}, turn ends ${ms(sum(row.turnEnds))}, ${row.builds} builds`,
+      `round ${round + 1}, ${mode.name}: run ${ms(row.runMs)}, turn ends ${ms(sum(row.turnEnds))}, ${row.builds} builds, ${row.edits} edits, ${row.requests} requests`,
     );
   }
 }
@@ -170,7 +173,8 @@ const head = [
   "Longest turn end",
   "Turn ends listened to",
   "Contexts built",
-  "Edits",
+  "Edits in the run",
+  "Classifier requests in the run",
 ];
 const lines = [
   `Turn-end cost, ${m.date}: ${TURNS} turns, classifier ${LATENCY} ms, ${files.length} real outputs of 8–45 KB.`,
@@ -192,8 +196,12 @@ for (const mode of MODES) {
     )} | ${range(
       mine.map((r) => Math.max(...r.turnEnds)),
       ms,
-    )} | ${median(mine.map((r) => r.listened))} / ${TURNS + 1} | ${median(mine.map((r) => r.builds))} | ${median(
+    )} | ${median(mine.map((r) => r.listened))} / ${TURNS + 1} | ${median(mine.map((r) => r.builds))} | ${range(
       mine.map((r) => r.edits),
+      String,
+    )} | ${range(
+      mine.map((r) => r.requests),
+      String,
     )} |`,
   );
 }
