@@ -48,6 +48,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "keep-rules-money.ts", args: ["--variants", "none,all", "--only", "trl"] },
   { script: "pass-messages.ts", args: ["--entries", "200"] },
   { script: "skipped-runs-cost.ts", args: ["--entries", "300"] },
+  { script: "turn-end-cost.ts", args: ["--turns", "10", "--rounds", "1"] },
 ];
 
 /** Scripts that need something CI has only sometimes, run by .ci/run on their own. */

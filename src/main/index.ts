@@ -6,21 +6,28 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { guardCommand } from "./session/guard-command.ts";
 import { executeRecall, RECALL_TOOL } from "./session/recall-tool.ts";
 import { openSessionGuard, type SessionGuard } from "./session/session-guard.ts";
+import { TurnEndHook } from "./session/turn-end-hook.ts";
 
 export default function contextGuard(pi: ExtensionAPI): void {
   let session: SessionGuard | undefined;
+  // Mid-run checkpoints start at turn_start and land at a later turn_end. The handler is registered only
+  // while the session has work for the next turn_end: Pi skips a boundary nobody listens to.
+  const turnEnd = new TurnEndHook(() =>
+    pi.on("turn_end", (event, ctx) => (event.outcome === "completed" ? session?.turnEnd(event, ctx) : undefined)),
+  );
 
   let unregister: (() => void) | undefined;
   const shutdown = async () => {
     const s = session;
     session = undefined;
+    turnEnd.set(false);
     unregister?.();
     unregister = undefined;
     await s?.shutdown();
   };
 
   pi.on("session_start", async (_event, ctx) => {
-    session = await openSessionGuard(pi);
+    session = await openSessionGuard(pi, (on) => turnEnd.set(on));
     session.start(ctx);
     // An SDK host may end with `session.dispose()` alone, which tells extensions nothing; it does run pi-ai's
     // session resource cleanups with the session's id. Without this the guard's threads keep the host alive.
@@ -39,9 +46,6 @@ export default function contextGuard(pi: ExtensionAPI): void {
   pi.on("agent_before_settle", (event, ctx) =>
     event.outcome === "completed" ? session?.settle(event, ctx) : undefined,
   );
-
-  // Mid-run checkpoints: started at the end of a turn that called tools, landing at a later turn_end.
-  pi.on("turn_end", (event, ctx) => (event.outcome === "completed" ? session?.turnEnd(event, ctx) : undefined));
 
   pi.on("context", (event, ctx) => session?.restoreContext(event.messages, ctx));
 

@@ -60,10 +60,21 @@ export interface RunningJob {
 /** The one pass behind the agent, from its start until its drafts land. */
 export class BackgroundSlot {
   #job: Job | undefined;
+  /** Told when a pass ends; one that ended with nothing to land has left the slot already. */
+  readonly #ended: (drafts: boolean) => void;
+
+  constructor(ended: (drafts: boolean) => void = () => undefined) {
+    this.#ended = ended;
+  }
 
   /** A checkpoint was started and its drafts have not landed yet (finished or not). */
   get pending(): boolean {
     return this.#job !== undefined;
+  }
+
+  /** A pending pass has taken the context it judges. */
+  get begun(): boolean {
+    return this.#job?.begun === true;
   }
 
   /** A checkpoint is planning (in the worker): it will skip or start asking within moments. */
@@ -147,6 +158,9 @@ export class BackgroundSlot {
       } finally {
         job.settled = true;
         planned();
+        // Nothing to land: the slot is free at once, so no boundary is needed to clear it.
+        if (!job.result && this.#job === job) this.#job = undefined;
+        if (this.#job === job || !job.result) this.#ended(job.result !== undefined);
       }
     });
     return job;
@@ -195,16 +209,25 @@ export interface BackgroundHost {
   draw(ctx: ExtensionContext): void;
   /** Tells the boundary state what the pass behind the agent does; returns whether the state changed. */
   report(event: BoundaryEvent): boolean;
+  /** The pending pass has ended: its drafts wait for the next boundary, or it left the slot with none. */
+  ended?(): void;
 }
 
 export class BackgroundPass {
-  readonly #slot = new BackgroundSlot();
+  readonly #slot: BackgroundSlot;
   readonly #host: BackgroundHost;
   /** Stops the pending pass's classifier requests (when a prompt would otherwise wait for them). */
   stop: AbortController | undefined;
 
   constructor(host: BackgroundHost) {
     this.#host = host;
+    this.#slot = new BackgroundSlot((drafts) => {
+      if (!drafts && !this.#slot.pending) {
+        this.stop = undefined;
+        host.report({ type: "landed" });
+      }
+      host.ended?.();
+    });
   }
 
   /**
@@ -287,6 +310,11 @@ export class BackgroundPass {
   /** Whether a pass is pending (its drafts have not landed yet). */
   get pending(): boolean {
     return this.#slot.pending;
+  }
+
+  /** Whether a pending pass has taken its context (a newer one is of no use to it). */
+  get begun(): boolean {
+    return this.#slot.begun;
   }
 
   /**

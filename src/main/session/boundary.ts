@@ -50,6 +50,8 @@ export interface BoundaryHost {
   draw(ctx: ExtensionContext): void;
   /** Pi is exiting (seen while a pass runs). */
   exiting(): void;
+  /** What the boundary needs at the next turn_end may have changed (session-guard.ts registers it). */
+  changed?(): void;
 }
 
 export class Boundary {
@@ -62,6 +64,8 @@ export class Boundary {
   #holding: AbortController | undefined;
   /** A steer or follow-up was sent and no turn has started since (it waits for this run's boundaries). */
   #queued = false;
+  /** The last turn_end landed a background pass: the next checkpoint starts a turn later. */
+  #landed = false;
 
   constructor(host: BoundaryHost) {
     this.#host = host;
@@ -72,6 +76,7 @@ export class Boundary {
       closed: () => this.closed,
       draw: (ctx) => host.draw(ctx),
       report: (event) => this.#apply(event),
+      ended: () => host.changed?.(),
     });
   }
 
@@ -121,12 +126,39 @@ export class Boundary {
     const wait = last && config.settleBudgetMs >= config.timeoutMs;
     const landing = () => this.#background.land(event, ctx, wait);
     const landed = await (wait ? this.hold(this.#background.stop, ctx, landing) : landing());
+    this.#landed = landed !== undefined;
     if (landed || last || !config.midRun) return landed;
     if (config.midRunWait) return this.pass("mid-run", event, ctx);
     this.#background.start(event.context.contextEntries as ProjectedLike[], (job, signal) =>
       this.#judge("mid-run", () => job.begin(), ctx, { job, signal }),
     );
     return;
+  }
+
+  /**
+   * Whether the next turn_end has work for this object: drafts of a pass behind the agent to land, a
+   * checkpoint the settings await (`midRunWait`), or, when the turn is the run's last (`last`: its reply
+   * called no tool), one pending that it waits for because the run end waits whole. Otherwise the guard's
+   * turn_end handler is not registered at all.
+   */
+  turnEndDue(last: boolean): boolean {
+    const config = this.#host.config();
+    if (this.closed || !config.enabled) return false;
+    if (config.midRun && config.midRunWait) return true;
+    if (this.#background.ready) return true;
+    return last && this.#background.pending && config.settleBudgetMs >= config.timeoutMs;
+  }
+
+  /**
+   * A turn started after a turn that called tools: a checkpoint starts behind the agent on the branch as
+   * the guard projects it (`context`), as turn_end would have started it, unless one is pending, the last
+   * turn_end landed one, or the settings await checkpoints at turn_end.
+   */
+  startCheckpoint(ctx: ExtensionContext, context: () => readonly ProjectedLike[]): void {
+    const config = this.#host.config();
+    if (this.closed || !config.enabled || !config.midRun || config.midRunWait || this.#landed) return;
+    if (this.#background.begun) return;
+    this.#background.start(context(), (job, signal) => this.#judge("mid-run", () => job.begin(), ctx, { job, signal }));
   }
 
   /**
@@ -274,9 +306,10 @@ export class Boundary {
     return this.#apply({ type: "prompt" });
   }
 
-  /** turn_start: a queued prompt has been taken up. */
+  /** turn_start (after startCheckpoint): a queued prompt has been taken up. */
   turnStarted(): void {
     this.#queued = false;
+    this.#landed = false;
   }
 
   /** Runs `work` while it holds the boundary: a prompt sent meanwhile stops `stop`. */

@@ -11,6 +11,7 @@ import type {
   SessionBoundaryDraft,
 } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
+import { runMayRecall } from "../../core/recall/recall-gate.ts";
 import { pinCounts, readPins } from "../../core/records/pins.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
@@ -35,6 +36,7 @@ import { Boundary } from "./boundary.ts";
 import { branchBreaks, needsShapeCheckIn, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
+import { LiveProjection } from "./live-projection.ts";
 import { LiveSavings } from "./live-savings.ts";
 import { withReadyDrafts } from "./ready-drafts.ts";
 import { executeRecall } from "./recall-tool.ts";
@@ -47,14 +49,28 @@ import { WarmUp } from "./warm-up.ts";
 export type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
 
 /** Opens a session's resources as Pi runs it: the settings file, both pools and the (idle) HTTP bridge. */
-export async function openSessionGuard(pi: RoutingPi): Promise<SessionGuard> {
+export async function openSessionGuard(pi: RoutingPi, turnEndHook?: (on: boolean) => void): Promise<SessionGuard> {
   const settings = await loadSettings();
   const passRunner = await createTaskRunner({ minThreads: 1, maxThreads: 1 });
   const recallRunner = await createTaskRunner({ minThreads: 0, maxThreads: 1, idleTimeoutMs: 10_000 });
-  return new SessionGuard({ settings, passRunner, recallRunner, http: createThreadFetch(), pi });
+  return new SessionGuard({
+    settings,
+    passRunner,
+    recallRunner,
+    http: createThreadFetch(),
+    pi,
+    ...(turnEndHook ? { turnEndHook } : {}),
+  });
 }
 
 const NO_SAVINGS = { chars: 0, items: 0 };
+
+type Block = { type?: string; name?: unknown };
+/** An assistant message's content asks for a tool, or for the `recall` tool. */
+const callsTools = (content: unknown): boolean =>
+  Array.isArray(content) && content.some((b) => (b as Block)?.type === "toolCall");
+const callsRecall = (content: unknown): boolean =>
+  Array.isArray(content) && content.some((b) => (b as Block)?.type === "toolCall" && (b as Block).name === "recall");
 
 /** The TUI's width, which `/guard` fits its lines to; none in print, JSON and RPC modes. */
 export function terminalWidth(ctx: Pick<ExtensionContext, "hasUI" | "mode">): number | undefined {
@@ -89,6 +105,18 @@ export class SessionGuard {
   /** Dollars saved so far on the branch, priced on the pass pool's thread. */
   readonly #dollars = new LiveSavings();
   #unwatchSignals: () => void = () => undefined;
+  /** The branch as Pi projects it, kept between boundaries: a checkpoint starts at turn_start from it. */
+  readonly #live = new LiveProjection();
+  /** What decides whether the next turn_end needs the guard (#turnEndDue), gathered at cheap events. */
+  #sessionManager: ExtensionContext["sessionManager"] | undefined;
+  /** A tool result ended since the last turn_start: the turn called tools and the run goes on. */
+  #toolTurn = false;
+  /** The turn's reply asked for no tool: its turn_end is the run's last (until a steer continues it). */
+  #lastTurn = false;
+  /** The run may hold a recall call (the recall signal reads it at each boundary until it finds none). */
+  #recallMaybe = true;
+  /** The branch holds a tool result apart from its call, which a boundary repairs. */
+  #repairDue = false;
 
   constructor(parts: SessionGuardParts) {
     this.#parts = parts;
@@ -118,6 +146,7 @@ export class SessionGuard {
       classifier: (ctx, found) => this.#classifier(ctx, found),
       draw: (ctx) => this.draw(ctx),
       exiting: () => this.#exiting(),
+      changed: () => this.#syncTurnEnd(),
     });
     this.routing = new SessionRouting({
       pi: parts.pi,
@@ -153,6 +182,7 @@ export class SessionGuard {
 
   /** session_start: notices, the footer, the snapshot built in the background, routing restored. */
   start(ctx: ExtensionContext): void {
+    this.#sessionManager = ctx.sessionManager;
     // The process is going away: a pass in flight stops at once and writes nothing.
     this.#unwatchSignals = (this.#parts.watchExit ?? watchExitSignals)(() => this.#exiting());
     setCallbackReporter((message) => warn(ctx, message));
@@ -169,12 +199,21 @@ export class SessionGuard {
       () => this.draw(ctx),
     );
     this.routing.start(ctx);
+    this.#syncTurnEnd();
   }
 
-  /** A branch that already holds a tool result apart from its call (an older version, another extension). */
+  /**
+   * A branch that already holds a tool result apart from its call (an older version, another extension),
+   * and whether its last run may hold a recall call: either needs the next turn_end.
+   */
   #checkBranch(ctx: ExtensionContext): void {
+    this.#recallMaybe = true;
+    this.#repairDue = true;
     try {
-      const breaks = branchBreaks(projectedEntries(ctx));
+      const entries = projectedEntries(ctx);
+      this.#recallMaybe = runMayRecall(entries);
+      const breaks = branchBreaks(entries);
+      this.#repairDue = breaks.length > 0;
       if (breaks.length === 0) return;
       const ids = breaks.map((b) => b.resultId).join(", ");
       warn(
@@ -189,6 +228,7 @@ export class SessionGuard {
 
   /** agent_start: the HTTP thread boots and the worker is warmed while the main model works. */
   runStarted(ctx: ExtensionContext): void {
+    this.#toolTurn = false;
     if (this.#warmUp.workerWarm) return;
     const found = this.config.enabled ? this.lookup(ctx) : undefined;
     if (found?.ok && !found.local) {
@@ -204,12 +244,20 @@ export class SessionGuard {
     event: PiBoundary & { toolResults: readonly unknown[] },
     ctx: ExtensionContext,
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
-    return this.#finish(event, ctx, await this.boundary.turnEnd(event, ctx));
+    try {
+      return this.#finish(event, ctx, await this.boundary.turnEnd(event, ctx));
+    } finally {
+      this.#syncTurnEnd();
+    }
   }
 
   /** agent_before_settle (completed): the run-end pass, and the pending restores. */
   async settle(event: PiBoundary, ctx: ExtensionContext): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
-    return this.#finish(event, ctx, await this.boundary.pass("run-end", event, ctx));
+    try {
+      return this.#finish(event, ctx, await this.boundary.pass("run-end", event, ctx));
+    } finally {
+      this.#syncTurnEnd();
+    }
   }
 
   /**
@@ -222,6 +270,14 @@ export class SessionGuard {
     result: { entries: SessionBoundaryDraft[] } | undefined,
   ): { entries: SessionBoundaryDraft[] } | undefined {
     if (this.closed) return result;
+    const context = event.context.contextEntries as ProjectedLike[];
+    // This boundary repairs the branch and reads the run for recalls: later ones need not until told.
+    this.#repairDue = false;
+    try {
+      if (this.#recallMaybe) this.#recallMaybe = runMayRecall(context);
+    } catch {
+      // Still maybe.
+    }
     const restoring = restoringDrafts(this.restores, this.pipeline.snapshots, event, ctx);
     const all = result?.entries ?? event.entries;
     // Ours are what follows the list as it was handed in (every path spreads it first).
@@ -271,10 +327,13 @@ export class SessionGuard {
     try {
       // A tool result without its call fails the request at any strict provider: it stays out until a
       // boundary repairs the branch.
-      out = withoutOrphans(out ?? messages) ?? out;
+      const whole = withoutOrphans(out ?? messages);
+      if (whole) this.#repairDue = true;
+      out = whole ?? out;
     } catch {
       // The request goes as it is.
     }
+    this.#syncTurnEnd();
     return out ? { messages: out } : undefined;
   }
 
@@ -290,8 +349,40 @@ export class SessionGuard {
 
   /** turn_start: a queued prompt has been taken up; the footer is redrawn. */
   turnStarted(ctx: ExtensionContext): void {
+    if (this.#toolTurn) {
+      this.#toolTurn = false;
+      try {
+        this.boundary.startCheckpoint(ctx, () => this.#live.sync(ctx.sessionManager) as unknown as ProjectedLike[]);
+      } catch {
+        // No checkpoint this turn: the run end judges what it would have.
+      }
+    }
     this.boundary.turnStarted();
+    this.#lastTurn = false;
+    this.#syncTurnEnd();
     if (this.boundary.state.kind !== "asking") this.draw(ctx);
+  }
+
+  /** Registers the guard's turn_end handler while the next turn_end has work for it, else removes it. */
+  #syncTurnEnd(): void {
+    const set = this.#parts.turnEndHook;
+    if (set) set(this.#turnEndDue());
+  }
+
+  /**
+   * Whether the next turn_end needs the guard: the boundary object's reasons, the recall signal, a repair,
+   * or a restore asked for since the last boundary.
+   */
+  #turnEndDue(): boolean {
+    if (this.closed) return false;
+    if (this.#recallMaybe || this.#repairDue || this.boundary.turnEndDue(this.#lastTurn)) return true;
+    const sm = this.#sessionManager;
+    if (!sm) return true;
+    try {
+      return this.restores.pending(sm).length > 0;
+    } catch {
+      return true;
+    }
   }
 
   /** before_agent_start: skill routing and tool surfacing, on the same settings and classifier. */
@@ -301,6 +392,8 @@ export class SessionGuard {
 
   /** The `recall` tool, with this session's recall pool and time limit. */
   recall(params: unknown, ctx: ExtensionContext, signal?: AbortSignal): ReturnType<typeof executeRecall> {
+    this.#recallMaybe = true;
+    this.#syncTurnEnd();
     return executeRecall(
       params,
       ctx,
@@ -323,8 +416,15 @@ export class SessionGuard {
     const m = message as {
       role?: string;
       toolCallId?: string;
+      content?: unknown;
       usage?: { input?: number; cacheRead?: number; cacheWrite?: number };
     };
+    if (m.role === "toolResult") this.#toolTurn = true;
+    else if (m.role === "assistant") {
+      this.#lastTurn = !callsTools(m.content);
+      if (callsRecall(m.content)) this.#recallMaybe = true;
+    }
+    this.#syncTurnEnd();
     if (this.config.pinAnthropicCache && m.role === "assistant" && ctx.model?.api === "anthropic-messages") {
       this.cachePins.onAssistantEnd(m.usage, ctx);
     }
@@ -336,6 +436,7 @@ export class SessionGuard {
     this.draw(ctx);
     this.#checkBranch(ctx);
     this.routing.restore(ctx);
+    this.#syncTurnEnd();
   }
 
   /** The footer's state. */
@@ -407,12 +508,14 @@ export class SessionGuard {
   /** The process is going away: a pass in flight stops at once and the session writes nothing more. */
   #exiting(): void {
     this.boundary.close();
+    this.#syncTurnEnd();
     this.#stop.abort(new Error("Pi is exiting"));
   }
 
   /** session_shutdown: stops what is in flight, then the pools, the HTTP thread and the telemetry queue. */
   async shutdown(): Promise<void> {
     this.boundary.close();
+    this.#syncTurnEnd();
     this.#stop.abort();
     this.routing.shutdown();
     this.#unwatchSignals();

@@ -29,4 +29,6 @@ export interface SessionGuardParts {
   clock?: () => number;
   /** Watches the process's exit signals; returns the removal. */
   watchExit?: (onExit: () => void) => () => void;
+  /** Registers (true) or removes (false) the guard's turn_end handler (index.ts); none: the caller calls turnEnd. */
+  turnEndHook?: (on: boolean) => void;
 }
