@@ -13,7 +13,8 @@ import { createTestSession, type FauxResponse, type TestSession } from "../kit/s
 import { testLog } from "../kit/test-log.ts";
 
 const EXTENSION = resolve(import.meta.dirname, "../../src/main/index.ts");
-const TURNS = 20;
+// Long enough that a checkpoint asked in waves ends before the run does, on a loaded machine too.
+const TURNS = 30;
 /** Slower than a few turns of the main model, so the run goes on while the checkpoint is asked. */
 const CLASSIFIER_MS = 600;
 const TURN_MS = 120;
