@@ -4,16 +4,16 @@
 // entries. Neither may crash or wedge; every request either sent must pair each tool result with its
 // call (a main model that rejects what OpenAI rejects); the file, opened afresh by Pi (a copy), must give
 // every leaf a well-formed context, and no guard entry may name an entry off its own branch.
-import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeOpenAI, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
 import { dropAllPolicy, grepText } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
-import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+import { promptSettled, type RpcPi, sessionFileOf, startRpcPi } from "../kit/rpc-pi.ts";
+import { leafProjections, openCopy } from "../kit/session-copy.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const TURNS = 2;
@@ -28,13 +28,6 @@ let two: RpcPi;
 let file = "";
 let cwd = "";
 const exits: Array<{ code: number | null; signal: NodeJS.Signals | null }> = [];
-
-/** Sends a prompt and resolves when its run has settled. */
-async function run(pi: RpcPi, message: string): Promise<void> {
-  const from = pi.records.length;
-  pi.send({ type: "prompt", message });
-  await pi.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 60_000 });
-}
 
 beforeAll(async () => {
   classifier = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 400 });
@@ -73,17 +66,14 @@ beforeAll(async () => {
   });
   const env = { PI_CONTEXT_GUARD_CONFIG: "" };
   one = startRpcPi({ agentDir, cwd, extensions: [EXTENSION], args: ["--session-dir", join(agentDir, "s")], env });
-  await run(one, PROMPTS.one[0] as string);
-  const stateFrom = one.records.length;
-  one.send({ type: "get_state", id: "state" });
-  const state = await one.waitFor((r) => r.id === "state", { from: stateFrom });
-  file = (state.data as { sessionFile: string }).sessionFile;
+  await promptSettled(one, PROMPTS.one[0] as string);
+  file = await sessionFileOf(one);
   // The second opens the file while the first's run-end rest is still being asked.
   two = startRpcPi({ agentDir, cwd, extensions: [EXTENSION], args: ["--session", file], env });
   for (let i = 0; i < PROMPTS.two.length; i++) {
     // Interleaved: both runs at once, then the next pair as soon as both have settled (rests pending).
     const next = PROMPTS.one[i + 1];
-    await Promise.all([run(two, PROMPTS.two[i] as string), next ? run(one, next) : Promise.resolve()]);
+    await Promise.all([promptSettled(two, PROMPTS.two[i] as string), next ? promptSettled(one, next) : undefined]);
   }
   // Both exit on EOF, as an RPC client that closes its pipe would have them.
   for (const pi of [one, two]) pi.child.stdin.end();
@@ -104,12 +94,8 @@ type Entry = {
   data?: { phase?: string; results?: Array<{ entryId: string }> };
 };
 
-/** The session file as Pi loads it, from a copy (opening an original may rewrite it). */
-async function readCopy(): Promise<SessionManager> {
-  const copy = join(await mkdtemp(join(tmpdir(), "cg-two-rpc-copy-")), "session.jsonl");
-  await copyFile(file, copy);
-  return SessionManager.open(copy, undefined, cwd);
-}
+/** The session file as Pi loads it. */
+const readCopy = () => openCopy(file, cwd);
 
 describe("two pi processes (RPC) on one session file, with background work", () => {
   it("neither crashes nor wedges: every prompt settles and both exit cleanly", () => {
@@ -137,18 +123,9 @@ describe("two pi processes (RPC) on one session file, with background work", () 
   });
 
   it("leaves a file Pi loads, whose every leaf projects with each tool result after its call", async () => {
-    const manager = await readCopy();
-    const entries = manager.getEntries() as unknown as Entry[];
-    const children = new Set(entries.map((e) => e.parentId));
-    const leaves = entries.filter((e) => !children.has(e.id));
+    const leaves = leafProjections(await readCopy());
     expect(leaves.length).toBeGreaterThanOrEqual(2);
-    for (const leaf of leaves) {
-      manager.branch(leaf.id);
-      const messages = manager.buildSessionProjection().messages as Array<{
-        role: string;
-        toolCallId?: string;
-        content?: unknown;
-      }>;
+    for (const { leafId, messages } of leaves) {
       const open = new Set<string>();
       const problems: string[] = [];
       for (const m of messages) {
@@ -161,7 +138,7 @@ describe("two pi processes (RPC) on one session file, with background work", () 
           if (!open.delete(m.toolCallId as string)) problems.push(`orphan ${m.toolCallId}`);
         }
       }
-      expect([leaf.id, problems]).toEqual([leaf.id, []]);
+      expect([leafId, problems]).toEqual([leafId, []]);
     }
   });
 

@@ -94,3 +94,18 @@ export function startRpcPi(opts: RpcPiOptions): RpcPi {
     },
   };
 }
+
+/** Sends a prompt and waits for its run to settle; returns the `agent_settled` record. */
+export function promptSettled(pi: RpcPi, message: string, timeoutMs = 60_000): Promise<RpcRecord> {
+  const from = pi.records.length;
+  pi.send({ type: "prompt", message });
+  return pi.waitFor((r) => r.type === "agent_settled", { from, timeoutMs });
+}
+
+/** The session file Pi writes to, from `get_state`. */
+export async function sessionFileOf(pi: RpcPi): Promise<string> {
+  const from = pi.records.length;
+  pi.send({ type: "get_state", id: "state" });
+  const state = await pi.waitFor((r) => r.id === "state", { from });
+  return (state.data as { sessionFile: string }).sessionFile;
+}
