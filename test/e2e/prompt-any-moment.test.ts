@@ -10,8 +10,9 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Asked, askedAbout, startFailClassifier } from "../kit/fail-classifier.ts";
 import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
-import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
 import { testLog } from "../kit/test-log.ts";
@@ -31,7 +32,7 @@ let classifier: LoopbackClassifier;
 let main: FakeOpenAI;
 let rpc: RpcPi;
 /** When each classifier request arrived (performance.now()). */
-const asked: Array<{ at: number; body: string }> = [];
+const asked: Asked[] = [];
 /** Per model request: its prompt, when it arrived, and what it showed. */
 const calls: Array<{ prompt: string; at: number; messages: WireJson[] }> = [];
 /** When each prompt was sent. */
@@ -65,14 +66,7 @@ async function reply(messages: WireJson[]): Promise<FakeReply> {
 }
 
 beforeAll(async () => {
-  const keyword = keywordPolicy(/FAIL/);
-  classifier = await startLoopbackClassifier({
-    latencyMs: CLASSIFIER_MS,
-    policy: (body) => {
-      asked.push({ at: performance.now(), body: JSON.stringify(body) });
-      return keyword(body);
-    },
-  });
+  classifier = await startFailClassifier(CLASSIFIER_MS, asked);
   main = await startFakeOpenAI((req) => reply(req.messages));
   const cwd = await mkdtemp(join(tmpdir(), "cg-any-moment-"));
   for (let i = 0; i < 5; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
@@ -144,7 +138,7 @@ describe("nobody waits for the classifier (RPC)", () => {
     // The second run's outputs, in the third run.
     for (const n of [3, 4]) expect(distilled(third.at(-1)?.messages ?? [], n), `log${n}`).toBe(true);
     for (const n of [0, 1, 2, 3, 4]) {
-      expect(asked.filter((a) => a.body.includes(`broken_${n}_50`)).length, `log${n}`).toBe(1);
+      expect(askedAbout(asked, n), `log${n}`).toBe(1);
     }
   });
 });

@@ -30,3 +30,29 @@ export function leafProjections(manager: SessionManager): Array<{ leafId: string
       return { leafId: leaf.id, messages: manager.buildSessionProjection().messages as ProjectedMessage[] };
     });
 }
+
+interface FileEntry {
+  id: string;
+  parentId: string | null;
+  type: string;
+  customType?: string;
+  targetId?: string;
+  data?: { results?: Array<{ entryId: string }> };
+}
+
+/**
+ * Every entry id the guard's entries name (an edit's target, a record's results) with whether it stands
+ * before the naming entry on its branch.
+ */
+export function guardNames(entries: FileEntry[]): Array<{ entry: string; named: string; onBranch: boolean }> {
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  const out: Array<{ entry: string; named: string; onBranch: boolean }> = [];
+  for (const e of entries) {
+    if (e.type !== "context_edit" && e.customType !== "context-guard") continue;
+    const named = e.type === "context_edit" ? [e.targetId as string] : (e.data?.results ?? []).map((r) => r.entryId);
+    const before = new Set<string>();
+    for (let p = e.parentId; p !== null; p = byId.get(p)?.parentId ?? null) before.add(p);
+    for (const id of named) out.push({ entry: e.id, named: id, onBranch: before.has(id) });
+  }
+  return out;
+}
