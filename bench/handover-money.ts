@@ -7,27 +7,17 @@
  *   node bench/handover-money.ts                # the test fixtures' three sessions
  *   node bench/handover-money.ts --shared       # and every session in ../shared/sessions
  */
-import { existsSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/shared/config.ts";
 import { localClassify } from "../src/main/pass/classifier.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
 import { LOCAL_NOTE, replayFiles } from "../src/main/replay/command.ts";
+import { replaySessionPaths } from "./lib/replay-sessions.ts";
 
 const { values } = parseArgs({ options: { shared: { type: "boolean", default: false } } });
 const REPO = resolve(import.meta.dirname, "..");
-const fixtures = [
-  "badlogic__pi-mono__large-session.jsonl",
-  "castai__kimchi-dev__session.jsonl",
-  "rycerzes__trl__session.jsonl",
-];
-const paths = fixtures.map((f) => join(REPO, "test/fixtures/sessions", f));
-const shared = resolve(REPO, "../shared/sessions");
-if (values.shared && existsSync(shared)) {
-  for (const f of readdirSync(shared).sort())
-    if (f.endsWith(".jsonl") && !fixtures.includes(f)) paths.push(join(shared, f));
-}
+const paths = replaySessionPaths(values.shared ? resolve(REPO, "../shared/sessions") : undefined);
 
 const runner = await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 });
 const rows: string[] = [];
