@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Asked, startFailClassifier, untilAnswered } from "../kit/fail-classifier.ts";
-import { type FakeOpenAI, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
+import { type FakeOpenAI, lastPrompt, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
 import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { promptSettled, type RpcPi, sessionFileOf, startRpcPi } from "../kit/rpc-pi.ts";
@@ -30,10 +30,7 @@ beforeAll(async () => {
   classifier = await startFailClassifier(CLASSIFIER_MS, asked);
   main = await startFakeOpenAI(
     (req) => {
-      let lastUser = req.messages.length - 1;
-      while (lastUser >= 0 && req.messages[lastUser]?.role !== "user") lastUser--;
-      const text = wireText(req.messages[lastUser]);
-      const done = req.messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
+      const { prompt: text, done } = lastPrompt(req.messages);
       if (text === "work" && done < 3)
         return { toolCalls: [{ name: "bash", arguments: { command: `cat log${done}.txt` } }] };
       // The compaction's summary requests land here too.

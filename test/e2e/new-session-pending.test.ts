@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Asked, startFailClassifier, untilAnswered } from "../kit/fail-classifier.ts";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
+import { type FakeOpenAI, type FakeReply, lastPrompt, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
 import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { promptSettled, type RpcPi, sessionFileOf, startRpcPi } from "../kit/rpc-pi.ts";
@@ -60,12 +60,10 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
   async function reply(messages: WireJson[]): Promise<FakeReply> {
-    let lastUser = messages.length - 1;
-    while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
-    const prompt = wireText(messages[lastUser]);
+    const { prompt, done } = lastPrompt(messages);
     calls.push({ prompt, at: performance.now() });
     if (prompt !== "work") return { text: `done with ${prompt}` };
-    const next = turns[messages.slice(lastUser + 1).filter((m) => m.role === "tool").length];
+    const next = turns[done];
     if (next === undefined) return { text: "done with work" };
     if (next === "hang") {
       await new Promise<void>((resolve) => {

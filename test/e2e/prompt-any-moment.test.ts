@@ -11,7 +11,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Asked, askedAbout, startFailClassifier } from "../kit/fail-classifier.ts";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
+import {
+  type FakeOpenAI,
+  type FakeReply,
+  lastPrompt,
+  startFakeOpenAI,
+  type WireJson,
+  wireText,
+} from "../kit/fake-openai.ts";
 import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
@@ -48,11 +55,8 @@ function send(prompt: string, streamingBehavior?: "followUp"): void {
 }
 
 async function reply(messages: WireJson[]): Promise<FakeReply> {
-  let lastUser = messages.length - 1;
-  while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
-  const prompt = wireText(messages[lastUser]);
+  const { prompt, done } = lastPrompt(messages);
   calls.push({ prompt, at: performance.now(), messages });
-  const done = messages.slice(lastUser + 1).filter((m) => m.role === "tool").length;
   const turns = RUNS[prompt] ?? [];
   const next = turns[done];
   if (next === undefined) return { text: `done with ${prompt}` };

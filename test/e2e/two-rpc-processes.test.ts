@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
+import { type FakeOpenAI, lastPrompt, startFakeOpenAI } from "../kit/fake-openai.ts";
 import { dropAllPolicy, grepText } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
@@ -35,10 +35,8 @@ beforeAll(async () => {
   // has been answered, so the run-end pass is asked (and handed over) rather than left to the next run.
   main = await startFakeOpenAI(
     async (req) => {
-      let lastUser = req.messages.length - 1;
-      while (lastUser >= 0 && req.messages[lastUser]?.role !== "user") lastUser--;
-      const tag = wireText(req.messages[lastUser]).trim();
-      const done = req.messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
+      const { prompt, done } = lastPrompt(req.messages);
+      const tag = prompt.trim();
       if (done >= TURNS) {
         await new Promise((r) => setTimeout(r, 600));
         return { text: LONG };

@@ -292,3 +292,11 @@ export const wireText = (m: WireJson): string =>
     : Array.isArray(m?.content)
       ? m.content.map((b: WireJson) => b?.text ?? "").join("")
       : "";
+
+/** Where a scripted run stands: the last user message's text, and how many tool results have come since. */
+export function lastPrompt(messages: WireJson[]): { prompt: string; done: number } {
+  let lastUser = messages.length - 1;
+  while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
+  const done = messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
+  return { prompt: wireText(messages[lastUser]), done };
+}
