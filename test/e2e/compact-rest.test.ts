@@ -2,19 +2,14 @@
 // mode, against a strict main model. The rest lands after the compaction or is dropped; either way no
 // request carries a tool result apart from its call, and no guard entry names an entry off its branch.
 // (A pending checkpoint under /compact and /reload: tool-pairs.test.ts.)
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Asked, startFailClassifier, untilAnswered } from "../kit/fail-classifier.ts";
 import { type FakeOpenAI, lastPrompt, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
 import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
-import { promptSettled, type RpcPi, sessionFileOf, startRpcPi } from "../kit/rpc-pi.ts";
+import { promptSettled, type RpcPi, sessionFileOf, startGuardRpcPi } from "../kit/rpc-pi.ts";
 import { guardNames, openCopy } from "../kit/session-copy.ts";
-import { testLog } from "../kit/test-log.ts";
+import { testLogDir } from "../kit/test-log.ts";
 
-const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,20 +33,19 @@ beforeAll(async () => {
     },
     { strict: true },
   );
-  const cwd = await mkdtemp(join(tmpdir(), "cg-compact-rest-"));
-  for (let i = 0; i < 3; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
-  const agentDir = await makeAgentDir({
+  const cwd = await testLogDir("cg-compact-rest-", 3);
+  rpc = await startGuardRpcPi({
+    cwd,
     mainBaseUrl: main.baseUrl,
     classifierBaseUrl: classifier.baseUrl,
     settings: { compaction: { enabled: false, keepRecentTokens: 200 }, retry: { enabled: false } },
-    guardConfig: { telemetry: false, timeoutMs: 30_000, settleBudgetMs: 150, midRun: false, exchangeBreakEven: false },
-  });
-  rpc = startRpcPi({
-    agentDir,
-    cwd,
-    extensions: [EXTENSION],
-    args: ["--session-dir", join(agentDir, "s")],
-    env: { PI_CONTEXT_GUARD_CONFIG: "" },
+    guardConfig: {
+      telemetry: false,
+      timeoutMs: 30_000,
+      settleBudgetMs: 150,
+      midRun: false,
+      exchangeBreakEven: false,
+    },
   });
   await promptSettled(rpc, "work");
   for (let i = 0; i < 3000 && asked.length < 3; i++) await sleep(10);

@@ -3,19 +3,15 @@
 // with the agent idle. The classifier answers only after CLASSIFIER_MS. The new session's prompt must
 // not wait for it; nothing judged in the old session may land in either file once it is left; both files
 // load in Pi and every request pairs each tool result with its call (a strict main model).
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Asked, startFailClassifier, untilAnswered } from "../kit/fail-classifier.ts";
 import { type FakeOpenAI, type FakeReply, lastPrompt, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
 import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
-import { promptSettled, type RpcPi, sessionFileOf, startRpcPi } from "../kit/rpc-pi.ts";
+import { promptSettled, type RpcPi, sessionFileOf, startGuardRpcPi } from "../kit/rpc-pi.ts";
 import { openCopy } from "../kit/session-copy.ts";
-import { testLog } from "../kit/test-log.ts";
+import { testLogDir } from "../kit/test-log.ts";
 
-const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -78,19 +74,12 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
   beforeAll(async () => {
     classifier = await startFailClassifier(CLASSIFIER_MS, asked);
     main = await startFakeOpenAI((req) => reply(req.messages), { strict: true });
-    const cwd = await mkdtemp(join(tmpdir(), "cg-new-pending-"));
-    for (let i = 0; i < 3; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
-    const agentDir = await makeAgentDir({
+    const cwd = await testLogDir("cg-new-pending-", 3);
+    rpc = await startGuardRpcPi({
+      cwd,
       mainBaseUrl: main.baseUrl,
       classifierBaseUrl: classifier.baseUrl,
       guardConfig: { telemetry: false, timeoutMs: 30_000, settleBudgetMs: 150, exchangeBreakEven: false, ...config },
-    });
-    rpc = startRpcPi({
-      agentDir,
-      cwd,
-      extensions: [EXTENSION],
-      args: ["--session-dir", join(agentDir, "s")],
-      env: { PI_CONTEXT_GUARD_CONFIG: "" },
     });
     let from = rpc.records.length;
     rpc.send({ type: "prompt", message: "work" });

@@ -6,8 +6,6 @@
 // The classifier takes CLASSIFIER_MS to answer each request, counted from its arrival, so a model request
 // that arrives earlier than that after the pass's first request cannot have waited for an answer: the
 // assertions are that ordering, not a wall-clock bound.
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Asked, askedAbout, startFailClassifier } from "../kit/fail-classifier.ts";
@@ -22,7 +20,7 @@ import {
 import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
-import { testLog } from "../kit/test-log.ts";
+import { testLogDir } from "../kit/test-log.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 3000;
@@ -72,8 +70,7 @@ async function reply(messages: WireJson[]): Promise<FakeReply> {
 beforeAll(async () => {
   classifier = await startFailClassifier(CLASSIFIER_MS, asked);
   main = await startFakeOpenAI((req) => reply(req.messages));
-  const cwd = await mkdtemp(join(tmpdir(), "cg-any-moment-"));
-  for (let i = 0; i < 5; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
+  const cwd = await testLogDir("cg-any-moment-", 5);
   const agentDir = await makeAgentDir({
     mainBaseUrl: main.baseUrl,
     classifierBaseUrl: classifier.baseUrl,

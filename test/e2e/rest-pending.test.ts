@@ -4,9 +4,6 @@
 // idle, types a second prompt at once, aborts that run in the middle of a model call, and types a third.
 // No prompt may wait for the classifier or be lost, no request may carry a tool result apart from its
 // call, and the rest either lands (on the branch it was judged on) or is dropped and asked again later.
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Asked, askedAbout as askedIn, startFailClassifier } from "../kit/fail-classifier.ts";
 import {
@@ -18,12 +15,10 @@ import {
   wireText,
 } from "../kit/fake-openai.ts";
 import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
-import { type RpcPi, sessionFileOf, startRpcPi } from "../kit/rpc-pi.ts";
+import { type RpcPi, sessionFileOf, startGuardRpcPi } from "../kit/rpc-pi.ts";
 import { guardNames, openCopy } from "../kit/session-copy.ts";
-import { testLog } from "../kit/test-log.ts";
+import { testLogDir } from "../kit/test-log.ts";
 
-const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -81,19 +76,18 @@ async function settled(from: number): Promise<number> {
 beforeAll(async () => {
   classifier = await startFailClassifier(CLASSIFIER_MS, asked);
   main = await startFakeOpenAI((req) => reply(req.messages), { strict: true });
-  const cwd = await mkdtemp(join(tmpdir(), "cg-rest-pending-"));
-  for (let i = 0; i < 7; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
-  const agentDir = await makeAgentDir({
+  const cwd = await testLogDir("cg-rest-pending-", 7);
+  rpc = await startGuardRpcPi({
+    cwd,
     mainBaseUrl: main.baseUrl,
     classifierBaseUrl: classifier.baseUrl,
-    guardConfig: { settleBudgetMs: 150, midRun: false, timeoutMs: 30_000, exchangeBreakEven: false, telemetry: false },
-  });
-  rpc = startRpcPi({
-    agentDir,
-    cwd,
-    extensions: [EXTENSION],
-    args: ["--session-dir", join(agentDir, "s")],
-    env: { PI_CONTEXT_GUARD_CONFIG: "" },
+    guardConfig: {
+      settleBudgetMs: 150,
+      midRun: false,
+      timeoutMs: 30_000,
+      exchangeBreakEven: false,
+      telemetry: false,
+    },
   });
   let from = rpc.records.length;
   send("first");

@@ -1,7 +1,8 @@
 // The real `pi` CLI in RPC mode, driven as an RPC client drives it: JSON commands on stdin, records on
 // stdout (events, responses and the extension UI's calls), each stamped with when it arrived.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { FAKE_MODEL, NODE_BIN, PI_BIN } from "./pi-agent-dir.ts";
+import { join } from "node:path";
+import { type AgentDirOptions, FAKE_MODEL, makeAgentDir, NODE_BIN, PI_BIN, REPO_ROOT } from "./pi-agent-dir.ts";
 
 export type RpcRecord = Record<string, unknown> & { at: number };
 
@@ -108,4 +109,20 @@ export async function sessionFileOf(pi: RpcPi): Promise<string> {
   pi.send({ type: "get_state", id: "state" });
   const state = await pi.waitFor((r) => r.id === "state", { from });
   return (state.data as { sessionFile: string }).sessionFile;
+}
+
+/**
+ * Pi in RPC mode with the guard from the checkout, in a fresh agent dir (`makeAgentDir`) whose sessions it
+ * saves, and with no guard config path from the caller's environment.
+ */
+export async function startGuardRpcPi(opts: AgentDirOptions & { cwd: string }): Promise<RpcPi> {
+  const { cwd, ...dir } = opts;
+  const agentDir = await makeAgentDir(dir);
+  return startRpcPi({
+    agentDir,
+    cwd,
+    extensions: [join(REPO_ROOT, "src/main/index.ts")],
+    args: ["--session-dir", join(agentDir, "s")],
+    env: { PI_CONTEXT_GUARD_CONFIG: "" },
+  });
 }
