@@ -13,8 +13,7 @@
  * The total's change comes with a 95% interval from resampling the sessions (seeded), since a few
  * sessions carry it.
  */
-import { existsSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_WAVE_MS } from "../src/core/replay/handover-timing.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/shared/config.ts";
@@ -22,6 +21,7 @@ import { localClassify } from "../src/main/pass/classifier.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
 import { LOCAL_NOTE, replayFiles } from "../src/main/replay/command.ts";
 import { mulberry32 } from "../test/kit/prng.ts";
+import { replaySessionPaths } from "./lib/replay-sessions.ts";
 
 const { values } = parseArgs({
   options: {
@@ -36,17 +36,7 @@ if (!Number.isInteger(promptWaitMs) || promptWaitMs < 0)
 const waves = values["wave-ms"].split(",").map(Number);
 if (waves.some((w) => !Number.isInteger(w) || w < 0)) throw new Error(`--wave-ms ${values["wave-ms"]}: integers ≥ 0`);
 const REPO = resolve(import.meta.dirname, "..");
-const fixtures = [
-  "badlogic__pi-mono__large-session.jsonl",
-  "castai__kimchi-dev__session.jsonl",
-  "rycerzes__trl__session.jsonl",
-];
-const paths = fixtures.map((f) => join(REPO, "test/fixtures/sessions", f));
-const shared = resolve(REPO, "../shared/sessions");
-if (values.shared && existsSync(shared)) {
-  for (const f of readdirSync(shared).sort())
-    if (f.endsWith(".jsonl") && !fixtures.includes(f)) paths.push(join(shared, f));
-}
+const paths = replaySessionPaths(values.shared ? resolve(REPO, "../shared/sessions") : undefined);
 
 const runner = await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 });
 const classifier = { ref: "local/lexical", note: LOCAL_NOTE, classify: localClassify() };

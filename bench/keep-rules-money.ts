@@ -6,14 +6,14 @@
  *
  *   node bench/keep-rules-money.ts [--shared] [--variants none,all,editing,...] [--only NAME-PART]
  */
-import { existsSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { KEEP_RULES, type KeepRule } from "../src/core/items/keep-rules.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/shared/config.ts";
 import { localClassify } from "../src/main/pass/classifier.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
 import { LOCAL_NOTE, replayFiles } from "../src/main/replay/command.ts";
+import { replaySessionPaths } from "./lib/replay-sessions.ts";
 
 const { values } = parseArgs({
   options: {
@@ -23,17 +23,7 @@ const { values } = parseArgs({
   },
 });
 const REPO = resolve(import.meta.dirname, "..");
-const fixtures = [
-  "badlogic__pi-mono__large-session.jsonl",
-  "castai__kimchi-dev__session.jsonl",
-  "rycerzes__trl__session.jsonl",
-];
-const paths = fixtures.map((f) => join(REPO, "test/fixtures/sessions", f));
-const shared = resolve(REPO, "../shared/sessions");
-if (values.shared && existsSync(shared)) {
-  for (const f of readdirSync(shared).sort())
-    if (f.endsWith(".jsonl") && !fixtures.includes(f)) paths.push(join(shared, f));
-}
+const paths = replaySessionPaths(values.shared ? resolve(REPO, "../shared/sessions") : undefined);
 
 function rulesOf(variant: string): KeepRule[] {
   if (variant === "none") return [];

@@ -12,7 +12,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { startFakeOpenAI, type WireJson } from "../test/kit/fake-openai.ts";
+import { lastPrompt, startFakeOpenAI, type WireJson } from "../test/kit/fake-openai.ts";
 import { keywordPolicy, startLoopbackClassifier } from "../test/kit/loopback-classifier.ts";
 import { FAKE_MODEL, makeAgentDir, REPO_ROOT, runPiCli } from "../test/kit/pi-agent-dir.ts";
 import { machineInfo } from "./lib/machine.ts";
@@ -31,9 +31,7 @@ function testLog(n: number): string {
 
 /** The tool turns since the last user message, then a final answer. */
 function script(messages: WireJson[]) {
-  let lastUser = messages.length - 1;
-  while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
-  const done = messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
+  const { done } = lastPrompt(messages);
   const resumed = messages.filter((m: WireJson) => m.role === "user").length > 1;
   const turns = resumed ? 1 : TURNS;
   if (done >= turns) return { text: "done" };

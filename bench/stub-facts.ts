@@ -8,27 +8,20 @@
  *
  *   node bench/stub-facts.ts [--json] [--only <part of a file name>]
  */
-import { existsSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/shared/config.ts";
 import { localClassify } from "../src/main/pass/classifier.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
 import { LOCAL_NOTE, replayFiles } from "../src/main/replay/command.ts";
+import { replaySessionPaths } from "./lib/replay-sessions.ts";
 
 const { values } = parseArgs({ options: { json: { type: "boolean", default: false }, only: { type: "string" } } });
 const REPO = resolve(import.meta.dirname, "..");
-const fixtures = [
-  "badlogic__pi-mono__large-session.jsonl",
-  "castai__kimchi-dev__session.jsonl",
-  "rycerzes__trl__session.jsonl",
-];
-const paths = fixtures.map((f) => join(REPO, "test/fixtures/sessions", f));
-const shared = ["../shared/sessions", "/work/shared/sessions"].map((p) => resolve(REPO, p)).find(existsSync);
-if (shared) {
-  for (const f of readdirSync(shared).sort())
-    if (f.endsWith(".jsonl") && !fixtures.includes(f)) paths.push(join(shared, f));
-}
+const paths = replaySessionPaths(
+  ["../shared/sessions", "/work/shared/sessions"].map((p) => resolve(REPO, p)).find(existsSync),
+);
 
 interface Row {
   name: string;

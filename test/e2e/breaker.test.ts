@@ -16,6 +16,7 @@ import { startFakeOpenAI } from "../kit/fake-openai.ts";
 import { dropAllPolicy, EXTENSION, faultSession, grepText, logText } from "../kit/fault-session.ts";
 import { capturingUi, recordHooks } from "../kit/hook-probe.ts";
 import { type LoopbackOptions, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { failOnUnhandledRejections } from "../kit/no-unhandled.ts";
 import { FAKE_MODEL, inheritedEnv, makeAgentDir, NODE_BIN, PI_BIN, removeAgentDir } from "../kit/pi-agent-dir.ts";
 import type { FauxResponse } from "../kit/sdk-session.ts";
 
@@ -60,14 +61,8 @@ interface LongRun {
 }
 
 const timings = recordHooks();
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-process.on("unhandledRejection", onUnhandled);
-afterAll(() => {
-  process.off("unhandledRejection", onUnhandled);
-  timings.stop();
-  expect(unhandled).toEqual([]);
-});
+afterAll(() => timings.stop());
+failOnUnhandledRejections();
 
 /** One 40-turn run with the server doing `set` from the start. */
 async function longRun(timeoutMs: number, set: Partial<LoopbackOptions>): Promise<LongRun> {

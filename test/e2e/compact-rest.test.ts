@@ -2,50 +2,30 @@
 // mode, against a strict main model. The rest lands after the compaction or is dropped; either way no
 // request carries a tool result apart from its call, and no guard entry names an entry off its branch.
 // (A pending checkpoint under /compact and /reload: tool-pairs.test.ts.)
-import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
-import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
-import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
-import { testLog } from "../kit/test-log.ts";
+import { type Asked, startFailClassifier, untilAnswered } from "../kit/fail-classifier.ts";
+import { type FakeOpenAI, lastPrompt, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
+import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { promptSettled, type RpcPi, sessionFileOf, startGuardRpcPi } from "../kit/rpc-pi.ts";
+import { guardNames, openCopy } from "../kit/session-copy.ts";
+import { testLogDir } from "../kit/test-log.ts";
 
-const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let classifier: LoopbackClassifier;
 let main: FakeOpenAI;
 let rpc: RpcPi;
-const asked: number[] = [];
+const asked: Asked[] = [];
 let file = "";
 let compacted: Record<string, unknown> | undefined;
 let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
-async function prompt(message: string): Promise<void> {
-  const from = rpc.records.length;
-  rpc.send({ type: "prompt", message });
-  await rpc.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 60_000 });
-}
-
 beforeAll(async () => {
-  const keyword = keywordPolicy(/FAIL/);
-  classifier = await startLoopbackClassifier({
-    latencyMs: CLASSIFIER_MS,
-    policy: (body) => {
-      asked.push(performance.now());
-      return keyword(body);
-    },
-  });
+  classifier = await startFailClassifier(CLASSIFIER_MS, asked);
   main = await startFakeOpenAI(
     (req) => {
-      let lastUser = req.messages.length - 1;
-      while (lastUser >= 0 && req.messages[lastUser]?.role !== "user") lastUser--;
-      const text = wireText(req.messages[lastUser]);
-      const done = req.messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
+      const { prompt: text, done } = lastPrompt(req.messages);
       if (text === "work" && done < 3)
         return { toolCalls: [{ name: "bash", arguments: { command: `cat log${done}.txt` } }] };
       // The compaction's summary requests land here too.
@@ -53,33 +33,30 @@ beforeAll(async () => {
     },
     { strict: true },
   );
-  const cwd = await mkdtemp(join(tmpdir(), "cg-compact-rest-"));
-  for (let i = 0; i < 3; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
-  const agentDir = await makeAgentDir({
+  const cwd = await testLogDir("cg-compact-rest-", 3);
+  rpc = await startGuardRpcPi({
+    cwd,
     mainBaseUrl: main.baseUrl,
     classifierBaseUrl: classifier.baseUrl,
     settings: { compaction: { enabled: false, keepRecentTokens: 200 }, retry: { enabled: false } },
-    guardConfig: { telemetry: false, timeoutMs: 30_000, settleBudgetMs: 150, midRun: false, exchangeBreakEven: false },
+    guardConfig: {
+      telemetry: false,
+      timeoutMs: 30_000,
+      settleBudgetMs: 150,
+      midRun: false,
+      exchangeBreakEven: false,
+    },
   });
-  rpc = startRpcPi({
-    agentDir,
-    cwd,
-    extensions: [EXTENSION],
-    args: ["--session-dir", join(agentDir, "s")],
-    env: { PI_CONTEXT_GUARD_CONFIG: "" },
-  });
-  await prompt("work");
+  await promptSettled(rpc, "work");
   for (let i = 0; i < 3000 && asked.length < 3; i++) await sleep(10);
   const from = rpc.records.length;
   rpc.send({ type: "compact", id: "compact" });
   compacted = await rpc.waitFor((r) => r.id === "compact", { from, timeoutMs: 60_000 });
-  await prompt("after");
+  await promptSettled(rpc, "after");
   // Once the rest has been answered, a run whose boundaries would land it.
-  await sleep(Math.max(0, (asked.at(-1) ?? 0) + CLASSIFIER_MS + 500 - performance.now()));
-  await prompt("later");
-  const at = rpc.records.length;
-  rpc.send({ type: "get_state", id: "state" });
-  file = ((await rpc.waitFor((r) => r.id === "state", { from: at })).data as { sessionFile: string }).sessionFile;
+  await untilAnswered(asked, CLASSIFIER_MS);
+  await promptSettled(rpc, "later");
+  file = await sessionFileOf(rpc);
   rpc.child.stdin.end();
   exit = await rpc.exited;
 }, 120_000);
@@ -120,17 +97,8 @@ describe("/compact while a handed-over rest is pending (RPC)", () => {
   });
 
   it("leaves a file Pi loads, whose guard entries name only entries on their branch", async () => {
-    const copy = join(await mkdtemp(join(tmpdir(), "cg-compact-copy-")), "session.jsonl");
-    await copyFile(file, copy);
-    const entries = SessionManager.open(copy).getEntries() as unknown as Entry[];
+    const entries = (await openCopy(file)).getEntries() as unknown as Entry[];
     expect(entries.some((e) => e.type === "compaction")).toBe(true);
-    const byId = new Map(entries.map((e) => [e.id, e]));
-    for (const e of entries) {
-      if (e.type !== "context_edit" && e.customType !== "context-guard") continue;
-      const named = e.type === "context_edit" ? [e.targetId as string] : (e.data?.results ?? []).map((r) => r.entryId);
-      const before = new Set<string>();
-      for (let p = e.parentId; p !== null; p = byId.get(p)?.parentId ?? null) before.add(p);
-      for (const id of named) expect([e.id, id, before.has(id)]).toEqual([e.id, id, true]);
-    }
+    for (const n of guardNames(entries)) expect([n.entry, n.named, n.onBranch]).toEqual([n.entry, n.named, true]);
   });
 });

@@ -21,6 +21,7 @@ import { MAX_ANSWER_BYTES } from "../../src/workers/http/http-protocol.ts";
 import { faultAgentDir, faultSession, grepText, logText } from "../kit/fault-session.ts";
 import { recordHooks } from "../kit/hook-probe.ts";
 import type { LoopbackOptions } from "../kit/loopback-classifier.ts";
+import { failOnUnhandledRejections } from "../kit/no-unhandled.ts";
 import { browserTools, routingPolicy, SKILLS, writeSkills } from "../kit/routing-fixtures.ts";
 import type { FauxResponse } from "../kit/sdk-session.ts";
 
@@ -213,14 +214,8 @@ const KINDS: Kind[] = [
 ];
 
 const timings = recordHooks();
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-process.on("unhandledRejection", onUnhandled);
-afterAll(() => {
-  process.off("unhandledRejection", onUnhandled);
-  timings.stop();
-  expect(unhandled).toEqual([]);
-});
+afterAll(() => timings.stop());
+failOnUnhandledRejections();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -3,18 +3,15 @@
 // with the agent idle. The classifier answers only after CLASSIFIER_MS. The new session's prompt must
 // not wait for it; nothing judged in the old session may land in either file once it is left; both files
 // load in Pi and every request pairs each tool result with its call (a strict main model).
-import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
-import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
-import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
-import { testLog } from "../kit/test-log.ts";
+import { type Asked, startFailClassifier, untilAnswered } from "../kit/fail-classifier.ts";
+import { type FakeOpenAI, type FakeReply, lastPrompt, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
+import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { promptSettled, type RpcPi, sessionFileOf, startGuardRpcPi } from "../kit/rpc-pi.ts";
+import { openCopy } from "../kit/session-copy.ts";
+import { testLogDir } from "../kit/test-log.ts";
 
-const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -42,16 +39,14 @@ type Entry = {
 };
 
 async function loadCopy(file: string): Promise<Entry[]> {
-  const copy = join(await mkdtemp(join(tmpdir(), "cg-new-copy-")), "session.jsonl");
-  await copyFile(file, copy);
-  return SessionManager.open(copy).getEntries() as unknown as Entry[];
+  return (await openCopy(file)).getEntries() as unknown as Entry[];
 }
 
 describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) => {
   let classifier: LoopbackClassifier;
   let main: FakeOpenAI;
   let rpc: RpcPi;
-  const asked: number[] = [];
+  const asked: Asked[] = [];
   const calls: Array<{ prompt: string; at: number }> = [];
   let hanging: (() => void) | undefined;
   let newAt = 0;
@@ -61,12 +56,10 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
   async function reply(messages: WireJson[]): Promise<FakeReply> {
-    let lastUser = messages.length - 1;
-    while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
-    const prompt = wireText(messages[lastUser]);
+    const { prompt, done } = lastPrompt(messages);
     calls.push({ prompt, at: performance.now() });
     if (prompt !== "work") return { text: `done with ${prompt}` };
-    const next = turns[messages.slice(lastUser + 1).filter((m) => m.role === "tool").length];
+    const next = turns[done];
     if (next === undefined) return { text: "done with work" };
     if (next === "hang") {
       await new Promise<void>((resolve) => {
@@ -78,42 +71,15 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
     return { toolCalls: [{ name: "bash", arguments: { command: next } }] };
   }
 
-  async function state(): Promise<string> {
-    const from = rpc.records.length;
-    rpc.send({ type: "get_state", id: "state" });
-    const r = await rpc.waitFor((x) => x.id === "state", { from });
-    return (r.data as { sessionFile: string }).sessionFile;
-  }
-
-  async function prompt(message: string): Promise<void> {
-    const from = rpc.records.length;
-    rpc.send({ type: "prompt", message });
-    await rpc.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 60_000 });
-  }
-
   beforeAll(async () => {
-    const keyword = keywordPolicy(/FAIL/);
-    classifier = await startLoopbackClassifier({
-      latencyMs: CLASSIFIER_MS,
-      policy: (body) => {
-        asked.push(performance.now());
-        return keyword(body);
-      },
-    });
+    classifier = await startFailClassifier(CLASSIFIER_MS, asked);
     main = await startFakeOpenAI((req) => reply(req.messages), { strict: true });
-    const cwd = await mkdtemp(join(tmpdir(), "cg-new-pending-"));
-    for (let i = 0; i < 3; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
-    const agentDir = await makeAgentDir({
+    const cwd = await testLogDir("cg-new-pending-", 3);
+    rpc = await startGuardRpcPi({
+      cwd,
       mainBaseUrl: main.baseUrl,
       classifierBaseUrl: classifier.baseUrl,
       guardConfig: { telemetry: false, timeoutMs: 30_000, settleBudgetMs: 150, exchangeBreakEven: false, ...config },
-    });
-    rpc = startRpcPi({
-      agentDir,
-      cwd,
-      extensions: [EXTENSION],
-      args: ["--session-dir", join(agentDir, "s")],
-      env: { PI_CONTEXT_GUARD_CONFIG: "" },
     });
     let from = rpc.records.length;
     rpc.send({ type: "prompt", message: "work" });
@@ -121,7 +87,7 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
     if (!hangs) await rpc.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 60_000 });
     for (let i = 0; i < 3000 && (asked.length === 0 || (hangs && !hanging)); i++) await sleep(10);
     expect(asked.length).toBeGreaterThan(0);
-    oldFile = await state();
+    oldFile = await sessionFileOf(rpc);
     oldBefore = await readFile(oldFile, "utf8");
     from = rpc.records.length;
     newAt = performance.now();
@@ -129,11 +95,11 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
     const created = await rpc.waitFor((r) => r.id === "new", { from });
     expect(created.success).toBe(true);
     hanging?.();
-    await prompt("after");
+    await promptSettled(rpc, "after");
     // Long enough for the old pass's answers to come back, then a run that would land them.
-    await sleep(Math.max(0, (asked.at(-1) ?? 0) + CLASSIFIER_MS + 500 - performance.now()));
-    await prompt("later");
-    newFile = await state();
+    await untilAnswered(asked, CLASSIFIER_MS);
+    await promptSettled(rpc, "later");
+    newFile = await sessionFileOf(rpc);
     rpc.child.stdin.end();
     exit = await rpc.exited;
   }, 120_000);
@@ -146,7 +112,7 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
   it("the new session's prompt starts without waiting for the classifier", () => {
     const started = calls.find((c) => c.prompt === "after")?.at as number;
     expect(started).toBeGreaterThan(newAt);
-    expect(started).toBeLessThan((asked[0] as number) + CLASSIFIER_MS);
+    expect(started).toBeLessThan((asked[0]?.at as number) + CLASSIFIER_MS);
     expect(calls.filter((c) => c.prompt === "later").length).toBe(1);
   });
 

@@ -6,15 +6,21 @@
 // The classifier takes CLASSIFIER_MS to answer each request, counted from its arrival, so a model request
 // that arrives earlier than that after the pass's first request cannot have waited for an answer: the
 // assertions are that ordering, not a wall-clock bound.
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
-import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { type Asked, askedAbout, startFailClassifier } from "../kit/fail-classifier.ts";
+import {
+  type FakeOpenAI,
+  type FakeReply,
+  lastPrompt,
+  startFakeOpenAI,
+  type WireJson,
+  wireText,
+} from "../kit/fake-openai.ts";
+import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
-import { testLog } from "../kit/test-log.ts";
+import { testLogDir } from "../kit/test-log.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 3000;
@@ -31,7 +37,7 @@ let classifier: LoopbackClassifier;
 let main: FakeOpenAI;
 let rpc: RpcPi;
 /** When each classifier request arrived (performance.now()). */
-const asked: Array<{ at: number; body: string }> = [];
+const asked: Asked[] = [];
 /** Per model request: its prompt, when it arrived, and what it showed. */
 const calls: Array<{ prompt: string; at: number; messages: WireJson[] }> = [];
 /** When each prompt was sent. */
@@ -47,11 +53,8 @@ function send(prompt: string, streamingBehavior?: "followUp"): void {
 }
 
 async function reply(messages: WireJson[]): Promise<FakeReply> {
-  let lastUser = messages.length - 1;
-  while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
-  const prompt = wireText(messages[lastUser]);
+  const { prompt, done } = lastPrompt(messages);
   calls.push({ prompt, at: performance.now(), messages });
-  const done = messages.slice(lastUser + 1).filter((m) => m.role === "tool").length;
   const turns = RUNS[prompt] ?? [];
   const next = turns[done];
   if (next === undefined) return { text: `done with ${prompt}` };
@@ -65,17 +68,9 @@ async function reply(messages: WireJson[]): Promise<FakeReply> {
 }
 
 beforeAll(async () => {
-  const keyword = keywordPolicy(/FAIL/);
-  classifier = await startLoopbackClassifier({
-    latencyMs: CLASSIFIER_MS,
-    policy: (body) => {
-      asked.push({ at: performance.now(), body: JSON.stringify(body) });
-      return keyword(body);
-    },
-  });
+  classifier = await startFailClassifier(CLASSIFIER_MS, asked);
   main = await startFakeOpenAI((req) => reply(req.messages));
-  const cwd = await mkdtemp(join(tmpdir(), "cg-any-moment-"));
-  for (let i = 0; i < 5; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
+  const cwd = await testLogDir("cg-any-moment-", 5);
   const agentDir = await makeAgentDir({
     mainBaseUrl: main.baseUrl,
     classifierBaseUrl: classifier.baseUrl,
@@ -144,7 +139,7 @@ describe("nobody waits for the classifier (RPC)", () => {
     // The second run's outputs, in the third run.
     for (const n of [3, 4]) expect(distilled(third.at(-1)?.messages ?? [], n), `log${n}`).toBe(true);
     for (const n of [0, 1, 2, 3, 4]) {
-      expect(asked.filter((a) => a.body.includes(`broken_${n}_50`)).length, `log${n}`).toBe(1);
+      expect(askedAbout(asked, n), `log${n}`).toBe(1);
     }
   });
 });

@@ -8,17 +8,11 @@ import type { TranscriptContext } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dropAllPolicy, EXTENSION, grepText, shutdown } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { contentText as textOf } from "../kit/pi-messages.ts";
 import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
 
 type Messages = TranscriptContext["messages"];
 
-const textOf = (content: unknown): string =>
-  Array.isArray(content)
-    ? content
-        .filter((b) => b?.type === "text")
-        .map((b) => b.text)
-        .join("\n")
-    : String(content ?? "");
 const recallResults = (messages: Messages) =>
   messages
     .filter((m) => m.role === "toolResult" && m.toolName === "recall")

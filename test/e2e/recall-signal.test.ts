@@ -10,17 +10,11 @@ import { PIN_TYPE } from "../../src/core/records/pins.ts";
 import type { GuardRecord } from "../../src/core/shared/types.ts";
 import { dropAllPolicy, EXTENSION, grepText } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { contentText as textOf } from "../kit/pi-messages.ts";
 import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
 
 type Messages = TranscriptContext["messages"];
 
-const textOf = (content: unknown): string =>
-  Array.isArray(content)
-    ? content
-        .filter((b) => b?.type === "text")
-        .map((b) => b.text)
-        .join("\n")
-    : String(content ?? "");
 const resultOf = (messages: Messages, callId: string) =>
   textOf(messages.find((m) => m.role === "toolResult" && m.toolCallId === callId)?.content);
 const recallResults = (messages: Messages) =>

@@ -6,8 +6,9 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Asked, askedAbout, startFailClassifier, untilAnswered } from "../kit/fail-classifier.ts";
 import { EXTENSION } from "../kit/fault-session.ts";
-import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
 import { testLog } from "../kit/test-log.ts";
 
@@ -26,17 +27,10 @@ type Entry = {
 
 let classifier: LoopbackClassifier;
 let s: TestSession;
-const asked: Array<{ at: number; body: string }> = [];
+const asked: Asked[] = [];
 
 beforeAll(async () => {
-  const keyword = keywordPolicy(/FAIL/);
-  classifier = await startLoopbackClassifier({
-    latencyMs: CLASSIFIER_MS,
-    policy: (body) => {
-      asked.push({ at: performance.now(), body: JSON.stringify(body) });
-      return keyword(body);
-    },
-  });
+  classifier = await startFailClassifier(CLASSIFIER_MS, asked);
   const agentDir = await mkdtemp(join(tmpdir(), "cg-reload-rest-"));
   const configPath = join(agentDir, "guard.json");
   await writeFile(
@@ -72,7 +66,7 @@ beforeAll(async () => {
   await s.session.reload();
   await s.session.prompt("And after the reload?");
   // Once the old guard's requests have been answered, a run whose boundaries would land them.
-  await sleep(Math.max(0, (asked.at(-1)?.at ?? 0) + CLASSIFIER_MS + 500 - performance.now()));
+  await untilAnswered(asked, CLASSIFIER_MS);
   await s.session.prompt("And later?");
 }, 120_000);
 afterAll(async () => {
@@ -106,7 +100,7 @@ describe("/reload while a handed-over rest is pending", () => {
 
   it("asks about each output at most twice", () => {
     for (const n of [0, 1, 2]) {
-      expect(asked.filter((a) => a.body.includes(`broken_${n}_50`)).length, `log${n}`).toBeLessThanOrEqual(2);
+      expect(askedAbout(asked, n), `log${n}`).toBeLessThanOrEqual(2);
     }
   });
 });

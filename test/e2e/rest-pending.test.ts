@@ -4,18 +4,21 @@
 // idle, types a second prompt at once, aborts that run in the middle of a model call, and types a third.
 // No prompt may wait for the classifier or be lost, no request may carry a tool result apart from its
 // call, and the rest either lands (on the branch it was judged on) or is dropped and asked again later.
-import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
-import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
-import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
-import { testLog } from "../kit/test-log.ts";
+import { type Asked, askedAbout as askedIn, startFailClassifier } from "../kit/fail-classifier.ts";
+import {
+  type FakeOpenAI,
+  type FakeReply,
+  lastPrompt,
+  startFakeOpenAI,
+  type WireJson,
+  wireText,
+} from "../kit/fake-openai.ts";
+import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { type RpcPi, sessionFileOf, startGuardRpcPi } from "../kit/rpc-pi.ts";
+import { guardNames, openCopy } from "../kit/session-copy.ts";
+import { testLogDir } from "../kit/test-log.ts";
 
-const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,19 +37,16 @@ let classifier: LoopbackClassifier;
 let main: FakeOpenAI;
 let rpc: RpcPi;
 let sessionFile = "";
-const asked: Array<{ at: number; body: string }> = [];
+const asked: Asked[] = [];
 const calls: Array<{ prompt: string; at: number; messages: WireJson[] }> = [];
 const sentAt = new Map<string, number>();
 let hanging: (() => void) | undefined;
 let settledFirst = 0;
-const askedAbout = (n: number) => asked.filter((a) => a.body.includes(`broken_${n}_50`)).length;
+const askedAbout = (n: number) => askedIn(asked, n);
 
 async function reply(messages: WireJson[]): Promise<FakeReply> {
-  let lastUser = messages.length - 1;
-  while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
-  const prompt = wireText(messages[lastUser]);
+  const { prompt, done } = lastPrompt(messages);
   calls.push({ prompt, at: performance.now(), messages });
-  const done = messages.slice(lastUser + 1).filter((m) => m.role === "tool").length;
   const next = RUNS[prompt]?.[done];
   if (next === undefined) return { text: `done with ${prompt}` };
   if (next === "hang") {
@@ -74,28 +74,20 @@ async function settled(from: number): Promise<number> {
 }
 
 beforeAll(async () => {
-  const keyword = keywordPolicy(/FAIL/);
-  classifier = await startLoopbackClassifier({
-    latencyMs: CLASSIFIER_MS,
-    policy: (body) => {
-      asked.push({ at: performance.now(), body: JSON.stringify(body) });
-      return keyword(body);
-    },
-  });
+  classifier = await startFailClassifier(CLASSIFIER_MS, asked);
   main = await startFakeOpenAI((req) => reply(req.messages), { strict: true });
-  const cwd = await mkdtemp(join(tmpdir(), "cg-rest-pending-"));
-  for (let i = 0; i < 7; i++) await writeFile(join(cwd, `log${i}.txt`), testLog(i));
-  const agentDir = await makeAgentDir({
+  const cwd = await testLogDir("cg-rest-pending-", 7);
+  rpc = await startGuardRpcPi({
+    cwd,
     mainBaseUrl: main.baseUrl,
     classifierBaseUrl: classifier.baseUrl,
-    guardConfig: { settleBudgetMs: 150, midRun: false, timeoutMs: 30_000, exchangeBreakEven: false, telemetry: false },
-  });
-  rpc = startRpcPi({
-    agentDir,
-    cwd,
-    extensions: [EXTENSION],
-    args: ["--session-dir", join(agentDir, "s")],
-    env: { PI_CONTEXT_GUARD_CONFIG: "" },
+    guardConfig: {
+      settleBudgetMs: 150,
+      midRun: false,
+      timeoutMs: 30_000,
+      exchangeBreakEven: false,
+      telemetry: false,
+    },
   });
   let from = rpc.records.length;
   send("first");
@@ -129,8 +121,7 @@ beforeAll(async () => {
   from = rpc.records.length;
   send("fifth");
   await settled(from);
-  rpc.send({ type: "get_state", id: "state" });
-  sessionFile = ((await rpc.waitFor((r) => r.id === "state")).data as { sessionFile: string }).sessionFile;
+  sessionFile = await sessionFileOf(rpc);
 }, 120_000);
 afterAll(async () => {
   await rpc?.close();
@@ -184,9 +175,7 @@ describe("the hand-over's rest under Esc and a second prompt (RPC)", () => {
   });
 
   it("leaves a session file Pi loads, whose guard entries name only entries on their branch", async () => {
-    const copy = join(await mkdtemp(join(tmpdir(), "cg-rest-copy-")), "session.jsonl");
-    await copyFile(sessionFile, copy);
-    const manager = SessionManager.open(copy);
+    const manager = await openCopy(sessionFile);
     type Entry = {
       id: string;
       parentId: string | null;
@@ -196,15 +185,8 @@ describe("the hand-over's rest under Esc and a second prompt (RPC)", () => {
       data?: { results?: Array<{ entryId: string }> };
     };
     const entries = manager.getEntries() as unknown as Entry[];
-    const byId = new Map(entries.map((e) => [e.id, e]));
     const records = entries.filter((e) => e.customType === "context-guard");
     expect(records.length).toBeGreaterThan(0);
-    for (const e of entries) {
-      const named = e.type === "context_edit" ? [e.targetId as string] : (e.data?.results ?? []).map((r) => r.entryId);
-      if (e.type !== "context_edit" && e.customType !== "context-guard") continue;
-      const before = new Set<string>();
-      for (let p = e.parentId; p !== null; p = byId.get(p)?.parentId ?? null) before.add(p);
-      for (const id of named) expect([e.id, id, before.has(id)]).toEqual([e.id, id, true]);
-    }
+    for (const n of guardNames(entries)) expect([n.entry, n.named, n.onBranch]).toEqual([n.entry, n.named, true]);
   });
 });

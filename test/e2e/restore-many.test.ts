@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PIN_TYPE } from "../../src/core/records/pins.ts";
 import { dropAllPolicy, EXTENSION, shutdown } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
+import { contentText as textOf } from "../kit/pi-messages.ts";
 import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
 
 type Messages = TranscriptContext["messages"];
@@ -17,14 +18,6 @@ const RESTORES = 1000;
 const PER_TURN = 100;
 const LINES = 40;
 const FILE = Array.from({ length: RESTORES * LINES }, (_, i) => `line ${i} ${"x".repeat(40)}`).join("\n");
-
-const textOf = (content: unknown): string =>
-  Array.isArray(content)
-    ? content
-        .filter((b) => b?.type === "text")
-        .map((b) => b.text)
-        .join("\n")
-    : String(content ?? "");
 
 let classifier: LoopbackClassifier;
 let s: TestSession;

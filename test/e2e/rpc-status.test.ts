@@ -1,118 +1,45 @@
 // Pi in RPC mode turns UI calls into stdout records, so the footer states and /guard can be asserted
 // exactly as a TUI user would see them.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI } from "../kit/fake-openai.ts";
-import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { FAKE_MODEL, makeAgentDir, NODE_BIN, PI_BIN, REPO_ROOT } from "../kit/pi-agent-dir.ts";
+import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
+import { type NeedleWorld, startNeedleWorld } from "../kit/pi-tui.ts";
+import { type RpcRecord, startRpcPi } from "../kit/rpc-pi.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const stripAnsi = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, "");
 
-interface Rpc {
-  records: Array<Record<string, unknown>>;
-  send(message: Record<string, unknown>): void;
-  waitFor(pred: (r: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
-  statuses(): string[];
-  notices(): string[];
-  close(): Promise<void>;
-}
-
-function startRpc(agentDir: string, cwd: string): Rpc {
-  const child: ChildProcessWithoutNullStreams = spawn(
-    NODE_BIN,
-    [PI_BIN, "--mode", "rpc", "-ne", "--no-session", "--model", FAKE_MODEL, "-e", EXTENSION],
-    { cwd, env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_CONTEXT_GUARD_CONFIG: "" } },
-  );
-  const records: Array<Record<string, unknown>> = [];
-  const waiters: Array<() => void> = [];
-  let buffer = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    buffer += chunk;
-    let nl = buffer.indexOf("\n");
-    while (nl !== -1) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      if (line.trim()) {
-        try {
-          records.push(JSON.parse(line));
-        } catch {}
-      }
-      nl = buffer.indexOf("\n");
-    }
-    for (const w of waiters.splice(0)) w();
-  });
+/** Pi in RPC mode in the needle world, with the guard's footer states and the notices read from its records. */
+function startRpc(agentDir: string) {
+  const pi = startRpcPi({ agentDir, cwd: world.cwd, extensions: [EXTENSION], env: { PI_CONTEXT_GUARD_CONFIG: "" } });
   return {
-    records,
-    send: (message) => child.stdin.write(`${JSON.stringify(message)}\n`),
-    waitFor(pred, timeoutMs = 20_000) {
-      return new Promise((resolve, reject) => {
-        const deadline = setTimeout(
-          () => reject(new Error(`timed out; got ${JSON.stringify(records.slice(-5))}`)),
-          timeoutMs,
-        );
-        let from = 0;
-        const check = () => {
-          for (; from < records.length; from++) {
-            const r = records[from] as Record<string, unknown>;
-            if (pred(r)) {
-              clearTimeout(deadline);
-              resolve(r);
-              return;
-            }
-          }
-          waiters.push(check);
-        };
-        check();
-      });
-    },
+    send: pi.send,
+    close: pi.close,
+    waitFor: (pred: (r: RpcRecord) => boolean) => pi.waitFor(pred, { timeoutMs: 20_000 }),
     statuses: () =>
-      records
+      pi.records
         .filter((r) => r.method === "setStatus" && r.statusKey === "context-guard")
         .map((r) => stripAnsi(String(r.statusText))),
-    notices: () => records.filter((r) => r.method === "notify").map((r) => String(r.message)),
-    close: () =>
-      new Promise((resolve) => {
-        child.once("close", () => resolve());
-        child.kill();
-      }),
+    notices: () => pi.records.filter((r) => r.method === "notify").map((r) => String(r.message)),
   };
 }
 
-let classifier: LoopbackClassifier;
-let main: FakeOpenAI;
-let cwd: string;
+let world: NeedleWorld;
 
 beforeAll(async () => {
-  classifier = await startLoopbackClassifier({ policy: keywordPolicy(/needle/) });
-  main = await startFakeOpenAI((req) =>
-    req.messages.at(-1)?.role === "user"
-      ? { toolCalls: [{ name: "bash", arguments: { command: "cat out.txt" } }] }
-      : { text: "needle is in lib/f5.ts" },
-  );
-  cwd = await mkdtemp(join(tmpdir(), "cg-rpc-"));
-  const lines = Array.from(
-    { length: 400 },
-    (_, i) => `lib/f${i % 30}.ts:${i}:${i === 5 ? "needle" : "other"} line ${i}`,
-  );
-  await writeFile(join(cwd, "out.txt"), lines.join("\n"));
+  world = await startNeedleWorld("cg-rpc-");
 });
-afterAll(async () => {
-  await classifier.close();
-  await main.close();
-});
+afterAll(async () => world.close());
 
 describe("status bar and /guard in RPC mode", () => {
   it("shows ready, busy and savings, then /guard reports the pass and /guard off persists", async () => {
     const agentDir = await makeAgentDir({
-      mainBaseUrl: main.baseUrl,
-      classifierBaseUrl: classifier.baseUrl,
+      mainBaseUrl: world.main.baseUrl,
+      classifierBaseUrl: world.classifier.baseUrl,
       guardConfig: { keep: "me" },
     });
-    const rpc = startRpc(agentDir, cwd);
+    const rpc = startRpc(agentDir);
     try {
       await rpc.waitFor((r) => r.method === "setStatus");
       rpc.send({ id: "1", type: "prompt", message: "where is needle?" });
@@ -146,12 +73,12 @@ describe("status bar and /guard in RPC mode", () => {
   });
 
   it("says when the classifier's provider has no key, or the model is unknown", async () => {
-    const noKey = await makeAgentDir({ mainBaseUrl: main.baseUrl, classifierBaseUrl: classifier.baseUrl });
+    const noKey = await makeAgentDir({ mainBaseUrl: world.main.baseUrl, classifierBaseUrl: world.classifier.baseUrl });
     // Keep the fake main model but drop the openrouter override that carries the key.
     const models = JSON.parse(await readFile(join(noKey, "models.json"), "utf8"));
     delete models.providers.openrouter;
     await writeFile(join(noKey, "models.json"), JSON.stringify(models));
-    const a = startRpc(noKey, cwd);
+    const a = startRpc(noKey);
     try {
       await a.waitFor((r) => r.method === "setStatus");
       expect(a.statuses()[0]).toBe("🛡 no openrouter key");
@@ -159,11 +86,11 @@ describe("status bar and /guard in RPC mode", () => {
       await a.close();
     }
     const unknown = await makeAgentDir({
-      mainBaseUrl: main.baseUrl,
-      classifierBaseUrl: classifier.baseUrl,
+      mainBaseUrl: world.main.baseUrl,
+      classifierBaseUrl: world.classifier.baseUrl,
       guardConfig: { model: "openrouter/no-such-classifier" },
     });
-    const b = startRpc(unknown, cwd);
+    const b = startRpc(unknown);
     try {
       await b.waitFor((r) => r.method === "setStatus");
       expect(b.statuses()[0]).toBe("🛡 model openrouter/no-such-classifier not found");

@@ -3,9 +3,10 @@
 // thread or timer is left behind.
 import { readdirSync } from "node:fs";
 import type { JsonObject } from "@earendil-works/pi-ai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type FaultSession, faultSession, grepText, shutdown } from "../kit/fault-session.ts";
 import { capturingUi } from "../kit/hook-probe.ts";
+import { failOnUnhandledRejections } from "../kit/no-unhandled.ts";
 import type { FauxResponse } from "../kit/sdk-session.ts";
 
 const threads = () => readdirSync("/proc/self/task").length;
@@ -22,20 +23,14 @@ async function until(what: string, predicate: () => boolean, ms = 10_000): Promi
 }
 
 let baseline = 0;
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
+failOnUnhandledRejections();
 beforeAll(async () => {
-  process.on("unhandledRejection", onUnhandled);
   // Warm up what allocates threads lazily (libuv's pool, the faux provider, jiti), then count.
   const warm = await faultSession({ config: {}, responses: ["hi"] });
   await warm.session.prompt("hi");
   await warm.close();
   await sleep(200);
   baseline = threads();
-});
-afterAll(() => {
-  process.off("unhandledRejection", onUnhandled);
-  expect(unhandled).toEqual([]);
 });
 
 /** Shuts the session down while the classifier holds the pass; returns how long the prompt then took. */

@@ -11,7 +11,7 @@ import { type FakeOpenAI, startFakeOpenAI, type WireJson } from "../kit/fake-ope
 import { dropAllPolicy, grepText } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
-import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+import { promptSettled, type RpcPi, sessionFileOf, startRpcPi } from "../kit/rpc-pi.ts";
 
 const CLASSIFIER_MS = 800;
 const RUNS = ["a", "b", "c", "d"];
@@ -67,12 +67,9 @@ describe("a run end skipped for a pending checkpoint (RPC, strict)", () => {
       // Once the classifier is quiet: "later" lands the last checkpoint and its run end judges what the
       // skipped run ends left (over the budget, so behind the agent), and "last" lands that.
       if (!RUNS.includes(prompt)) await sleep(4 * CLASSIFIER_MS);
-      const from = rpc.records.length;
-      rpc.send({ type: "prompt", message: prompt });
-      await rpc.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 30_000 });
+      await promptSettled(rpc, prompt, 30_000);
     }
-    rpc.send({ type: "get_state", id: "state" });
-    const file = ((await rpc.waitFor((r) => r.id === "state")).data as { sessionFile: string }).sessionFile;
+    const file = await sessionFileOf(rpc);
     rpc.child.stdin.end();
     exit = await rpc.exited;
     lines = (await readFile(file, "utf8"))

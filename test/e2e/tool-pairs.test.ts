@@ -11,13 +11,31 @@ import type { GuardRecord } from "../../src/core/shared/types.ts";
 import { dropAllPolicy, EXTENSION, grepText } from "../kit/fault-session.ts";
 import { capturingUi } from "../kit/hook-probe.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
+import { createTestSession, type FauxResponse, type TestSession, type TestSessionOptions } from "../kit/sdk-session.ts";
 
 const OUTPUT = grepText(24, "a");
 /** An answer long enough that its exchange is worth judging once its output is distilled. */
 const LONG = `found it in a0: ${"the counts are fine and nothing else changed. ".repeat(60)}`;
 const bash = (command: string): FauxResponse => ({ toolCalls: [{ name: "bash", arguments: { command } }] });
 type Entry = { id: string; type: string; customType?: string; data?: unknown; message?: { role: string } };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A reply that comes only after `ms`, by when the run has been aborted. */
+const tooLate =
+  (ms: number): FauxResponse =>
+  async () => {
+    await sleep(ms);
+    return "too late";
+  };
+/** Every exchange judged at the first checkpoint that can: no batch, age or break-even holds it back. */
+const CHECKPOINT_ALL = {
+  telemetry: false,
+  midRunMinAgeTurns: 1,
+  midRunBatchChars: 0,
+  midRunBreakEven: false,
+  keepRecentExchanges: 0,
+  exchangeBreakEven: false,
+  exchangeMinSavingChars: 0,
+};
 
 let classifier: LoopbackClassifier;
 let agentDir: string;
@@ -28,32 +46,48 @@ beforeAll(async () => {
   classifier = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 1500 });
   agentDir = await mkdtemp(join(tmpdir(), "cg-pairs-agent-"));
   sessionDir = await mkdtemp(join(tmpdir(), "cg-pairs-sessions-"));
-  const configPath = join(agentDir, "guard.json");
-  await writeFile(
-    configPath,
-    JSON.stringify({
-      telemetry: false,
-      midRun: false,
-      keepRecentExchanges: 0,
-      exchangeBreakEven: false,
-      exchangeMinSavingChars: 0,
-    }),
-  );
-  process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
+  await useConfig("guard.json", {
+    telemetry: false,
+    midRun: false,
+    keepRecentExchanges: 0,
+    exchangeBreakEven: false,
+    exchangeMinSavingChars: 0,
+  });
 });
 afterAll(async () => classifier.close());
 
-async function open(responses: FauxResponse[], sessionFile?: string, cwd?: string): Promise<TestSession> {
+/** Writes the guard's config under the agent dir and points the extension at it. */
+async function useConfig(name: string, config: Record<string, unknown>): Promise<void> {
+  const configPath = join(agentDir, name);
+  await writeFile(configPath, JSON.stringify(config));
+  process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
+}
+
+/** A strict session on the shared classifier, saved in the session dir (or reopened from `sessionFile`). */
+function open(responses: FauxResponse[], sessionFile?: string): Promise<TestSession> {
+  return openOn(classifier, responses, { sessionDir, ...(sessionFile ? { sessionFile } : {}) });
+}
+
+/** A strict session whose classifier is `server`; kept in memory unless `more` says otherwise. */
+function openOn(
+  server: LoopbackClassifier,
+  responses: FauxResponse[],
+  more: Partial<TestSessionOptions> = {},
+): Promise<TestSession> {
   return createTestSession({
     agentDir,
     extensionPaths: [EXTENSION],
-    classifierBaseUrl: classifier.baseUrl,
-    responses,
-    sessionDir,
+    classifierBaseUrl: server.baseUrl,
     strict: true,
-    ...(sessionFile ? { sessionFile } : {}),
-    ...(cwd ? { cwd } : {}),
+    responses,
+    ...more,
   });
+}
+
+/** The outputs the runs read: `results.txt` (target_fn's matches) and `one.txt`. */
+async function writeOutputs(s: TestSession): Promise<void> {
+  await writeFile(join(s.cwd, "results.txt"), OUTPUT);
+  await writeFile(join(s.cwd, "one.txt"), grepText(16, "one"));
 }
 
 const branch = (s: TestSession) => s.session.sessionManager.getBranch() as unknown as Entry[];
@@ -62,12 +96,40 @@ const records = (s: TestSession) =>
     .filter((e) => e.type === "custom" && e.customType === "context-guard")
     .map((e) => e.data as GuardRecord);
 
+/** The id of the branch's first message entry of this role. */
+const firstOf = (s: TestSession, role: "assistant" | "toolResult") =>
+  branch(s).find((e) => e.message?.role === role)?.id as string;
+
 async function until(check: () => boolean, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
+}
+
+/** Runs `prompt` and aborts it once `server` has been asked and has had time to answer. */
+async function abortOnceAsked(s: TestSession, server: LoopbackClassifier, prompt: string): Promise<void> {
+  const asked = server.requests.length;
+  const run = s.session.prompt(prompt);
+  await until(() => server.requests.length > asked);
+  await sleep(1500);
+  await s.session.abort();
+  await run.catch(() => undefined);
+}
+
+/** The exchange among these records was kept, because what was asked of it was turned down. */
+function expectExchangeRejected(list: GuardRecord[]): void {
+  const exchange = list.flatMap((r) => r.results).find((r) => r.kind === "exchange");
+  expect(exchange?.outcome).toBe("kept");
+  expect(exchange?.reason).toMatch(/^rejected: /);
+}
+
+/** Every record names only entries on the session's branch; returns the branch's ids. */
+function expectRecordsOnBranch(s: TestSession): Set<string> {
+  const now = new Set(branch(s).map((e) => e.id));
+  for (const r of records(s)) for (const x of r.results) expect(now.has(x.entryId)).toBe(true);
+  return now;
 }
 
 describe("a restore and an exchange omission at one boundary", () => {
@@ -78,7 +140,7 @@ describe("a restore and an exchange omission at one boundary", () => {
     s = await open([bash("cat results.txt"), LONG, "hello", "Next.", "All fine."]);
     await writeFile(join(s.cwd, "results.txt"), OUTPUT);
     await s.session.prompt("Where is target_fn defined?");
-    const x = branch(s).find((e) => e.message?.role === "toolResult")?.id as string;
+    const x = firstOf(s, "toolResult");
     expect(records(s)[0]?.results[0]).toMatchObject({ entryId: x });
     const { ui, notices } = capturingUi();
     s.session.extensionRunner.setUIContext(ui, "rpc");
@@ -98,11 +160,7 @@ describe("a restore and an exchange omission at one boundary", () => {
     const result = seen.find((m) => m.role === "toolResult");
     expect(JSON.stringify(result?.content)).toContain("src/a0/handler.ts");
     // The exchange stays, and its record says why.
-    const exchange = records(s)
-      .flatMap((r) => r.results)
-      .find((r) => r.kind === "exchange");
-    expect(exchange?.outcome).toBe("kept");
-    expect(exchange?.reason).toMatch(/^rejected: /);
+    expectExchangeRejected(records(s));
   });
 });
 
@@ -110,48 +168,28 @@ describe("a restore, a pin or the recall signal and a background checkpoint at o
   for (const race of ["recall signal", "/guard restore", "/guard pin"] as const) {
     it(`${race}: wins over the checkpoint's omission of the same exchange`, async () => {
       const slow = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 400 });
-      const configPath = join(agentDir, "guard-signal.json");
-      await writeFile(
-        configPath,
-        JSON.stringify({
-          telemetry: false,
-          midRunMinAgeTurns: 1,
-          midRunBatchChars: 0,
-          midRunBreakEven: false,
-          keepRecentExchanges: 0,
-          exchangeBreakEven: false,
-          exchangeMinSavingChars: 0,
-        }),
-      );
-      process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
+      await useConfig("guard-signal.json", CHECKPOINT_ALL);
       let x = "";
       let s: TestSession | undefined;
-      s = await createTestSession({
-        agentDir,
-        extensionPaths: [EXTENSION],
-        classifierBaseUrl: slow.baseUrl,
-        strict: true,
-        responses: [
-          bash("cat results.txt"),
-          LONG,
-          bash("cat one.txt"),
-          // The checkpoint started after the first turn is answered before this turn ends; meanwhile the
-          // model recalls X whole, or the user restores X or pins its call.
-          async () => {
-            await new Promise((r) => setTimeout(r, 1500));
-            if (race === "recall signal") return { toolCalls: [{ name: "recall", arguments: { entryId: x } }] };
-            const call = branch(s as TestSession).find((e) => e.message?.role === "assistant")?.id as string;
-            await s?.session.prompt(race === "/guard restore" ? `/guard restore ${x}` : `/guard pin ${call}`);
-            return { toolCalls: [{ name: "bash", arguments: { command: "cat one.txt" } }] };
-          },
-          "Done.",
-        ],
-      });
+      s = await openOn(slow, [
+        bash("cat results.txt"),
+        LONG,
+        bash("cat one.txt"),
+        // The checkpoint started after the first turn is answered before this turn ends; meanwhile the
+        // model recalls X whole, or the user restores X or pins its call.
+        async () => {
+          await sleep(1500);
+          if (race === "recall signal") return { toolCalls: [{ name: "recall", arguments: { entryId: x } }] };
+          const call = firstOf(s as TestSession, "assistant");
+          await s?.session.prompt(race === "/guard restore" ? `/guard restore ${x}` : `/guard pin ${call}`);
+          return { toolCalls: [{ name: "bash", arguments: { command: "cat one.txt" } }] };
+        },
+        "Done.",
+      ]);
       try {
-        await writeFile(join(s.cwd, "results.txt"), OUTPUT);
-        await writeFile(join(s.cwd, "one.txt"), grepText(16, "one"));
+        await writeOutputs(s);
         await s.session.prompt("Where is target_fn defined?");
-        x = branch(s).find((e) => e.message?.role === "toolResult")?.id as string;
+        x = firstOf(s, "toolResult");
         expect(records(s)[0]?.results[0]).toMatchObject({ entryId: x, outcome: "removed" });
         await s.session.prompt("Read one, then look at the old results again");
         expect(s.rejected).toEqual([]);
@@ -163,12 +201,7 @@ describe("a restore, a pin or the recall signal and a background checkpoint at o
           (m) => m.role === "assistant" && JSON.stringify(m.content).includes("cat results.txt"),
         );
         expect(callShown).toBe(true);
-        const exchange = records(s)
-          .filter((r) => r.phase === "mid-run")
-          .flatMap((r) => r.results)
-          .find((r) => r.kind === "exchange");
-        expect(exchange?.outcome).toBe("kept");
-        expect(exchange?.reason).toMatch(/^rejected: /);
+        expectExchangeRejected(records(s).filter((r) => r.phase === "mid-run"));
       } finally {
         await s?.dispose();
         await slow.close();
@@ -185,8 +218,8 @@ describe("a branch that already holds a tool result apart from its call", () => 
     const configPath = process.env.PI_CONTEXT_GUARD_CONFIG as string;
     await writeFile(configPath, JSON.stringify({ telemetry: false, enabled: false }));
     await first.session.prompt("Where is target_fn defined?");
-    const call = branch(first).find((e) => e.message?.role === "assistant")?.id as string;
-    const result = branch(first).find((e) => e.message?.role === "toolResult")?.id as string;
+    const call = firstOf(first, "assistant");
+    const result = firstOf(first, "toolResult");
     const file = first.session.sessionManager.getSessionFile() as string;
     await first.dispose();
     const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
@@ -245,59 +278,30 @@ describe("a branch that already holds a tool result apart from its call", () => 
 describe("a checkpoint judged on one branch", () => {
   it("never lands on the branch /tree moves to", async () => {
     const tree = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 300 });
-    const configPath = join(agentDir, "guard-tree.json");
-    await writeFile(
-      configPath,
-      JSON.stringify({
-        telemetry: false,
-        midRunMinAgeTurns: 1,
-        midRunBatchChars: 0,
-        midRunBreakEven: false,
-        keepRecentExchanges: 0,
-        exchangeBreakEven: false,
-        exchangeMinSavingChars: 0,
-      }),
-    );
-    process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
-    const s = await createTestSession({
-      agentDir,
-      extensionPaths: [EXTENSION],
-      classifierBaseUrl: tree.baseUrl,
-      strict: true,
-      responses: [
-        bash("cat results.txt"),
-        LONG,
-        bash("cat one.txt"),
-        async () => {
-          await new Promise((r) => setTimeout(r, 3000));
-          return "too late";
-        },
-        "Done on the new branch.",
-      ],
-    });
+    await useConfig("guard-tree.json", CHECKPOINT_ALL);
+    const s = await openOn(tree, [
+      bash("cat results.txt"),
+      LONG,
+      bash("cat one.txt"),
+      tooLate(3000),
+      "Done on the new branch.",
+    ]);
     try {
-      await writeFile(join(s.cwd, "results.txt"), OUTPUT);
-      for (const f of ["one"]) await writeFile(join(s.cwd, `${f}.txt`), grepText(16, f));
+      await writeOutputs(s);
       await s.session.prompt("Where is target_fn defined?");
       const before = branch(s).at(-1)?.id as string;
       // Run 3: a checkpoint starts after its first turn and is answered while the model writes the last
       // one, which is aborted: no boundary of run 3 lands it.
-      const asked = tree.requests.length;
-      const run3 = s.session.prompt("Read one, then wait");
-      await until(() => tree.requests.length > asked);
-      await new Promise((r) => setTimeout(r, 1500));
-      await s.session.abort();
-      await run3.catch(() => undefined);
+      await abortOnceAsked(s, tree, "Read one, then wait");
       const run3Ids = new Set(branch(s).map((e) => e.id));
       // /tree back to before run 3, and a new run there.
       await s.session.navigateTree(before, { summarize: false });
       await s.session.prompt("Never mind, just say done");
-      const now = new Set(branch(s).map((e) => e.id));
       expect(records(s).length).toBeGreaterThan(0);
       // Nothing judged for run 3 reaches this branch: no checkpoint record (this run made no tool call),
       // no record naming run 3's entries.
       expect(records(s).filter((r) => r.phase === "mid-run")).toEqual([]);
-      for (const r of records(s)) for (const x of r.results) expect(now.has(x.entryId)).toBe(true);
+      const now = expectRecordsOnBranch(s);
       const offBranch = [...run3Ids].filter((id) => !now.has(id));
       expect(offBranch.length).toBeGreaterThan(0);
       const mentions = JSON.stringify(records(s));
@@ -314,35 +318,14 @@ describe("/compact and /reload while a checkpoint is pending", () => {
   for (const action of ["compact", "reload"] as const) {
     it(`${action}: what lands keeps every call with its result, and names only entries on the branch`, async () => {
       const slow = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 300 });
-      const configPath = join(agentDir, `guard-${action}.json`);
-      await writeFile(
-        configPath,
-        JSON.stringify({
-          telemetry: false,
-          midRunMinAgeTurns: 1,
-          midRunBatchChars: 0,
-          midRunBreakEven: false,
-          keepRecentExchanges: 0,
-          exchangeBreakEven: false,
-          exchangeMinSavingChars: 0,
-        }),
-      );
-      process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
-      const s = await createTestSession({
-        agentDir,
-        extensionPaths: [EXTENSION],
-        classifierBaseUrl: slow.baseUrl,
-        strict: true,
-        // Compaction keeps only the last few hundred tokens, so /compact has something to summarize.
-        settings: { compaction: { enabled: false, keepRecentTokens: 200 }, retry: { enabled: false } },
-        responses: [
+      await useConfig(`guard-${action}.json`, CHECKPOINT_ALL);
+      const s = await openOn(
+        slow,
+        [
           bash("cat results.txt"),
           LONG,
           bash("cat one.txt"),
-          async () => {
-            await new Promise((r) => setTimeout(r, 3000));
-            return "too late";
-          },
+          tooLate(3000),
           // /compact summarizes the history and the cut turn's prefix: two calls.
           ...(action === "compact"
             ? ["Summary: target_fn is in src/a0/handler.ts.", "Summary: one.txt was read."]
@@ -350,23 +333,18 @@ describe("/compact and /reload while a checkpoint is pending", () => {
           bash("cat one.txt"),
           "Done.",
         ],
-      });
+        // Compaction keeps only the last few hundred tokens, so /compact has something to summarize.
+        { settings: { compaction: { enabled: false, keepRecentTokens: 200 }, retry: { enabled: false } } },
+      );
       try {
-        await writeFile(join(s.cwd, "results.txt"), OUTPUT);
-        await writeFile(join(s.cwd, "one.txt"), grepText(16, "one"));
+        await writeOutputs(s);
         await s.session.prompt("Where is target_fn defined?");
-        const asked = slow.requests.length;
-        const run = s.session.prompt("Read one, then wait");
-        await until(() => slow.requests.length > asked);
-        await new Promise((r) => setTimeout(r, 1500));
-        await s.session.abort();
-        await run.catch(() => undefined);
+        await abortOnceAsked(s, slow, "Read one, then wait");
         if (action === "compact") await s.session.compact();
         else await s.session.reload();
         await s.session.prompt("Read one again");
         expect(s.rejected).toEqual([]);
-        const now = new Set(branch(s).map((e) => e.id));
-        for (const r of records(s)) for (const x of r.results) expect(now.has(x.entryId)).toBe(true);
+        const now = expectRecordsOnBranch(s);
         for (const e of branch(s)) {
           if (e.type === "context_edit") expect(now.has((e as { targetId?: string }).targetId ?? "")).toBe(true);
         }
@@ -391,33 +369,22 @@ describe("a handed-over rest judged on one branch", () => {
         return keyword(body);
       },
     });
-    const configPath = join(agentDir, "guard-rest.json");
-    await writeFile(configPath, JSON.stringify({ telemetry: false, midRun: false, concurrency: 1 }));
-    process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
-    const s = await createTestSession({
-      agentDir,
-      extensionPaths: [EXTENSION],
-      classifierBaseUrl: slow.baseUrl,
-      strict: true,
-      responses: [
-        bash("cat log0.txt"),
-        bash("cat log1.txt"),
-        bash("cat log2.txt"),
-        "The failures are in case0, case1 and case2.",
-        // The follow-up's run, aborted while the rest is still asked.
-        async () => {
-          await new Promise((r) => setTimeout(r, 1500));
-          return "too late";
-        },
-        bash("echo new"),
-        "Done on the new branch.",
-      ],
-    });
+    await useConfig("guard-rest.json", { telemetry: false, midRun: false, concurrency: 1 });
+    const s = await openOn(slow, [
+      bash("cat log0.txt"),
+      bash("cat log1.txt"),
+      bash("cat log2.txt"),
+      "The failures are in case0, case1 and case2.",
+      // The follow-up's run, aborted while the rest is still asked.
+      tooLate(1500),
+      bash("echo new"),
+      "Done on the new branch.",
+    ]);
     try {
       for (let i = 0; i < 3; i++) await writeFile(join(s.cwd, `log${i}.txt`), failing(i));
       const run = s.session.prompt("Find the failing tests");
       await until(() => slow.requests.length >= 2);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       await s.session.prompt("Now summarize", { streamingBehavior: "followUp" });
       await until(() => s.contexts.length >= 5);
       await s.session.abort();
@@ -426,7 +393,7 @@ describe("a handed-over rest judged on one branch", () => {
       const prompt = branch(s).find((e) => e.message?.role === "user");
       await s.session.navigateTree(prompt?.id as string, { summarize: false });
       // The rest is answered meanwhile.
-      await new Promise((r) => setTimeout(r, 3500));
+      await sleep(3500);
       await s.session.prompt("Just say done");
       expect(s.rejected).toEqual([]);
       // Today's code lands the rest's record here, naming outputs of the other branch.

@@ -3,14 +3,14 @@
 // the other's entries. Whatever each guard writes must target entries on its own branch, and the file,
 // opened afresh, must give every leaf a context a strict provider accepts: no tool result without its
 // call, no edit of a missing entry.
-import { copyFile, mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dropAllPolicy, EXTENSION, grepText, shutdown } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { createTestSession, type FauxResponse, type TestSession } from "../kit/sdk-session.ts";
+import { leafProjections, openCopy } from "../kit/session-copy.ts";
 
 const TURNS = 6;
 
@@ -96,20 +96,9 @@ describe("two sessions on one session file", () => {
   });
 
   it("leaves a file whose every leaf projects to a well-formed context", async () => {
-    const copy = join(await mkdtemp(join(tmpdir(), "cg-two-copy-")), "session.jsonl");
-    await copyFile(file, copy);
-    const manager = SessionManager.open(copy, undefined, cwd);
-    const entries = manager.getEntries() as unknown as Entry[];
-    const children = new Set(entries.map((e) => e.parentId));
-    const leaves = entries.filter((e) => !children.has(e.id));
+    const leaves = leafProjections(await openCopy(file, cwd));
     expect(leaves.length).toBeGreaterThanOrEqual(2);
-    for (const leaf of leaves) {
-      manager.branch(leaf.id);
-      const messages = manager.buildSessionProjection().messages as Array<{
-        role: string;
-        toolCallId?: string;
-        content?: unknown;
-      }>;
+    for (const { leafId, messages } of leaves) {
       const calls = new Set<string>();
       const problems: string[] = [];
       for (const m of messages) {
@@ -118,7 +107,7 @@ describe("two sessions on one session file", () => {
             if (b.type === "toolCall") calls.add(b.id as string);
         if (m.role === "toolResult" && !calls.has(m.toolCallId as string)) problems.push(`orphan ${m.toolCallId}`);
       }
-      expect([leaf.id, problems]).toEqual([leaf.id, []]);
+      expect([leafId, problems]).toEqual([leafId, []]);
     }
   });
 });

@@ -4,16 +4,16 @@
 // entries. Neither may crash or wedge; every request either sent must pair each tool result with its
 // call (a main model that rejects what OpenAI rejects); the file, opened afresh by Pi (a copy), must give
 // every leaf a well-formed context, and no guard entry may name an entry off its own branch.
-import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
+import { type FakeOpenAI, lastPrompt, startFakeOpenAI } from "../kit/fake-openai.ts";
 import { dropAllPolicy, grepText } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { makeAgentDir, REPO_ROOT } from "../kit/pi-agent-dir.ts";
-import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
+import { promptSettled, type RpcPi, sessionFileOf, startRpcPi } from "../kit/rpc-pi.ts";
+import { guardNames, leafProjections, openCopy } from "../kit/session-copy.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
 const TURNS = 2;
@@ -29,23 +29,14 @@ let file = "";
 let cwd = "";
 const exits: Array<{ code: number | null; signal: NodeJS.Signals | null }> = [];
 
-/** Sends a prompt and resolves when its run has settled. */
-async function run(pi: RpcPi, message: string): Promise<void> {
-  const from = pi.records.length;
-  pi.send({ type: "prompt", message });
-  await pi.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 60_000 });
-}
-
 beforeAll(async () => {
   classifier = await startLoopbackClassifier({ policy: dropAllPolicy, latencyMs: 400 });
   // Each run reads TURNS files named after its prompt, then answers at length once the last checkpoint
   // has been answered, so the run-end pass is asked (and handed over) rather than left to the next run.
   main = await startFakeOpenAI(
     async (req) => {
-      let lastUser = req.messages.length - 1;
-      while (lastUser >= 0 && req.messages[lastUser]?.role !== "user") lastUser--;
-      const tag = wireText(req.messages[lastUser]).trim();
-      const done = req.messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
+      const { prompt, done } = lastPrompt(req.messages);
+      const tag = prompt.trim();
       if (done >= TURNS) {
         await new Promise((r) => setTimeout(r, 600));
         return { text: LONG };
@@ -73,17 +64,14 @@ beforeAll(async () => {
   });
   const env = { PI_CONTEXT_GUARD_CONFIG: "" };
   one = startRpcPi({ agentDir, cwd, extensions: [EXTENSION], args: ["--session-dir", join(agentDir, "s")], env });
-  await run(one, PROMPTS.one[0] as string);
-  const stateFrom = one.records.length;
-  one.send({ type: "get_state", id: "state" });
-  const state = await one.waitFor((r) => r.id === "state", { from: stateFrom });
-  file = (state.data as { sessionFile: string }).sessionFile;
+  await promptSettled(one, PROMPTS.one[0] as string);
+  file = await sessionFileOf(one);
   // The second opens the file while the first's run-end rest is still being asked.
   two = startRpcPi({ agentDir, cwd, extensions: [EXTENSION], args: ["--session", file], env });
   for (let i = 0; i < PROMPTS.two.length; i++) {
     // Interleaved: both runs at once, then the next pair as soon as both have settled (rests pending).
     const next = PROMPTS.one[i + 1];
-    await Promise.all([run(two, PROMPTS.two[i] as string), next ? run(one, next) : Promise.resolve()]);
+    await Promise.all([promptSettled(two, PROMPTS.two[i] as string), next ? promptSettled(one, next) : undefined]);
   }
   // Both exit on EOF, as an RPC client that closes its pipe would have them.
   for (const pi of [one, two]) pi.child.stdin.end();
@@ -104,12 +92,8 @@ type Entry = {
   data?: { phase?: string; results?: Array<{ entryId: string }> };
 };
 
-/** The session file as Pi loads it, from a copy (opening an original may rewrite it). */
-async function readCopy(): Promise<SessionManager> {
-  const copy = join(await mkdtemp(join(tmpdir(), "cg-two-rpc-copy-")), "session.jsonl");
-  await copyFile(file, copy);
-  return SessionManager.open(copy, undefined, cwd);
-}
+/** The session file as Pi loads it. */
+const readCopy = () => openCopy(file, cwd);
 
 describe("two pi processes (RPC) on one session file, with background work", () => {
   it("neither crashes nor wedges: every prompt settles and both exit cleanly", () => {
@@ -137,18 +121,9 @@ describe("two pi processes (RPC) on one session file, with background work", () 
   });
 
   it("leaves a file Pi loads, whose every leaf projects with each tool result after its call", async () => {
-    const manager = await readCopy();
-    const entries = manager.getEntries() as unknown as Entry[];
-    const children = new Set(entries.map((e) => e.parentId));
-    const leaves = entries.filter((e) => !children.has(e.id));
+    const leaves = leafProjections(await readCopy());
     expect(leaves.length).toBeGreaterThanOrEqual(2);
-    for (const leaf of leaves) {
-      manager.branch(leaf.id);
-      const messages = manager.buildSessionProjection().messages as Array<{
-        role: string;
-        toolCallId?: string;
-        content?: unknown;
-      }>;
+    for (const { leafId, messages } of leaves) {
       const open = new Set<string>();
       const problems: string[] = [];
       for (const m of messages) {
@@ -161,32 +136,14 @@ describe("two pi processes (RPC) on one session file, with background work", () 
           if (!open.delete(m.toolCallId as string)) problems.push(`orphan ${m.toolCallId}`);
         }
       }
-      expect([leaf.id, problems]).toEqual([leaf.id, []]);
+      expect([leafId, problems]).toEqual([leafId, []]);
     }
   });
 
   it("no edit or record names an entry that is not on the branch it lands on", async () => {
     const entries = (await readCopy()).getEntries() as unknown as Entry[];
-    const byId = new Map(entries.map((e) => [e.id, e]));
-    const ancestors = (e: Entry): Set<string> => {
-      const out = new Set<string>();
-      for (let p = e.parentId; p !== null; p = byId.get(p)?.parentId ?? null) out.add(p);
-      return out;
-    };
-    let checked = 0;
-    for (const e of entries) {
-      const named =
-        e.type === "context_edit"
-          ? [e.targetId as string]
-          : e.customType === "context-guard"
-            ? (e.data?.results ?? []).map((r) => r.entryId)
-            : [];
-      const before = ancestors(e);
-      for (const id of named) {
-        checked++;
-        expect([e.id, id, before.has(id)]).toEqual([e.id, id, true]);
-      }
-    }
-    expect(checked).toBeGreaterThan(0);
+    const names = guardNames(entries);
+    for (const n of names) expect([n.entry, n.named, n.onBranch]).toEqual([n.entry, n.named, true]);
+    expect(names.length).toBeGreaterThan(0);
   });
 });

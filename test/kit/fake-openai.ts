@@ -5,7 +5,7 @@
  * The script decides each reply from the request; `index` counts requests across both formats, starting at 0.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { Socket } from "node:net";
+import { listenOnLoopback } from "./loopback-server.ts";
 import { anthropicShapeProblems, openaiShapeProblems } from "./strict-shapes.ts";
 
 /** Parsed wire JSON: scripts and assertions inspect it freely. */
@@ -188,7 +188,6 @@ export async function startFakeOpenAI(script: FakeScript, options: FakeOptions =
   const requests: WireJson[] = [];
   const log: FakeRequest[] = [];
   const rejected: FakeOpenAI["rejected"] = [];
-  const sockets = new Set<Socket>();
   let counter = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -255,20 +254,8 @@ export async function startFakeOpenAI(script: FakeScript, options: FakeOptions =
       }
     });
   });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("fake model server: no TCP address");
-  const port = address.port;
+  const listening = await listenOnLoopback(server, "fake model server");
+  const port = listening.port;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     anthropicBaseUrl: `http://127.0.0.1:${port}`,
@@ -276,12 +263,7 @@ export async function startFakeOpenAI(script: FakeScript, options: FakeOptions =
     requests,
     log,
     rejected,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-        sockets.clear();
-      }),
+    close: () => listening.close(),
   };
 }
 
@@ -292,3 +274,11 @@ export const wireText = (m: WireJson): string =>
     : Array.isArray(m?.content)
       ? m.content.map((b: WireJson) => b?.text ?? "").join("")
       : "";
+
+/** Where a scripted run stands: the last user message's text, and how many tool results have come since. */
+export function lastPrompt(messages: WireJson[]): { prompt: string; done: number } {
+  let lastUser = messages.length - 1;
+  while (lastUser >= 0 && messages[lastUser]?.role !== "user") lastUser--;
+  const done = messages.slice(lastUser + 1).filter((m: WireJson) => m.role === "tool").length;
+  return { prompt: wireText(messages[lastUser]), done };
+}

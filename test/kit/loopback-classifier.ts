@@ -15,6 +15,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { crc32, deflateRawSync, constants as zlibConstants } from "node:zlib";
+import { listenOnLoopback } from "./loopback-server.ts";
 import { mulberry32 } from "./prng.ts";
 
 export type Behaviour =
@@ -372,7 +373,6 @@ function sendGzipBomb(res: ServerResponse, bytes: number | undefined): void {
 export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promise<LoopbackClassifier> {
   const options: LoopbackOptions = { ...opts };
   let random = mulberry32(options.seed ?? 1);
-  const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const requests: SystemOneRequestBody[] = [];
   const requestHeaders: IncomingHttpHeaders[] = [];
@@ -510,21 +510,8 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
       if (!res.headersSent && !res.destroyed) sendText(res, 500, `loopback classifier crashed: ${String(error)}`);
     });
   });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("loopback classifier: no TCP address");
-  const port = address.port;
+  const listening = await listenOnLoopback(server, "loopback classifier");
+  const port = listening.port;
 
   return {
     get baseUrl() {
@@ -544,11 +531,7 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
       closed = true;
       for (const t of timers) clearTimeout(t);
       timers.clear();
-      return new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-        sockets.clear();
-      });
+      return listening.close();
     },
   };
 }

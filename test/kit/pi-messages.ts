@@ -19,3 +19,12 @@ export const NO_USAGE = {
   totalTokens: 0,
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
 };
+
+/** The text parts of a message's content, one a line; a string content as it is. */
+export const contentText = (content: unknown): string =>
+  Array.isArray(content)
+    ? content
+        .filter((b) => b?.type === "text")
+        .map((b) => b.text)
+        .join("\n")
+    : String(content ?? "");

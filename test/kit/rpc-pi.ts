@@ -1,7 +1,8 @@
 // The real `pi` CLI in RPC mode, driven as an RPC client drives it: JSON commands on stdin, records on
 // stdout (events, responses and the extension UI's calls), each stamped with when it arrived.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { FAKE_MODEL, NODE_BIN, PI_BIN } from "./pi-agent-dir.ts";
+import { join } from "node:path";
+import { type AgentDirOptions, FAKE_MODEL, makeAgentDir, NODE_BIN, PI_BIN, REPO_ROOT } from "./pi-agent-dir.ts";
 
 export type RpcRecord = Record<string, unknown> & { at: number };
 
@@ -93,4 +94,35 @@ export function startRpcPi(opts: RpcPiOptions): RpcPi {
       await exited;
     },
   };
+}
+
+/** Sends a prompt and waits for its run to settle; returns the `agent_settled` record. */
+export function promptSettled(pi: RpcPi, message: string, timeoutMs = 60_000): Promise<RpcRecord> {
+  const from = pi.records.length;
+  pi.send({ type: "prompt", message });
+  return pi.waitFor((r) => r.type === "agent_settled", { from, timeoutMs });
+}
+
+/** The session file Pi writes to, from `get_state`. */
+export async function sessionFileOf(pi: RpcPi): Promise<string> {
+  const from = pi.records.length;
+  pi.send({ type: "get_state", id: "state" });
+  const state = await pi.waitFor((r) => r.id === "state", { from });
+  return (state.data as { sessionFile: string }).sessionFile;
+}
+
+/**
+ * Pi in RPC mode with the guard from the checkout, in a fresh agent dir (`makeAgentDir`) whose sessions it
+ * saves, and with no guard config path from the caller's environment.
+ */
+export async function startGuardRpcPi(opts: AgentDirOptions & { cwd: string }): Promise<RpcPi> {
+  const { cwd, ...dir } = opts;
+  const agentDir = await makeAgentDir(dir);
+  return startRpcPi({
+    agentDir,
+    cwd,
+    extensions: [join(REPO_ROOT, "src/main/index.ts")],
+    args: ["--session-dir", join(agentDir, "s")],
+    env: { PI_CONTEXT_GUARD_CONFIG: "" },
+  });
 }

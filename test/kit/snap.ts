@@ -80,3 +80,18 @@ export function compactionEntry(id: string, summary: string, extra: Partial<Snap
 export function branchSummaryEntry(id: string, summary: string, extra: Partial<SnapEntry> = {}): SnapEntry {
   return { id, type: "branch_summary", role: "branchSummary", visible: true, text: "", images: 0, summary, ...extra };
 }
+
+/**
+ * A run whose `outputs` grep outputs (`lines` lines over `files` files each) are each large enough to be
+ * judged, then the answer. Ids carry `tag`, so two runs can share a session.
+ */
+export function grepRun(tag: string, outputs: number, lines = 400, files = 11): SnapEntry[] {
+  const out: SnapEntry[] = [userEntry(`u-${tag}`, "where is compute used?")];
+  for (let i = 0; i < outputs; i++) {
+    const text = Array.from({ length: lines }, (_, l) => `src/${tag}${i}_${l % files}.ts:${l + 1}: compute(${l});`);
+    out.push(assistantEntry(`a-${tag}${i}`, "", [toolCall(`c-${tag}${i}`, "bash", { command: `rg ${i}` })]));
+    out.push(toolResultEntry(`t-${tag}${i}`, `c-${tag}${i}`, "bash", text.join("\n")));
+  }
+  out.push(assistantEntry(`z-${tag}`, "compute is used widely"));
+  return out;
+}

@@ -14,6 +14,7 @@ import { createTaskRunner, type PoolBackend, type TaskName, type TaskRunner } fr
 import type { PassMessage } from "../../src/workers/pass/protocol.ts";
 import { dropAll } from "../kit/answers.ts";
 import { FAULT_TASKS } from "../kit/fault-tasks.ts";
+import { failOnUnhandledRejections } from "../kit/no-unhandled.ts";
 
 const threads = () => readdirSync("/proc/self/task").length;
 
@@ -82,17 +83,11 @@ async function settled<T>(promise: Promise<T>, ms: number): Promise<PromiseSettl
 }
 
 const config: GuardConfig = { ...DEFAULT_CONFIG, timeoutMs: 2000 };
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
 let baseline = 0;
 
+failOnUnhandledRejections();
 beforeAll(() => {
-  process.on("unhandledRejection", onUnhandled);
   baseline = threads();
-});
-afterAll(() => {
-  process.off("unhandledRejection", onUnhandled);
-  expect(unhandled).toEqual([]);
 });
 
 const FAULTS = [

@@ -70,31 +70,36 @@ describe("placeGuardBreakpoints", () => {
   });
 });
 
+/** Appends the fake Anthropic model's bash call. */
+const assistant = (sm: SessionManager, callId: string) =>
+  sm.appendMessage({
+    role: "assistant",
+    content: [{ type: "toolCall", id: callId, name: "bash", arguments: {} }],
+    api: "anthropic-messages",
+    provider: "fake-anthropic",
+    model: "claude-fake",
+    usage: FAUX_USAGE,
+    stopReason: "toolUse",
+    timestamp: 1,
+  } as never);
+/** Appends the call's result; returns its entry id. */
+const result = (sm: SessionManager, callId: string, text = `out ${callId}`) =>
+  sm.appendMessage({
+    role: "toolResult",
+    toolCallId: callId,
+    toolName: "bash",
+    content: [{ type: "text", text }],
+    isError: false,
+    timestamp: 1,
+  } as never);
+
 function session() {
   const sm = SessionManager.inMemory("/tmp/cg");
   sm.appendMessage({ role: "user", content: [{ type: "text", text: "question" }], timestamp: 1 });
   const ids: string[] = [];
   for (let i = 1; i <= 4; i++) {
-    sm.appendMessage({
-      role: "assistant",
-      content: [{ type: "toolCall", id: `c${i}`, name: "bash", arguments: {} }],
-      api: "anthropic-messages",
-      provider: "fake-anthropic",
-      model: "claude-fake",
-      usage: FAUX_USAGE,
-      stopReason: "toolUse",
-      timestamp: 1,
-    } as never);
-    ids.push(
-      sm.appendMessage({
-        role: "toolResult",
-        toolCallId: `c${i}`,
-        toolName: "bash",
-        content: [{ type: "text", text: `out ${i}` }],
-        isError: false,
-        timestamp: 1,
-      } as never),
-    );
+    assistant(sm, `c${i}`);
+    ids.push(result(sm, `c${i}`, `out ${i}`));
   }
   const ctx = { sessionManager: sm, model: { provider: "fake-anthropic", id: "claude-fake" } } as never;
   return { sm, ids, ctx };
@@ -143,27 +148,6 @@ describe("CachePins trust rules", () => {
 });
 
 describe("refresh on read-through", () => {
-  const assistant = (sm: SessionManager, callId: string) =>
-    sm.appendMessage({
-      role: "assistant",
-      content: [{ type: "toolCall", id: callId, name: "bash", arguments: {} }],
-      api: "anthropic-messages",
-      provider: "fake-anthropic",
-      model: "claude-fake",
-      usage: FAUX_USAGE,
-      stopReason: "toolUse",
-      timestamp: 1,
-    } as never);
-  const result = (sm: SessionManager, callId: string) =>
-    sm.appendMessage({
-      role: "toolResult",
-      toolCallId: callId,
-      toolName: "bash",
-      content: [{ type: "text", text: `out ${callId}` }],
-      isError: false,
-      timestamp: 1,
-    } as never);
-
   function run(readThrough: number) {
     const sm = SessionManager.inMemory("/tmp/cg");
     const ctx = { sessionManager: sm, model: { provider: "fake-anthropic", id: "claude-fake" } } as never;

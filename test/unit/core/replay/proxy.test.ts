@@ -168,15 +168,13 @@ describe("proxyRate", () => {
 });
 
 describe("removedChunks", () => {
-  it("recovers exactly the chunks a distilled replacement left out", () => {
-    const text = `${Array.from({ length: 300 }, (_, i) => `lib/file${Math.floor(i / 10)}.ts:${i}:const v${i} = ${i};`).join("\n")}\n`;
+  /** Distils `text` keeping the chunks in `keep`; removedChunks must then give back exactly the others. */
+  function expectRemovedRecovered(text: string, label: string, grep: boolean, keep: Set<number>): void {
     const chunks = chunkOutput(text);
-    expect(chunks.length).toBeGreaterThan(4);
-    const keep = new Set([2, 3, chunks.length]);
     const decision = decideResult({
-      candidate: { entryId: "r1", tool: "bash", label: "bash `rg v`", args: {}, isError: false, text },
+      candidate: { entryId: "r1", tool: "bash", label, args: {}, isError: false, text },
       chunks,
-      grep: true,
+      grep,
       decisions: [{ keep, reason: "chunks", trace: "t" }],
       citedFiles: [],
       keepCitedFiles: false,
@@ -185,6 +183,14 @@ describe("removedChunks", () => {
     expect(decision.outcome).toBe("distilled");
     const removed = removedChunks(text, decision.replacement as string);
     expect(removed.map((c) => c.n)).toEqual(chunks.filter((c) => !keep.has(c.n)).map((c) => c.n));
+  }
+
+  it("recovers exactly the chunks a distilled replacement left out", () => {
+    const text = `${Array.from({ length: 300 }, (_, i) => `lib/file${Math.floor(i / 10)}.ts:${i}:const v${i} = ${i};`).join("\n")}\n`;
+    const chunks = chunkOutput(text);
+    expect(chunks.length).toBeGreaterThan(4);
+    const keep = new Set([2, 3, chunks.length]);
+    expectRemovedRecovered(text, "bash `rg v`", true, keep);
   });
 
   it("recovers the removed pieces of a line too long for one chunk, with kept pieces glued together", () => {
@@ -195,18 +201,7 @@ describe("removedChunks", () => {
     expect(pieces.length).toBeGreaterThan(10);
     // Kept: the head, two neighbouring pieces, and a later piece; the rest is removed.
     const keep = new Set([1, pieces[3]!.n, pieces[4]!.n, pieces[8]!.n]);
-    const decision = decideResult({
-      candidate: { entryId: "r1", tool: "bash", label: "bash `cat min.js`", args: {}, isError: false, text },
-      chunks,
-      grep: false,
-      decisions: [{ keep, reason: "chunks", trace: "t" }],
-      citedFiles: [],
-      keepCitedFiles: false,
-      maxKeepRatio: 0.9,
-    });
-    expect(decision.outcome).toBe("distilled");
-    const removed = removedChunks(text, decision.replacement as string);
-    expect(removed.map((c) => c.n)).toEqual(chunks.filter((c) => !keep.has(c.n)).map((c) => c.n));
+    expectRemovedRecovered(text, "bash `cat min.js`", false, keep);
   });
 
   it("counts every chunk of a removed output", () => {

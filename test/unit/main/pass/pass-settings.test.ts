@@ -3,13 +3,12 @@
 // replaced thread) is sent them again, and the pass still runs.
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
-import type { SnapEntry } from "../../../../src/core/shared/types.ts";
 import { PassWorker } from "../../../../src/main/pass/pass-worker.ts";
 import { runPass } from "../../../../src/main/pass/run-pass.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import type { PassMessage } from "../../../../src/workers/pass/protocol.ts";
 import { dropAll } from "../../../kit/answers.ts";
-import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
+import { grepRun } from "../../../kit/snap.ts";
 
 const runners: TaskRunner[] = [];
 afterAll(async () => {
@@ -32,16 +31,7 @@ async function recording(): Promise<{ runner: TaskRunner; sent: PassMessage[] }>
   return { runner, sent };
 }
 
-function session(tag: string, outputs: number): SnapEntry[] {
-  const out: SnapEntry[] = [userEntry(`u-${tag}`, "where is compute used?")];
-  for (let i = 0; i < outputs; i++) {
-    const lines = Array.from({ length: 400 }, (_, l) => `src/${tag}${i}_${l % 11}.ts:${l + 1}: compute(${l});`);
-    out.push(assistantEntry(`a-${tag}${i}`, "", [toolCall(`c-${tag}${i}`, "bash", { command: `rg ${i}` })]));
-    out.push(toolResultEntry(`t-${tag}${i}`, `c-${tag}${i}`, "bash", lines.join("\n")));
-  }
-  out.push(assistantEntry(`z-${tag}`, "compute is used widely"));
-  return out;
-}
+const session = (tag: string, outputs: number) => grepRun(tag, outputs);
 
 const kinds = (sent: PassMessage[]) => sent.map((m) => m.kind);
 

@@ -10,7 +10,7 @@ import { PassWorker } from "../../../../src/main/pass/pass-worker.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { PassWorkerError } from "../../../../src/workers/pass/failures.ts";
 import { dropAll } from "../../../kit/answers.ts";
-import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
+import { assistantEntry, grepRun } from "../../../kit/snap.ts";
 
 const runners: TaskRunner[] = [];
 afterAll(async () => {
@@ -24,16 +24,7 @@ async function pool(threads: number): Promise<TaskRunner> {
 }
 
 /** A run with `outputs` grep outputs, each large enough to be judged. */
-function session(tag: string, outputs: number): SnapEntry[] {
-  const out: SnapEntry[] = [userEntry(`u-${tag}`, "where is compute used?")];
-  for (let i = 0; i < outputs; i++) {
-    const lines = Array.from({ length: 400 }, (_, l) => `src/${tag}${i}_${l % 11}.ts:${l + 1}: compute(${l});`);
-    out.push(assistantEntry(`a-${tag}${i}`, "", [toolCall(`c-${tag}${i}`, "bash", { command: `rg ${i}` })]));
-    out.push(toolResultEntry(`t-${tag}${i}`, `c-${tag}${i}`, "bash", lines.join("\n")));
-  }
-  out.push(assistantEntry(`z-${tag}`, "compute is used widely"));
-  return out;
-}
+const session = (tag: string, outputs: number) => grepRun(tag, outputs);
 
 /** dropAll, counting the requests it answered. */
 function counted(): { classify: ClassifyFn; seen: ClassifierRequest[] } {

@@ -120,7 +120,24 @@ async function open(
   return { session, pi };
 }
 
+/** A guard started on the default fake context, as Pi's session_start does. */
+async function started(options: Parameters<typeof open>[0] = {}) {
+  const opened = await open(options);
+  const fake = fakeCtx();
+  opened.session.start(fake.ctx);
+  return { ...opened, fake };
+}
+
 const settle = { entries: [], context: { contextEntries: projection } };
+const turn = { ...settle, toolResults: [{}] };
+/** The guard's records among a boundary's drafts. */
+const records = (out: { entries: unknown[] } | undefined) =>
+  (out?.entries ?? []).filter((e) => (e as { customType?: string }).customType === "context-guard") as Array<{
+    data: { phase: string; requests: number; results: Array<{ entryId: string; outcome: string; reason: string }> };
+  }>;
+const until = async (done: () => boolean) => {
+  for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
+};
 const neutral: ClassifyFn = async () => ({ status: "stop", answers: {} }) satisfies ClassifierOutcome;
 /** Says no to every question. */
 const unlikely: ClassifyFn = async (request) => ({
@@ -128,11 +145,34 @@ const unlikely: ClassifyFn = async (request) => ({
   answers: Object.fromEntries(Object.keys(request.questions).map((id) => [id, { type: "bool", probability: 0.05 }])),
 });
 
+/**
+ * Answers the first `atOnce` requests and holds the others until `release`; counts what it was asked and
+ * which held requests were stopped.
+ */
+function held(atOnce = 0) {
+  const asked: string[] = [];
+  const stopped: string[] = [];
+  let release!: () => void;
+  const released = new Promise<void>((r) => {
+    release = r;
+  });
+  const classify: ClassifyFn = async (request, { signal }) => {
+    asked.push(JSON.stringify(request.state));
+    if (asked.length > atOnce) {
+      await Promise.race([released, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
+      if (signal.aborted) {
+        stopped.push(JSON.stringify(request.state));
+        return { status: "aborted" };
+      }
+    }
+    return unlikely(request, { signal, timeoutMs: 1000 });
+  };
+  return { classify, asked, stopped, release: () => release() };
+}
+
 describe("SessionGuard: start and shutdown", () => {
   it("starts the exit watch, the footer and routing; shuts down stop first, then pools, thread and watch", async () => {
-    const { session } = await open({ classify: neutral });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
+    const { session, fake } = await started({ classify: neutral });
     expect(log).toEqual(["signals-watched"]);
     // No skill or namespace has been seen yet: routing has no footer to draw.
     expect(fake.statuses.map(([key]) => key)).toEqual(["context-guard"]);
@@ -149,9 +189,7 @@ describe("SessionGuard: start and shutdown", () => {
   });
 
   it("boots the HTTP thread at a run start only for a remote classifier", async () => {
-    const { session } = await open();
-    const fake = fakeCtx();
-    session.start(fake.ctx);
+    const { session, fake } = await started();
     // local/lexical needs no HTTP.
     session.runStarted(fake.ctx);
     expect(log).not.toContain("http-started");
@@ -182,13 +220,11 @@ describe("SessionGuard: routing on the session's lifecycle", () => {
 
   it("routes with the session's config and classifier, and notes a miss at message_end", async () => {
     const tools = ["read", "bash", "browser_open", "browser_click"];
-    const { session, pi } = await open({
+    const { session, pi, fake } = await started({
       classify: unlikely,
       tools,
       config: { toolNamespaces: { browser: { prefix: "browser_" } } },
     });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
     const event = {
       type: "before_agent_start",
       messageType: "user",
@@ -221,13 +257,11 @@ describe("SessionGuard: routing on the session's lifecycle", () => {
           resolve({ status: "error", error: "aborted" });
         });
       });
-    const { session } = await open({
+    const { session, fake } = await started({
       classify: hanging,
       tools: ["read", "browser_open"],
       config: { toolNamespaces: { browser: { prefix: "browser_" } }, routingTimeoutMs: 20, timeoutMs: 600_000 },
     });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
     await session.route(
       {
         type: "before_agent_start",
@@ -247,9 +281,7 @@ describe("SessionGuard: routing on the session's lifecycle", () => {
 
 describe("SessionGuard: a pass", () => {
   it("hands back Pi's drafts with the pass's edits and record", async () => {
-    const { session } = await open({ classify: neutral });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
+    const { session, fake } = await started({ classify: neutral });
     const out = await session.boundary.pass(
       "run-end",
       { entries: [{ type: "custom", customType: "other" }] as never, context: settle.context },
@@ -275,9 +307,7 @@ describe("SessionGuard: a pass", () => {
         });
       });
     };
-    const { session } = await open({ classify: hanging, config: { timeoutMs: 600_000 } });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
+    const { session, fake } = await started({ classify: hanging, config: { timeoutMs: 600_000 } });
     const pass = session.boundary.pass("run-end", settle, fake.ctx);
     await asking;
     expect(session.boundary.state.kind).toBe("asking");
@@ -295,9 +325,7 @@ describe("SessionGuard: a pass", () => {
 describe("SessionGuard: the routing footer follows /guard", () => {
   it("clears with /guard off and comes back with /guard on, in the same command", async () => {
     const settingsPath = join(await mkdtemp(join(tmpdir(), "cg-host-")), "context-guard.json");
-    const { session } = await open({ classify: neutral, settingsPath });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
+    const { session, fake } = await started({ classify: neutral, settingsPath });
     const shown = (key: string) => fake.statuses.filter(([k]) => k === key).at(-1)?.[1];
     // As after a boundary that saw two skills and no answer yet.
     session.routing.router.routable = { skills: 2, namespaces: 0 };
@@ -313,42 +341,11 @@ describe("SessionGuard: the routing footer follows /guard", () => {
 });
 
 describe("SessionGuard: a prompt during the run-end pass", () => {
-  /** Answers the first request at once and holds the others until `release`; counts what it was asked. */
-  function slowAfterFirst() {
-    const asked: string[] = [];
-    const stopped: string[] = [];
-    let release!: () => void;
-    const released = new Promise<void>((r) => {
-      release = r;
-    });
-    const classify: ClassifyFn = async (request, { signal }) => {
-      asked.push(JSON.stringify(request.state));
-      if (asked.length > 1) {
-        await Promise.race([released, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
-        if (signal.aborted) {
-          stopped.push(JSON.stringify(request.state));
-          return { status: "aborted" };
-        }
-      }
-      return unlikely(request, { signal, timeoutMs: 1000 });
-    };
-    return { classify, asked, stopped, release: () => release() };
-  }
   const config = { midRun: false, concurrency: 1, timeoutMs: 600_000, exchangeBreakEven: false };
-  const turn = { ...settle, toolResults: [{}] };
-  const records = (out: { entries: unknown[] } | undefined) =>
-    (out?.entries ?? []).filter((e) => (e as { customType?: string }).customType === "context-guard") as Array<{
-      data: { requests: number; results: Array<{ entryId: string; outcome: string; reason: string }> };
-    }>;
-  const until = async (done: () => boolean) => {
-    for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
-  };
 
   it("lands what was answered at once, and the rest at a later boundary, asking nothing twice", async () => {
-    const slow = slowAfterFirst();
-    const { session } = await open({ classify: slow.classify, config });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
+    const slow = held(1);
+    const { session, fake } = await started({ classify: slow.classify, config });
     const pass = session.boundary.pass("run-end", settle, fake.ctx);
     await until(() => slow.asked.length >= 2);
     session.input({ text: "next", streamingBehavior: "followUp" }, fake.ctx);
@@ -377,10 +374,8 @@ describe("SessionGuard: a prompt during the run-end pass", () => {
   });
 
   it("a shutdown while the rest is asked stops its requests and lands nothing", async () => {
-    const slow = slowAfterFirst();
-    const { session } = await open({ classify: slow.classify, config });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
+    const slow = held(1);
+    const { session, fake } = await started({ classify: slow.classify, config });
     const pass = session.boundary.pass("run-end", settle, fake.ctx);
     await until(() => slow.asked.length >= 2);
     session.input({ text: "next", streamingBehavior: "steer" }, fake.ctx);
@@ -394,38 +389,13 @@ describe("SessionGuard: a prompt during the run-end pass", () => {
 });
 
 describe("SessionGuard: nobody waits for a pass", () => {
-  /** Holds every request until `release`; counts what it was asked. */
-  function held() {
-    const asked: string[] = [];
-    let release!: () => void;
-    const released = new Promise<void>((r) => {
-      release = r;
-    });
-    const classify: ClassifyFn = async (request, { signal }) => {
-      asked.push(JSON.stringify(request.state));
-      await Promise.race([released, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
-      if (signal.aborted) return { status: "aborted" };
-      return unlikely(request, { signal, timeoutMs: 1000 });
-    };
-    return { classify, asked, release: () => release() };
-  }
-  const until = async (done: () => boolean) => {
-    for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
-  };
-  const turn = { ...settle, toolResults: [{}] };
-  const recordsOf = (out: { entries: unknown[] } | undefined) =>
-    (out?.entries ?? []).filter((e) => (e as { customType?: string }).customType === "context-guard") as Array<{
-      data: { phase: string; results: Array<{ entryId: string; outcome: string; reason: string }> };
-    }>;
+  /** The run end hands its pass over after a short wait. */
+  const handOver = { midRun: false, exchangeBreakEven: false, timeoutMs: 600_000, settleBudgetMs: 20 };
+  const messages = () => projection.flatMap((p) => p.messages).filter((m) => m.role !== "system") as never[];
 
   it("returns from the run end within its budget; the whole pass lands at the next boundary", async () => {
     const slow = held();
-    const { session } = await open({
-      classify: slow.classify,
-      config: { midRun: false, exchangeBreakEven: false, timeoutMs: 600_000, settleBudgetMs: 20 },
-    });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
+    const { session, fake } = await started({ classify: slow.classify, config: handOver });
     // Awaited whole, this would wait for `release`, which comes only after it returns.
     expect(await session.settle(settle, fake.ctx)).toBeUndefined();
     await until(() => slow.asked.length > 0);
@@ -434,7 +404,7 @@ describe("SessionGuard: nobody waits for a pass", () => {
     expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
     slow.release();
     await until(() => session.status(fake.ctx).kind !== "checkpoint");
-    const [record] = recordsOf(await session.turnEnd(turn, fake.ctx));
+    const [record] = records(await session.turnEnd(turn, fake.ctx));
     expect(record?.data.phase).toBe("run-end");
     expect(record?.data.results.length).toBeGreaterThan(0);
     for (const r of record?.data.results ?? []) expect(r.reason).not.toContain("aborted");
@@ -448,21 +418,15 @@ describe("SessionGuard: nobody waits for a pass", () => {
 
   it("until a handed-over pass lands, every request carries its drafts as Pi will show them", async () => {
     const slow = held();
-    const { session } = await open({
-      classify: slow.classify,
-      config: { midRun: false, exchangeBreakEven: false, timeoutMs: 600_000, settleBudgetMs: 20 },
-    });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
+    const { session, fake } = await started({ classify: slow.classify, config: handOver });
     expect(await session.settle(settle, fake.ctx)).toBeUndefined();
-    const messages = () => projection.flatMap((p) => p.messages).filter((m) => m.role !== "system") as never[];
     // Still asking: requests go as they are.
     expect(session.restoreContext(messages(), fake.ctx)).toBeUndefined();
     slow.release();
     await until(() => session.status(fake.ctx).kind !== "checkpoint");
     const carried = session.restoreContext(messages(), fake.ctx)?.messages as Array<{ content?: unknown }>;
     expect(carried).toBeDefined();
-    const [record] = recordsOf(await session.turnEnd(turn, fake.ctx));
+    const [record] = records(await session.turnEnd(turn, fake.ctx));
     const landed = record?.data.results.filter((r) => r.outcome !== "kept");
     expect(landed?.length).toBeGreaterThan(0);
     // What the requests carried is what the landed edits show: each edited target's content, or nothing.
@@ -478,16 +442,10 @@ describe("SessionGuard: nobody waits for a pass", () => {
 
   it("a handed-over pass's drafts never reach the requests of a branch the session moved to", async () => {
     const slow = held();
-    const { session } = await open({
-      classify: slow.classify,
-      config: { midRun: false, exchangeBreakEven: false, timeoutMs: 600_000, settleBudgetMs: 20 },
-    });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
+    const { session, fake } = await started({ classify: slow.classify, config: handOver });
     expect(await session.settle(settle, fake.ctx)).toBeUndefined();
     slow.release();
     await until(() => session.status(fake.ctx).kind !== "checkpoint");
-    const messages = () => projection.flatMap((p) => p.messages).filter((m) => m.role !== "system") as never[];
     // On the branch it judged, the requests carry its drafts.
     expect(session.restoreContext(messages(), fake.ctx)).toBeDefined();
     // /tree to before the judged run's end: the branch no longer holds the context's last entry.
@@ -498,7 +456,7 @@ describe("SessionGuard: nobody waits for a pass", () => {
 
   it("the run's last turn_end does not wait for a checkpoint that asks; it lands later", async () => {
     const slow = held();
-    const { session } = await open({
+    const { session, fake } = await started({
       classify: slow.classify,
       config: {
         midRunMinAgeTurns: 1,
@@ -510,8 +468,6 @@ describe("SessionGuard: nobody waits for a pass", () => {
         settleBudgetMs: 20,
       },
     });
-    const fake = fakeCtx();
-    session.start(fake.ctx);
     expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
     await until(() => slow.asked.length > 0);
     expect(slow.asked.length).toBeGreaterThan(0);
@@ -520,7 +476,7 @@ describe("SessionGuard: nobody waits for a pass", () => {
     expect(await session.settle(settle, fake.ctx)).toBeUndefined();
     slow.release();
     await until(() => session.status(fake.ctx).kind !== "checkpoint");
-    const [record] = recordsOf(await session.turnEnd(turn, fake.ctx));
+    const [record] = records(await session.turnEnd(turn, fake.ctx));
     expect(record?.data.phase).toBe("mid-run");
     expect(new Set(slow.asked).size).toBe(slow.asked.length);
     await session.shutdown();

@@ -17,7 +17,7 @@ import { handlePass } from "../../../../src/workers/pass/pass-handler.ts";
 import { thisThread } from "../../../../src/workers/pass/pass-thread.ts";
 import { type MessageOf, PASS_KINDS, type PassKind, type PassMessage } from "../../../../src/workers/pass/protocol.ts";
 import { pass } from "../../../../src/workers/tasks.ts";
-import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
+import { grepRun } from "../../../kit/snap.ts";
 
 /** A message as the pool delivers it: a structured clone. */
 const send = <K extends PassKind>(message: MessageOf<K>) => handlePass(structuredClone(message));
@@ -28,16 +28,7 @@ function settingsFor(client?: string): number {
   return 1;
 }
 
-function session(tag: string, outputs: number): SnapEntry[] {
-  const out: SnapEntry[] = [userEntry(`u-${tag}`, "where is compute used?")];
-  for (let i = 0; i < outputs; i++) {
-    const lines = Array.from({ length: 300 }, (_, l) => `src/${tag}${i}_${l % 9}.ts:${l + 1}: compute(${l});`);
-    out.push(assistantEntry(`a-${tag}${i}`, "", [toolCall(`c-${tag}${i}`, "bash", { command: `rg ${i}` })]));
-    out.push(toolResultEntry(`t-${tag}${i}`, `c-${tag}${i}`, "bash", lines.join("\n")));
-  }
-  out.push(assistantEntry(`z-${tag}`, "compute is used widely"));
-  return out;
-}
+const session = (tag: string, outputs: number) => grepRun(tag, outputs, 300, 9);
 
 const dropEverything = (request: ClassifierRequest): ClassifierOutcome => {
   const answers: NonNullable<ClassifierOutcome["answers"]> = {};
