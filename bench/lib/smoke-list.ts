@@ -45,6 +45,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "stub-facts-labelled.ts", args: [] },
   { script: "key-facts-speed.ts", args: [] },
   { script: "keep-rules-money.ts", args: ["--variants", "none,all", "--only", "trl"] },
+  { script: "trade-curve.ts", args: ["--only", "today", "--money", "--sessions", "trl"] },
   { script: "pass-messages.ts", args: ["--entries", "200"] },
   { script: "skipped-runs-cost.ts", args: ["--entries", "300"] },
 ];
