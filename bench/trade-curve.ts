@@ -38,7 +38,10 @@ import { messageText } from "../src/main/replay/proxy-input.ts";
 import { readSessionFile, type SessionFile } from "../src/main/replay/reader.ts";
 import { type LabelledRemoval, readLabelledSet, sessionPath } from "../test/kit/labelled-removals.ts";
 
-/** The settings tried, by name: changes to the defaults. The first is today's. */
+/** The defaults before this study: every setting below changes these. */
+const BEFORE: Partial<GuardConfig> = { keepReads: false, smallKeepThreshold: 0.45 };
+
+/** The settings tried, by name, in the order tried: changes to BEFORE. "today" is BEFORE itself. */
 export const SETTINGS: Record<string, Partial<GuardConfig>> = {
   today: {},
   "keepWhole 0.6": { keepWholeThreshold: 0.6 },
@@ -65,6 +68,9 @@ export const SETTINGS: Record<string, Partial<GuardConfig>> = {
   "keepRecentExchanges 4": { keepRecentExchanges: 4 },
   "no exchanges": { pruneExchanges: false },
   "exclude read": { excludeTools: ["edit", "write", "read"] },
+  // What became the default: reads never judged (a stale one still goes), small outputs kept from 0.35.
+  keepReads: { keepReads: true },
+  "new default": { keepReads: true, smallKeepThreshold: 0.35 },
   "rule editing": { keepRules: ["editing"] },
   "rule instructions": { keepRules: ["instructions"] },
   "rule continues": { keepRules: ["continues"] },
@@ -106,6 +112,7 @@ const configOf = (name: string): GuardConfig => ({
   ...DEFAULT_CONFIG,
   excludeTools: [...DEFAULT_CONFIG.excludeTools],
   model: "local/lexical",
+  ...BEFORE,
   ...settingOf(name),
 });
 
