@@ -11,10 +11,8 @@
  *
  * Money (`--money`): the replay of the real sessions (as bench/keep-rules-money.ts), main model off − on −
  * classifier − the recalls the needed-later proxy predicts. With `--next-prompt` the replay's run-end
- * requests carry the next prompt too, and every run-end pass that asked the classifier lands after the next
- * run's first request (the replay's hand-over with no time limit).
- *
- * `--land-later` prices the later landing alone.
+ * requests carry the next prompt too; with `--land-later` every run-end pass that asked the classifier lands
+ * after the next run's first request (the replay's hand-over, bench/handover-money.ts, with no time limit).
  *
  *   node bench/trade-curve.ts [--half tune|report|both] [--only NAME,...] [--combine A+B] [--next-prompt]
  *                             [--money [--land-later] [--shared] [--no-labelled]] [--list]
@@ -41,7 +39,7 @@ import { type LabelledRemoval, readLabelledSet, sessionPath } from "../test/kit/
 /** The defaults before this study: every setting below changes these. */
 const BEFORE: Partial<GuardConfig> = { keepReads: false, smallKeepThreshold: 0.45 };
 
-/** The settings tried, by name, in the order tried: changes to BEFORE. "today" is BEFORE itself. */
+/** The settings tried, by name: changes to BEFORE. "today" is BEFORE itself. */
 export const SETTINGS: Record<string, Partial<GuardConfig>> = {
   today: {},
   "keepWhole 0.6": { keepWholeThreshold: 0.6 },
@@ -88,7 +86,6 @@ const { values } = parseArgs({
     // Money only: the run-end edits one request later, with the question as it is.
     "land-later": { type: "boolean", default: false },
     money: { type: "boolean", default: false },
-    labelled: { type: "boolean", default: true },
     "no-labelled": { type: "boolean", default: false },
     shared: { type: "boolean", default: false },
     sessions: { type: "string" },
