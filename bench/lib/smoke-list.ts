@@ -46,6 +46,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "harm-rate.ts", args: ["--only", "trl"] },
   { script: "key-facts-speed.ts", args: [] },
   { script: "keep-rules-money.ts", args: ["--variants", "none,all", "--only", "trl"] },
+  { script: "trade-curve.ts", args: ["--only", "today", "--money", "--sessions", "trl"] },
   { script: "pass-messages.ts", args: ["--entries", "200"] },
   { script: "skipped-runs-cost.ts", args: ["--entries", "300"] },
   { script: "turn-end-cost.ts", args: ["--turns", "10", "--rounds", "1"] },

@@ -41,6 +41,8 @@ beforeAll(async () => {
       pruneExchanges: false,
       midRun: false,
       exchangeBreakEven: false,
+      // The rules' subject includes reads, which keepReads would keep unjudged.
+      keepReads: false,
       // `continues` is off by default.
       keepRules: ["editing", "instructions", "continues", "shared-names"],
     }),

@@ -30,7 +30,13 @@ beforeAll(async () => {
   const configPath = join(agentDir, "guard.json");
   await writeFile(
     configPath,
-    JSON.stringify({ telemetry: false, midRun: false, pruneExchanges: false, exchangeBreakEven: false }),
+    JSON.stringify({
+      telemetry: false,
+      midRun: false,
+      pruneExchanges: false,
+      exchangeBreakEven: false,
+      keepReads: false,
+    }),
   );
   process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
   const turns: FauxResponse[] = [];

@@ -206,6 +206,7 @@ describe("the README's privacy section", () => {
     );
     const s = await faultSession({
       config: {
+        keepReads: false,
         keepRecentExchanges: 0,
         exchangeBreakEven: false,
         historyExchanges: 1,

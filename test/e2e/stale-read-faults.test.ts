@@ -55,7 +55,7 @@ let rssBefore = 0;
 beforeAll(async () => {
   const names = [...Object.keys(SWAPPED), "url.ts", "offset.ts"];
   s = await faultSession({
-    config: { pruneExchanges: false, midRun: false, exchangeBreakEven: false },
+    config: { pruneExchanges: false, midRun: false, exchangeBreakEven: false, keepReads: false },
     policy: keepPolicy,
     responses: [
       { toolCalls: names.filter((n) => n in SWAPPED).map((n) => ({ name: "read", arguments: { path: `src/${n}` } })) },

@@ -63,7 +63,10 @@ beforeAll(async () => {
   classifier = await startLoopbackClassifier({ policy });
   const agentDir = await mkdtemp(join(tmpdir(), "cg-stale-agent-"));
   const configPath = join(agentDir, "guard.json");
-  await writeFile(configPath, JSON.stringify({ pruneExchanges: false, midRun: false, exchangeBreakEven: false }));
+  await writeFile(
+    configPath,
+    JSON.stringify({ pruneExchanges: false, midRun: false, exchangeBreakEven: false, keepReads: false }),
+  );
   process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
   s = await createTestSession({
     agentDir,

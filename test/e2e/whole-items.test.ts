@@ -132,7 +132,7 @@ function visible(s: TestSession, id: string): string {
 describe("whole items with the exchange gate off", () => {
   let s: TestSession;
   beforeAll(async () => {
-    s = await runSession({ exchangeBreakEven: false });
+    s = await runSession({ exchangeBreakEven: false, keepReads: false });
   });
   afterAll(async () => s?.dispose());
 

@@ -230,13 +230,16 @@ export function chunkedFrom(config: Pick<CandidateConfig, "minResultChars" | "sm
   return small ? Math.min(config.minResultChars, WHOLE_ITEM_MAX + 1) : config.minResultChars;
 }
 /** The settings the size-independent candidate rules read. */
-export type CandidateRuleConfig = Pick<GuardConfig, "excludeTools" | "distillErrors">;
+export type CandidateRuleConfig = Pick<GuardConfig, "excludeTools" | "distillErrors"> &
+  Partial<Pick<GuardConfig, "keepReads">>;
 
 /** The candidate rules for one tool result of the run, except its size (large and small outputs share them). */
 export function passesCandidateRules(e: SnapEntry, config: CandidateRuleConfig, tool: string): boolean {
   if (!e.visible || e.role !== "toolResult" || e.images !== 0) return false;
   if (e.isError === true && !config.distillErrors) return false;
   if (config.excludeTools.includes(tool)) return false;
+  // Removed reads were needed later more often than other outputs (docs/replay.md).
+  if (config.keepReads === true && tool === "read") return false;
   // An edited output is either ours (distilled already) or someone else's (recall returns the raw entry,
   // so whatever that edit added could not be recovered): both are left alone. The visible text is never
   // the test: a tool's own output may start with the guard's marker, and is judged like any other.

@@ -139,7 +139,8 @@ export function earlierStaleReads(
     for (const call of e.toolCalls ?? []) calls.set(call.id, call);
     if (skip.has(e.id)) continue;
     const read = readCheckOf(e, calls);
-    const candidate = read ? resultCandidate(e, calls, config) : undefined;
+    // A read kept from judging (keepReads) still goes once its file changed: its text is out of date.
+    const candidate = read ? resultCandidate(e, calls, { ...config, keepReads: false }) : undefined;
     if (!read || !candidate) continue;
     const item: StaleRead = {
       entryId: e.id,

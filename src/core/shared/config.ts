@@ -108,6 +108,11 @@ export const CONFIG_SCHEMA = {
    */
   excludeTools: z.array(z.string()),
   /**
+   * Never judge a `read`'s output; one whose file later changed on disk is still replaced by its stub.
+   * @default true
+   */
+  keepReads: z.boolean(),
+  /**
    * Judge the output of failed commands too.
    * @default true
    */
@@ -139,7 +144,7 @@ export const CONFIG_SCHEMA = {
   /**
    * A small output stays when P(still needed) reaches this.
    * Bounds: 0–1.
-   * @default 0.45
+   * @default 0.35
    */
   smallKeepThreshold: prob,
   /**
@@ -307,12 +312,13 @@ export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
   maxSegmentChars: 32_000,
   maxChunksPerSegment: 40,
   excludeTools: ["edit", "write"],
+  keepReads: true,
   distillErrors: true,
   historyExchanges: 3,
   recallTimeoutMs: 1000,
   imageKeepTurns: 3,
   smallResultMinChars: 400,
-  smallKeepThreshold: 0.45,
+  smallKeepThreshold: 0.35,
   pruneExchanges: true,
   keepRecentExchanges: 2,
   exchangeOmitThreshold: 0.2,

@@ -25,7 +25,7 @@ function session(editArgs: Record<string, unknown>, editPath = "src/big.ts"): Sn
 }
 
 // The anchors alone: the keep rule for edited files would hold the whole read.
-const UNGATED = { ...DEFAULT_CONFIG, exchangeBreakEven: false, keepRules: [] };
+const UNGATED = { ...DEFAULT_CONFIG, exchangeBreakEven: false, keepRules: [], keepReads: false };
 
 function replacementOf(entries: SnapEntry[]): string {
   const plan = planRunEnd(entries, UNGATED) as Extract<PassPlan, { status: "run" }>;

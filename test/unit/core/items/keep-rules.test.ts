@@ -11,7 +11,12 @@ import { dropAllAnswer } from "../../../kit/answers.ts";
 import { assistantEntry, callResultEntry, toolCall, userEntry } from "../../../kit/snap.ts";
 
 // Every rule, the ones off by default too.
-const UNGATED: GuardConfig = { ...DEFAULT_CONFIG, exchangeBreakEven: false, keepRules: [...KEEP_RULES] };
+const UNGATED: GuardConfig = {
+  ...DEFAULT_CONFIG,
+  exchangeBreakEven: false,
+  keepRules: [...KEEP_RULES],
+  keepReads: false,
+};
 const code = (n: number, tag = "value") =>
   Array.from({ length: n }, (_, i) => `const ${tag}${i + 1} = compute(${i + 1});`).join("\n");
 

@@ -69,14 +69,14 @@ const item = (n: number, over: Partial<SmallItem> = {}): SmallItem => ({
 describe("config", () => {
   it("has defaults and validates the new keys", () => {
     expect(DEFAULT_CONFIG.smallResultMinChars).toBe(400);
-    expect(DEFAULT_CONFIG.smallKeepThreshold).toBe(0.45);
+    expect(DEFAULT_CONFIG.smallKeepThreshold).toBe(0.35);
     expect(normalizeConfig({ smallResultMinChars: 0, smallKeepThreshold: 0.3 }).config).toMatchObject({
       smallResultMinChars: 0,
       smallKeepThreshold: 0.3,
     });
     const bad = normalizeConfig({ smallResultMinChars: 2_000_000, smallKeepThreshold: 1.2 });
     expect(bad.config.smallResultMinChars).toBe(400);
-    expect(bad.config.smallKeepThreshold).toBe(0.45);
+    expect(bad.config.smallKeepThreshold).toBe(0.35);
     expect(bad.warnings).toHaveLength(2);
   });
 });

@@ -119,14 +119,19 @@ describe("withDiskChanges", () => {
 });
 
 const UNGATED = { ...DEFAULT_CONFIG, exchangeBreakEven: false };
+// The run's own reads are judged only with keepReads off; an earlier run's stale read goes either way.
+const JUDGING_READS = { ...UNGATED, keepReads: false };
 
 function pass(entries: SnapEntry[], changed: string[]) {
-  const plan = planRunEnd(entries, UNGATED, undefined, () => new Set(changed)) as Extract<PassPlan, { status: "run" }>;
+  const plan = planRunEnd(entries, JUDGING_READS, undefined, () => new Set(changed)) as Extract<
+    PassPlan,
+    { status: "run" }
+  >;
   expect(plan.status).toBe("run");
   const texts = plan.candidates.map((c) => entries.find((e) => e.id === c.entryId)?.text ?? "");
   return {
     plan,
-    out: finishPass({ plan, entries, texts, outcomes: plan.requests.map(dropAllAnswer), config: UNGATED }),
+    out: finishPass({ plan, entries, texts, outcomes: plan.requests.map(dropAllAnswer), config: JUDGING_READS }),
   };
 }
 
