@@ -21,7 +21,7 @@ import { type KeepRule, ruleKeeps } from "../items/keep-rules.ts";
 import { outputNotes } from "../items/output-notes.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
 import { type DiskCheck, earlierStaleReads, type StaleRead } from "../items/stale-reads.ts";
-import { readPins, unpinned } from "../records/pins.ts";
+import { type Pins, readPins, unpinned } from "../records/pins.ts";
 import type { ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
 import { buildCheckpointRequest } from "./checkpoint-request.ts";
 import {
@@ -80,6 +80,7 @@ export function planRunEnd(
   config: PlanConfig,
   view?: Partial<CheckpointCacheView>,
   diskCheck?: DiskCheck,
+  exclude?: readonly string[],
 ): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
@@ -89,7 +90,7 @@ export function planRunEnd(
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
   const judged = readJudgments(entries);
   // What the user restored or pinned is never judged again, by any kind of item.
-  const pins = readPins(entries);
+  const pins = pinsAnd(entries, exclude);
 
   const notes = outputNotes(entries, span, diskCheck);
   const large = planLarge(entries, span, config, pins, requests, kinds, notes);
@@ -159,6 +160,16 @@ export function planRunEnd(
   };
 }
 
+/**
+ * The branch's pins, with the entries the caller excludes (a pass landing at the same boundary judged
+ * them: core/boundary/landed-items.ts) left alone like pinned ones.
+ */
+function pinsAnd(entries: SnapEntry[], exclude: readonly string[] | undefined): Pins {
+  const pins = readPins(entries);
+  for (const id of exclude ?? []) pins.pinned.add(id);
+  return pins;
+}
+
 /** The keep rules over every item the pass may remove (images are never the work's). */
 function keptByRules(
   entries: SnapEntry[],
@@ -200,6 +211,7 @@ export function planCheckpoint(
   config: PlanConfig,
   view: CheckpointCacheView,
   diskCheck?: DiskCheck,
+  exclude?: readonly string[],
 ): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
@@ -210,7 +222,7 @@ export function planCheckpoint(
     eligibleAtCheckpoint({ ...item, callId: calls.get(item.entryId) }, turns, memo, config.midRunMinAgeTurns);
   const notes = outputNotes(entries, span, diskCheck);
   const superseded = notes.superseded;
-  const pins = readPins(entries);
+  const pins = pinsAnd(entries, exclude);
   const free = (item: { entryId: string }) => unpinned(pins, item.entryId);
   const large = collectCandidates(entries, span, config).filter((c) => eligible(c) && free(c));
   const small = collectSmall(entries, span, config, superseded).filter((i) => eligible(i) && free(i));

@@ -113,6 +113,8 @@ export interface PassRequest {
   onJudging?: () => void;
   /** The session's working directory, where the run's reads are checked against the disk. */
   cwd?: string;
+  /** Entries this pass leaves alone: a pass landing at the same boundary judged them (core/boundary/landed-items.ts). */
+  exclude?: readonly string[];
 }
 
 export interface PassOutcome {
@@ -168,6 +170,7 @@ export class PassPipeline {
       {
         phase: request.phase,
         ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
+        ...(request.exclude ? { exclude: request.exclude } : {}),
         // Both phases need the family (break-even at checkpoints, the retry gate at run end).
         cache: {
           family: request.family,

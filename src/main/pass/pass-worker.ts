@@ -61,6 +61,8 @@ export interface PlanRequest {
   cache?: CheckpointCacheView;
   /** The session's working directory, for checking the run's reads against the disk (none in a replay). */
   cwd?: string;
+  /** Entries the plan leaves alone (judged by a pass landing at the same boundary). */
+  exclude?: string[];
 }
 
 export class PassWorker {

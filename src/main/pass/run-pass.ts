@@ -53,6 +53,8 @@ export interface PassOptions {
   cwd?: string;
   /** What the branch's misses moved toward keeping (set by runPass), for the record. */
   learned?: Learned[];
+  /** Entries this pass leaves alone: a pass landing at the same boundary judged them (core/boundary/landed-items.ts). */
+  exclude?: readonly string[];
 }
 
 export type PassResult =
@@ -108,6 +110,7 @@ export async function runPass(entries: SnapEntry[], given: PassDeps, options: Pa
     phase: options.phase,
     cache: options.cache,
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    ...(options.exclude?.length ? { exclude: [...options.exclude] } : {}),
   });
   if (plan.status === "skip") return { status: "skipped", reason: plan.reason };
   if (!deps.classify && plan.images === 0 && !plan.staleReads) return { status: "skipped", reason: "no classifier" };

@@ -97,6 +97,8 @@ export interface PlanMessage {
   cache?: CheckpointCacheView;
   /** The session's working directory: the run's reads are checked against the disk there. */
   cwd?: string;
+  /** Entries this pass leaves alone: a pass landing at the same boundary judged them. */
+  exclude?: string[];
 }
 
 /** The planned classifier requests `from` (inclusive) `to` (exclusive), packed in one buffer. */
