@@ -222,7 +222,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     // A copy: the projection grows with the next entries, and the pass keeps its context. A pass landing
     // here is not in it (Pi applies a boundary's drafts after the hook), so its items are excluded.
     const context = projection.entries.slice() as unknown as ProjectedLike[];
-    const exclude = landing ? landedItems(landing) : undefined;
+    const landed = landing ? landedItems(landing) : undefined;
     /** The landed pass's drafts go first in the boundary's list. */
     const landFirst = () => {
       if (landing) commit(landing.edits, landing.record, landing.metrics, landing.index);
@@ -266,7 +266,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
         context,
         ...(classify ? { classify } : {}),
         modelRef: options.modelRef,
-        ...(exclude ? { exclude } : {}),
+        ...(landed ? { landing: landed } : {}),
         // The extension's own path: Pi's model for the last request (its registry entry) and the branch so far.
         ...cacheViewOf(context),
       }));

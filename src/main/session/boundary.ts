@@ -17,7 +17,7 @@ import {
   type PassPhase,
   transition,
 } from "../../core/boundary/boundary-state.ts";
-import { landedItems } from "../../core/boundary/landed-items.ts";
+import { type LandingPass, landedItems } from "../../core/boundary/landed-items.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
@@ -153,7 +153,7 @@ export class Boundary {
       if (this.#background.pending || (landed && phase !== "run-end")) return landed && { entries: landed.entries };
     }
     const before = landed?.entries ?? event.entries;
-    const exclude = landed && landedItems(landed.judged);
+    const landing = landed && landedItems(landed.judged);
     // A prompt sent meanwhile stops the wait, not the classifier: the rest goes on and lands later.
     const handOver = new AbortController();
     const restStop = new AbortController();
@@ -163,7 +163,7 @@ export class Boundary {
       signal: restStop.signal,
       handOver: handOver.signal,
       detached,
-      ...(exclude ? { exclude } : {}),
+      ...(landing ? { landing } : {}),
     });
     const ready = await this.hold(handOver, ctx, () => within(judging, left()));
     if (!ready.done) {
@@ -203,14 +203,14 @@ export class Boundary {
       signal,
       handOver,
       detached,
-      exclude,
+      landing,
     }: {
       job?: RunningJob;
       signal?: AbortSignal;
       handOver?: AbortSignal;
       detached?: { now: boolean };
-      /** Entries a pass landing at this boundary judged. */
-      exclude?: readonly string[];
+      /** What a pass landing at this boundary judged and edits. */
+      landing?: LandingPass;
     } = {},
   ): Promise<(Judged & { rest?: Promise<PassRest> }) | undefined> {
     const host = this.#host;
@@ -240,7 +240,7 @@ export class Boundary {
         cwd: ctx.cwd,
         ...(handOver ? { handOver } : {}),
         ...(trustedIds ? { trustedIds } : {}),
-        ...(exclude ? { exclude } : {}),
+        ...(landing ? { landing } : {}),
         signal: AbortSignal.any([
           host.stopped,
           userStop.signal,
