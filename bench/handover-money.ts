@@ -9,6 +9,7 @@
  *   node bench/handover-money.ts --shared                 # and every session in ../shared/sessions
  *   node bench/handover-money.ts --wave-ms 500,1200,2200  # one hand-over column per latency
  *   node bench/handover-money.ts --prompt-wait-ms 100     # what-if: the next prompt waits for the pass
+ *   node bench/handover-money.ts --landing-checkpoint     # what-if: a turn_end that lands also checkpoints
  *
  * The total's change comes with a 95% interval from resampling the sessions (seeded), since a few
  * sessions carry it.
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     shared: { type: "boolean", default: false },
     "wave-ms": { type: "string", default: String(DEFAULT_WAVE_MS) },
     "prompt-wait-ms": { type: "string", default: "0" },
+    "landing-checkpoint": { type: "boolean", default: false },
   },
 });
 const promptWaitMs = Number(values["prompt-wait-ms"]);
@@ -48,7 +50,8 @@ const change = (hand: number, wait: number) => (wait > 0 ? `${(((hand - wait) / 
 /** The session's dollars with the main model and the classifier, and with the guard off. */
 async function dollars(path: string, settleBudgetMs: number, waveMs: number) {
   const config: GuardConfig = { ...DEFAULT_CONFIG, excludeTools: [...DEFAULT_CONFIG.excludeTools], settleBudgetMs };
-  const { report } = await replayFiles([path], { classifier, config, runner, waveMs, promptWaitMs });
+  const landingCheckpoint = values["landing-checkpoint"];
+  const { report } = await replayFiles([path], { classifier, config, runner, waveMs, promptWaitMs, landingCheckpoint });
   const s = report.sessions[0];
   const d = s?.dollars;
   const asked = s?.passes.filter((p) => p.phase === "run-end" && p.classifierRequests > 0) ?? [];

@@ -253,13 +253,15 @@ export function finishPass(input: FinishInput): FinishOutput {
   const results: RecordResult[] = [];
   const family = input.family ?? "other";
   const earlierOutputs: EarlierOutcome[] = [];
+  // The edits of a pass landing at this boundary rewrite the cache from the first of them anyway.
+  const paid = input.plan.paidEdits ?? [];
   finishLarge(input, drafts, results, earlierOutputs);
   finishSmall(input, drafts, results, earlierOutputs);
   // The run's own edits, at run end and at checkpoints, with what they really save; only where the provider
   // is known to cache (an unknown one may not, and then the edit costs nothing).
   const planned = input.plan.breakEven;
   if (planned?.on && family !== "other") {
-    const inRun = input.plan.images.filter((i) => !i.beforePrompt).map((i) => i.entryId);
+    const inRun = [...input.plan.images.filter((i) => !i.beforePrompt).map((i) => i.entryId), ...paid];
     deferEditsThatDoNotPay({ entries: input.entries, drafts, results, otherEditIds: inRun, family, gate: planned });
   }
 
@@ -273,7 +275,7 @@ export function finishPass(input: FinishInput): FinishOutput {
     .filter((v) => v.relevant === false && held(v) === undefined)
     .map((v) => exById.get(v.promptId) as Exchange);
   const inRunImages = input.plan.images.filter((i) => !i.beforePrompt);
-  const otherEditIds = [...drafts.map((d) => d.targetId), ...inRunImages.map((i) => i.entryId)];
+  const otherEditIds = [...drafts.map((d) => d.targetId), ...inRunImages.map((i) => i.entryId), ...paid];
   const gate =
     gatesOn(input) && unrelated.length > 0
       ? exchangeGate({

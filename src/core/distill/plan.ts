@@ -3,6 +3,7 @@
 // record results); between them the caller sends all requests through one limiter under one deadline.
 // The requests for tool outputs are made in plan-outputs.ts.
 
+import type { LandingPass } from "../boundary/landed-items.ts";
 import { sessionRequests } from "../cache/break-even.ts";
 import {
   type CheckpointBatch,
@@ -21,7 +22,7 @@ import { type KeepRule, ruleKeeps } from "../items/keep-rules.ts";
 import { outputNotes } from "../items/output-notes.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
 import { type DiskCheck, earlierStaleReads, type StaleRead } from "../items/stale-reads.ts";
-import { readPins, unpinned } from "../records/pins.ts";
+import { type Pins, readPins, unpinned } from "../records/pins.ts";
 import type { ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
 import { buildCheckpointRequest } from "./checkpoint-request.ts";
 import {
@@ -63,6 +64,8 @@ export interface RunPlan {
   breakEven?: PlanBreakEven;
   /** Items a keep rule holds whatever the classifier says, by entry id (an exchange by its prompt's). */
   kept?: Record<string, KeepRule>;
+  /** Entries a pass landing at the same boundary edits: the gates count their rewrite as paid. */
+  paidEdits?: string[];
 }
 
 export type PassPlan = { status: "skip"; reason: string } | RunPlan;
@@ -80,6 +83,7 @@ export function planRunEnd(
   config: PlanConfig,
   view?: Partial<CheckpointCacheView>,
   diskCheck?: DiskCheck,
+  landing?: LandingPass,
 ): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
@@ -89,7 +93,7 @@ export function planRunEnd(
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
   const judged = readJudgments(entries);
   // What the user restored or pinned is never judged again, by any kind of item.
-  const pins = readPins(entries);
+  const pins = pinsAnd(entries, landing);
 
   const notes = outputNotes(entries, span, diskCheck);
   const large = planLarge(entries, span, config, pins, requests, kinds, notes);
@@ -156,7 +160,18 @@ export function planRunEnd(
     kinds,
     breakEven,
     ...(kept ? { kept } : {}),
+    ...(landing?.edited.length ? { paidEdits: landing.edited } : {}),
   };
+}
+
+/**
+ * The branch's pins, with what a pass landing at the same boundary judged (core/boundary/landed-items.ts)
+ * left alone like pinned entries.
+ */
+function pinsAnd(entries: SnapEntry[], landing: LandingPass | undefined): Pins {
+  const pins = readPins(entries);
+  for (const id of landing?.judged ?? []) pins.pinned.add(id);
+  return pins;
 }
 
 /** The keep rules over every item the pass may remove (images are never the work's). */
@@ -200,6 +215,7 @@ export function planCheckpoint(
   config: PlanConfig,
   view: CheckpointCacheView,
   diskCheck?: DiskCheck,
+  landing?: LandingPass,
 ): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
@@ -210,7 +226,7 @@ export function planCheckpoint(
     eligibleAtCheckpoint({ ...item, callId: calls.get(item.entryId) }, turns, memo, config.midRunMinAgeTurns);
   const notes = outputNotes(entries, span, diskCheck);
   const superseded = notes.superseded;
-  const pins = readPins(entries);
+  const pins = pinsAnd(entries, landing);
   const free = (item: { entryId: string }) => unpinned(pins, item.entryId);
   const large = collectCandidates(entries, span, config).filter((c) => eligible(c) && free(c));
   const small = collectSmall(entries, span, config, superseded).filter((i) => eligible(i) && free(i));
@@ -282,5 +298,6 @@ export function planCheckpoint(
     kinds,
     breakEven: planBreakEven(entries, config, view, config.midRunBreakEven, requestsSoFar),
     ...(kept ? { kept } : {}),
+    ...(landing?.edited.length ? { paidEdits: landing.edited } : {}),
   };
 }

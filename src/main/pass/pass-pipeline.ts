@@ -3,6 +3,7 @@
 // view each phase gets, the snapshot and validation against Pi's projection, the breaker's bookkeeping).
 // It owns the per-session state of that pipeline and nothing of Pi's: the caller hands it the projection,
 // the classify function and the main model's cache family.
+import type { LandingPass } from "../../core/boundary/landed-items.ts";
 import type { CacheModel, TokenPrices } from "../../core/cache/break-even.ts";
 import {
   type AssistantRecord,
@@ -113,6 +114,8 @@ export interface PassRequest {
   onJudging?: () => void;
   /** The session's working directory, where the run's reads are checked against the disk. */
   cwd?: string;
+  /** A pass landing at the same boundary: what it judged is left alone (core/boundary/landed-items.ts). */
+  landing?: LandingPass;
 }
 
 export interface PassOutcome {
@@ -168,6 +171,7 @@ export class PassPipeline {
       {
         phase: request.phase,
         ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
+        ...(request.landing ? { landing: request.landing } : {}),
         // Both phases need the family (break-even at checkpoints, the retry gate at run end).
         cache: {
           family: request.family,

@@ -3,6 +3,7 @@
 // when the worker does not hold them yet, and cuts large messages into bounded ones (syncs sent ahead in
 // slices, request windows, outcome slices, finish parts) so no single clone blocks Pi's thread for long. A pass keeps state on the worker between its messages, so
 // every message goes to one thread: the runner's own when it has one, else a one-thread pool of its own.
+import type { LandingPass } from "../../core/boundary/landed-items.ts";
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
 import type { FinishOutput } from "../../core/distill/finish.ts";
@@ -61,6 +62,8 @@ export interface PlanRequest {
   cache?: CheckpointCacheView;
   /** The session's working directory, for checking the run's reads against the disk (none in a replay). */
   cwd?: string;
+  /** A pass landing at the same boundary (what the plan leaves alone, whose rewrite is paid). */
+  landing?: LandingPass;
 }
 
 export class PassWorker {

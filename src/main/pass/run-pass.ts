@@ -2,6 +2,7 @@
 // worker, validate the drafts, build the record. Every message to the worker goes through PassWorker.
 // A pass handed over to a prompt finishes in two parts (handed-over.ts).
 import { randomUUID } from "node:crypto";
+import type { LandingPass } from "../../core/boundary/landed-items.ts";
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
 import { type Learned, sessionMisses, taughtConfig } from "../../core/records/misses.ts";
@@ -53,6 +54,8 @@ export interface PassOptions {
   cwd?: string;
   /** What the branch's misses moved toward keeping (set by runPass), for the record. */
   learned?: Learned[];
+  /** A pass landing at the same boundary: what it judged is left alone, its edits' rewrite is paid. */
+  landing?: LandingPass;
 }
 
 export type PassResult =
@@ -108,6 +111,7 @@ export async function runPass(entries: SnapEntry[], given: PassDeps, options: Pa
     phase: options.phase,
     cache: options.cache,
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    ...(options.landing ? { landing: options.landing } : {}),
   });
   if (plan.status === "skip") return { status: "skipped", reason: plan.reason };
   if (!deps.classify && plan.images === 0 && !plan.staleReads) return { status: "skipped", reason: "no classifier" };

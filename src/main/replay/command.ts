@@ -157,6 +157,8 @@ export interface ReplayFilesOptions {
   waveMs?: number;
   /** What-if: the next prompt waits this long for a handed-over pass (ReplayOptions); default 0. */
   promptWaitMs?: number;
+  /** What-if: a mid-run boundary that lands a handed-over pass also checkpoints (ReplayOptions). */
+  landingCheckpoint?: boolean;
 }
 
 export interface ReplayFilesResult {
@@ -209,6 +211,7 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
         prices,
         waveMs,
         ...(options.promptWaitMs ? { promptWaitMs: options.promptWaitMs } : {}),
+        ...(options.landingCheckpoint ? { landingCheckpoint: true } : {}),
         cacheHits: options.classifier.cache ? () => options.classifier.cache?.hits ?? 0 : undefined,
         onProgress: (done, total) => options.progress?.update(name, done, total, "entries"),
         onGuarded: (entries) => {

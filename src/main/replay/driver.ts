@@ -7,6 +7,7 @@
 // Later requests therefore carry the edited context, which is what the billed-context curve compares.
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { landedItems } from "../../core/boundary/landed-items.ts";
 import type { AssistantRecord } from "../../core/cache/cache-behaviour.ts";
 import { CacheViewTally } from "../../core/cache/cache-view-tally.ts";
 import { DEFAULT_WAVE_MS, landsBeforeNextRequest, wavesOf } from "../../core/replay/handover-timing.ts";
@@ -67,6 +68,11 @@ export interface ReplayOptions {
    * has sent all its calls. The extension does not wait (default 0).
    */
   promptWaitMs?: number;
+  /**
+   * A what-if for bench/handover-money.ts: a mid-run boundary that lands a handed-over pass also runs a
+   * checkpoint (as a run end does). The extension does not (default false).
+   */
+  landingCheckpoint?: boolean;
 }
 
 export async function replaySession(file: SessionFile, options: ReplayOptions): Promise<SessionMetrics> {
@@ -194,22 +200,33 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
 
     const phase = boundaryAt(branch, i, message?.role === "assistant" ? message : lastAssistant);
     if (message?.role === "assistant") lastAssistant = message;
-    if (phase && held) {
-      // A run-end pass handed over lands here, and this boundary starts no pass of its own.
-      const { edits, record, metrics, index } = held;
-      held = undefined;
-      commit(edits, record, metrics, index);
-    } else if (phase && options.guard !== false && (phase === "run-end" || options.config.midRun)) {
-      const pass = await runBoundary(phase, i, line ?? 0);
+    // A run-end pass handed over lands here. A run end (as in the extension: session/boundary.ts) also
+    // runs its own pass on what the landed one did not judge; a mid-run boundary starts none.
+    const landing = phase ? held : undefined;
+    if (landing) held = undefined;
+    const own = phase === "run-end" || (landing ? options.landingCheckpoint === true : options.config.midRun);
+    if (phase && options.guard !== false && own) {
+      const pass = await runBoundary(phase, i, line ?? 0, landing);
       if (pass) passes.push(pass);
-    }
+    } else if (landing) commit(landing.edits, landing.record, landing.metrics, landing.index);
     options.onProgress?.(i + 1, branch.length);
   }
   if (held) held.metrics.reason = "handed over at the run end; the file ends before a boundary lands it";
 
-  async function runBoundary(phase: Phase, index: number, line: number): Promise<PassMetrics | undefined> {
-    // A copy: the projection grows with the next entries, and the pass keeps its context.
+  async function runBoundary(
+    phase: Phase,
+    index: number,
+    line: number,
+    landing?: NonNullable<typeof held>,
+  ): Promise<PassMetrics | undefined> {
+    // A copy: the projection grows with the next entries, and the pass keeps its context. A pass landing
+    // here is not in it (Pi applies a boundary's drafts after the hook), so its items are excluded.
     const context = projection.entries.slice() as unknown as ProjectedLike[];
+    const landed = landing ? landedItems(landing) : undefined;
+    /** The landed pass's drafts go first in the boundary's list. */
+    const landFirst = () => {
+      if (landing) commit(landing.edits, landing.record, landing.metrics, landing.index);
+    };
     const prompt = promptIndex >= 0 ? branch[promptIndex] : undefined;
     const metrics: PassMetrics = {
       n: passes.length + 1,
@@ -249,12 +266,14 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
         context,
         ...(classify ? { classify } : {}),
         modelRef: options.modelRef,
+        ...(landed ? { landing: landed } : {}),
         // The extension's own path: Pi's model for the last request (its registry entry) and the branch so far.
         ...cacheViewOf(context),
       }));
     } catch (error) {
       metrics.status = "failed";
       metrics.reason = `the pass failed, nothing was changed (${(error as Error).message})`;
+      landFirst();
       return metrics;
     } finally {
       metrics.settleMs = performance.now() - began;
@@ -264,6 +283,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
       metrics.requestChars = requestSizes.reduce((a, b) => a + b, 0);
       metrics.cacheHits = (options.cacheHits?.() ?? 0) - hitsBefore;
     }
+    landFirst();
     if (result.status === "skipped") {
       // Checkpoints that found nothing to do are many; only run ends are listed when skipped.
       metrics.reason = result.reason;

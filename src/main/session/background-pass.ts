@@ -199,6 +199,12 @@ export class BackgroundSlot {
   }
 }
 
+/** The boundary's draft list with a pending pass's drafts appended, and what of them landed. */
+export interface LandedDrafts {
+  entries: SessionBoundaryDraft[];
+  judged: Judged;
+}
+
 /** What the pending pass needs of its session. */
 export interface BackgroundHost {
   readonly telemetry: Telemetry;
@@ -239,6 +245,12 @@ export class BackgroundPass {
     ctx: ExtensionContext,
     wait: boolean,
   ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+    const landed = await this.#landJudged(event, ctx, wait);
+    return landed && { entries: landed.entries };
+  }
+
+  /** As `land`, with what landed: the edits and record that follow the boundary's own drafts. */
+  async #landJudged(event: PiBoundary, ctx: ExtensionContext, wait: boolean): Promise<LandedDrafts | undefined> {
     if (!this.#slot.pending) return;
     try {
       return await this.#land(event, ctx, wait);
@@ -250,11 +262,7 @@ export class BackgroundPass {
     }
   }
 
-  async #land(
-    event: PiBoundary,
-    ctx: ExtensionContext,
-    wait: boolean,
-  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+  async #land(event: PiBoundary, ctx: ExtensionContext, wait: boolean): Promise<LandedDrafts | undefined> {
     try {
       let branch: Set<string> | undefined;
       const landed = await this.#slot.land(event.context.contextEntries as ProjectedLike[], {
@@ -269,7 +277,10 @@ export class BackgroundPass {
       recordPass(this.#host.telemetry, landed.record);
       // Only the telemetry hears of a pass judged on another branch; this branch gets nothing of it.
       if (landed.offBranch) return;
-      return { entries: [...event.entries, ...landed.edits, landed.recordDraft] };
+      return {
+        entries: [...event.entries, ...landed.edits, landed.recordDraft],
+        judged: { edits: landed.edits, record: landed.record },
+      };
     } catch (error) {
       this.#host.notices.failed(ctx, error, this.#host.closed());
       return;
@@ -326,10 +337,10 @@ export class BackgroundPass {
     ctx: ExtensionContext,
     ms: number,
     stop: AbortSignal,
-  ): Promise<{ entries: SessionBoundaryDraft[] } | undefined> {
+  ): Promise<LandedDrafts | undefined> {
     if (!this.#slot.pending) return;
     const ended = await within(this.#slot.finished(), ms, stop);
-    return ended.done ? this.land(event, ctx, false) : undefined;
+    return ended.done ? this.#landJudged(event, ctx, false) : undefined;
   }
 
   /**

@@ -17,6 +17,7 @@ import {
   type PassPhase,
   transition,
 } from "../../core/boundary/boundary-state.ts";
+import { type LandingPass, landedItems } from "../../core/boundary/landed-items.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
@@ -27,7 +28,7 @@ import type { Judged } from "../pass/revalidate.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { watchPass } from "../platform/interrupts.ts";
 import { recordPass, type Telemetry } from "../platform/telemetry.ts";
-import { BackgroundPass, type RunningJob } from "./background-pass.ts";
+import { BackgroundPass, type LandedDrafts, type RunningJob } from "./background-pass.ts";
 import type { CachePins } from "./cache-pins.ts";
 import { PassNotices } from "./pass-notices.ts";
 import type { PiBoundary } from "./session-parts.ts";
@@ -174,29 +175,38 @@ export class Boundary {
     const started = performance.now();
     const left = () => Math.max(0, budget - (performance.now() - started));
     // A checkpoint or rest still pending lands here if it ends within the budget, else at a later
-    // boundary; either way the run-end pass is left to the next run end rather than ask its items again.
+    // boundary (and this one starts no pass: the slot holds one). A run end that lands it also runs its
+    // own pass on what the landed one did not judge, so a run's outputs get their record at its own end.
     // One that ended with nothing to land leaves the slot free.
+    let landed: LandedDrafts | undefined;
     if (this.#background.pending) {
       const stop = new AbortController();
-      const landed = await this.hold(stop, ctx, () => this.#background.landWithin(event, ctx, left(), stop.signal));
-      if (landed || this.#background.pending) return landed;
+      landed = await this.hold(stop, ctx, () => this.#background.landWithin(event, ctx, left(), stop.signal));
+      if (this.#background.pending || (landed && phase !== "run-end")) return landed && { entries: landed.entries };
     }
+    const before = landed?.entries ?? event.entries;
+    const landing = landed && landedItems(landed.judged);
     // A prompt sent meanwhile stops the wait, not the classifier: the rest goes on and lands later.
     const handOver = new AbortController();
     const restStop = new AbortController();
     const context = () => event.context.contextEntries as ProjectedLike[];
     const detached = { now: false };
-    const judging = this.#judge(phase, context, ctx, { signal: restStop.signal, handOver: handOver.signal, detached });
+    const judging = this.#judge(phase, context, ctx, {
+      signal: restStop.signal,
+      handOver: handOver.signal,
+      detached,
+      ...(landing ? { landing } : {}),
+    });
     const ready = await this.hold(handOver, ctx, () => within(judging, left()));
     if (!ready.done) {
       this.#detach(ctx, detached);
       this.#background.adoptPass(ctx, context(), judging, restStop);
-      return;
+      return landed && { entries: before };
     }
     const judged = ready.value;
-    if (!judged) return;
+    if (!judged) return landed && { entries: before };
     if (judged.rest) this.#background.adopt(ctx, context(), judged.rest, restStop);
-    return { entries: [...event.entries, ...judged.edits, recordDraft(judged.record)] };
+    return { entries: [...before, ...judged.edits, recordDraft(judged.record)] };
   }
 
   /** The boundary stopped waiting for its pass: from now on it is a background pass for the footer. */
@@ -225,7 +235,15 @@ export class Boundary {
       signal,
       handOver,
       detached,
-    }: { job?: RunningJob; signal?: AbortSignal; handOver?: AbortSignal; detached?: { now: boolean } } = {},
+      landing,
+    }: {
+      job?: RunningJob;
+      signal?: AbortSignal;
+      handOver?: AbortSignal;
+      detached?: { now: boolean };
+      /** What a pass landing at this boundary judged and edits. */
+      landing?: LandingPass;
+    } = {},
   ): Promise<(Judged & { rest?: Promise<PassRest> }) | undefined> {
     const host = this.#host;
     const inBackground = job !== undefined;
@@ -254,6 +272,7 @@ export class Boundary {
         cwd: ctx.cwd,
         ...(handOver ? { handOver } : {}),
         ...(trustedIds ? { trustedIds } : {}),
+        ...(landing ? { landing } : {}),
         signal: AbortSignal.any([
           host.stopped,
           userStop.signal,

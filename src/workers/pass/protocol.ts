@@ -11,6 +11,7 @@
 // `plan` names the pass by its id; the worker holds that pass's state in between. `settings`, `sync` and
 // `plan` name the client (one per session), whose settings and copy of the session the worker keeps
 // across passes until `release`.
+import type { LandingPass } from "../../core/boundary/landed-items.ts";
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
 import type { FinishOutput } from "../../core/distill/finish.ts";
@@ -97,6 +98,8 @@ export interface PlanMessage {
   cache?: CheckpointCacheView;
   /** The session's working directory: the run's reads are checked against the disk there. */
   cwd?: string;
+  /** A pass landing at the same boundary: what it judged is left alone, its edits' rewrite is paid. */
+  landing?: LandingPass;
 }
 
 /** The planned classifier requests `from` (inclusive) `to` (exclusive), packed in one buffer. */

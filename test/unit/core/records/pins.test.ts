@@ -134,3 +134,19 @@ describe("planning leaves pinned entries alone", () => {
     expect(ids([...run, pin("p", "pin", ["t0"])])).toEqual(["t1"]);
   });
 });
+
+describe("planning beside a pass landing at the same boundary", () => {
+  it("leaves what the landed pass judged alone, and counts its edits' rewrite as paid", () => {
+    const landing = { judged: ["tl", "ts", "a0"], edited: ["tl"] };
+    const plan = planRunEnd(session(), CONFIG, undefined, undefined, landing);
+    expect(plan.status).toBe("run");
+    if (plan.status !== "run") return;
+    expect(plan.candidates.map((c) => c.entryId)).toEqual([]);
+    expect(plan.small.map((i) => i.entryId)).toEqual([]);
+    expect(plan.exchanges.map((x) => x.promptId)).toEqual(["u1"]);
+    expect(plan.images.map((i) => i.entryId)).toEqual(["ti"]);
+    expect(plan.paidEdits).toEqual(["tl"]);
+    const plain = planRunEnd(session(), CONFIG);
+    expect(plain.status === "run" && plain.paidEdits).toBeFalsy();
+  });
+});

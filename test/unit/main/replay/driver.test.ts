@@ -154,8 +154,12 @@ describe("replaySession on a hand-built session", () => {
     const applied: SessionEntry[][] = [];
     const config = { ...CONFIG, settleBudgetMs: DEFAULT_CONFIG.settleBudgetMs };
     const metrics = await replaySession(file, options(keywordClassify, { config, onApplied: (e) => applied.push(e) }));
-    // The next prompt came seconds later: the drafts land at the second run's end, which asks nothing.
-    expect(metrics.passes.map((p) => [p.phase, p.line, p.status])).toEqual([["run-end", 8, "done"]]);
+    // The next prompt came seconds later: the drafts land at the second run's end, which then runs its own
+    // pass (it finds nothing of its run to judge: the second run has no tool output).
+    expect(metrics.passes.map((p) => [p.phase, p.line, p.status])).toEqual([
+      ["run-end", 8, "done"],
+      ["run-end", 10, "skipped"],
+    ]);
     const [edits] = applied as [SessionEntry[]];
     expect(edits.map((e) => e.type)).toEqual(["context_edit", "context_edit", "custom"]);
     expect(edits[0]?.parentId).not.toBe("e07");

@@ -11,6 +11,7 @@ import type { ClassifierOutcome } from "../../../../src/core/shared/types.ts";
 import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { ROUTING_ENTRY, type RoutingSnapshot } from "../../../../src/main/routing/routing-shapes.ts";
+import { settleBoundary } from "../../../../src/main/session/boundary-shape.ts";
 import { runGuardCommand } from "../../../../src/main/session/guard-command.ts";
 import { SessionGuard } from "../../../../src/main/session/session-guard.ts";
 import { generateSession, toProjection } from "../../../kit/generate.ts";
@@ -479,6 +480,70 @@ describe("SessionGuard: nobody waits for a pass", () => {
     const [record] = records(await session.turnEnd(turn, fake.ctx));
     expect(record?.data.phase).toBe("mid-run");
     expect(new Set(slow.asked).size).toBe(slow.asked.length);
+    await session.shutdown();
+  });
+});
+
+describe("SessionGuard: a run end that lands the last run's rest", () => {
+  it("also judges its own run, asks nothing twice, edits no entry twice, and leaves nothing to repair", async () => {
+    // Holds every request until `release` (or its stop): the first run end hands all of them over.
+    const asked: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    const classify: ClassifyFn = async (request, { signal }) => {
+      asked.push(JSON.stringify(request.state));
+      await Promise.race([released, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
+      if (signal.aborted) return { status: "aborted" };
+      return unlikely(request, { signal, timeoutMs: 1000 });
+    };
+    const config = { midRun: false, concurrency: 1, timeoutMs: 600_000, exchangeBreakEven: false };
+    const { session } = await open({ classify, config });
+    const fake = fakeCtx();
+    session.start(fake.ctx);
+    type Drafts = { entries: Array<{ type: string; customType?: string; targetId?: string; data?: unknown }> };
+    const records = (out: Drafts | undefined) =>
+      (out?.entries ?? [])
+        .filter((e) => e.customType === "context-guard")
+        .map((e) => e.data as { results: Array<{ entryId: string; reason: string; omitted?: string[] }> });
+    // The generated session's runs end at entries 55 and 119; the second has outputs of its own.
+    const firstRun = toProjection(entries.slice(0, 56));
+    const pass = session.boundary.pass("run-end", { entries: [], context: { contextEntries: firstRun } }, fake.ctx);
+    for (let i = 0; i < 2000 && asked.length === 0; i++) await new Promise((r) => setTimeout(r, 2));
+    session.input({ text: "next", streamingBehavior: "followUp" }, fake.ctx);
+    const waiting = (records((await pass) as Drafts)[0]?.results ?? [])
+      .filter((r) => r.reason.includes("aborted"))
+      .map((r) => r.entryId);
+    expect(waiting.length).toBeGreaterThan(0);
+    session.turnStarted(fake.ctx);
+    release();
+    for (let i = 0; i < 2000 && session.status(fake.ctx).kind === "checkpoint"; i++) {
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const out = (await session.settle({ entries: [], context: { contextEntries: projection } }, fake.ctx)) as Drafts;
+    const [rest, own] = records(out);
+    expect(rest?.results.map((r) => r.entryId).sort()).toEqual([...waiting].sort());
+    // The second run's outputs got their record here, and none of the landed pass's items.
+    const landed = new Set(rest?.results.flatMap((r) => [r.entryId, ...(r.omitted ?? [])]));
+    const secondRun = new Set(entries.slice(56).map((e) => e.id));
+    expect(own?.results.some((r) => secondRun.has(r.entryId))).toBe(true);
+    for (const r of own?.results ?? []) expect(landed.has(r.entryId), r.entryId).toBe(false);
+    // Landed first, then the new pass's edits and record.
+    const kinds = out.entries.map((e) => e.customType ?? e.type);
+    expect(kinds.indexOf("context-guard")).toBeLessThan(kinds.lastIndexOf("context_edit"));
+    expect(kinds.at(-1)).toBe("context-guard");
+    const targets = out.entries.filter((e) => e.type === "context_edit").map((e) => e.targetId);
+    expect(new Set(targets).size).toBe(targets.length);
+    expect(new Set(asked).size).toBe(asked.length);
+    const settled = settleBoundary({
+      context: projection,
+      theirs: [],
+      judged: out.entries as never,
+      restoring: [],
+    });
+    expect(settled.repairs).toEqual([]);
+    expect(settled.dropped).toEqual([]);
     await session.shutdown();
   });
 });
