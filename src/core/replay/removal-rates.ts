@@ -22,7 +22,7 @@ export const REMOVAL_STRATA: Readonly<{
   date: "3 December 2026",
   sessions: 15,
   flagged: { removed: 14, labelled: 36, needed: 19, harmful: 14 },
-  notFlagged: { removed: 220, labelled: 104, needed: 2, harmful: 2 },
+  notFlagged: { removed: 224, labelled: 104, needed: 2, harmful: 2 },
 });
 
 export interface RemovalRate extends Interval {
