@@ -1,27 +1,12 @@
-/**
- * Who waits, and for how long, in a long fast run: the real Pi SDK with a main model that answers at once
- * (pi-ai's faux provider), each turn `cat`ting a real 8–45 KB tool output from ../shared/sessions, and the
- * loopback classifier in its own thread at the stated latency. Pi alone (the guard not loaded) is the
- * floor. For each run: the `turn_end` windows (their sum and the longest), the run-end window
- * (`agent_before_settle`), the longest event-loop gap of the whole run and the longest one lying wholly
- * inside a hook's window, the checkpoints and the edits. Then a one-turn follow-up prompt after the
- * background work is done: the edits the run end handed over land at its first boundary.
- *
- *   node bench/census.ts                       # 500 turns at 200 ms, 200 at 200 ms, 200 at 1,000 ms
- *   node bench/census.ts --quick               # 40 turns at 200 ms (CI)
- *   node bench/census.ts --runs 100:200 --out bench/CENSUS.md
- *   node bench/census.ts --runs 100:200 --modes guard --cpu-prof   # what Pi's thread ran in each hook window
- */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { JsonObject } from "@earendil-works/pi-ai";
-import { generateOutput } from "../test/kit/generate.ts";
 import { HOOK_PROBE, hookProbeEnd } from "../test/kit/hook-probe.ts";
 import { startLoopbackHost } from "../test/kit/loopback-host.ts";
 import { createTestSession, type FauxResponse } from "../test/kit/sdk-session.ts";
+import { censusOutputs } from "./lib/census-outputs.ts";
 import { attribute, type Sample, stacksIn, startCpuProfile } from "./lib/cpu-profile.ts";
 import { machineInfo } from "./lib/machine.ts";
 
@@ -55,32 +40,7 @@ function workloads(): Workload[] {
   });
 }
 
-/** The real tool outputs of 8–45 KB in the shared sessions (generated ones if there are none). */
-function outputs(): string[] {
-  const out: string[] = [];
-  if (existsSync(SESSIONS)) {
-    for (const file of readdirSync(SESSIONS)
-      .filter((f) => f.endsWith(".jsonl"))
-      .sort()) {
-      for (const line of readFileSync(join(SESSIONS, file), "utf8").split("\n")) {
-        if (!line.includes('"toolResult"')) continue;
-        try {
-          const e = JSON.parse(line);
-          if (e.type !== "message" || e.message?.role !== "toolResult") continue;
-          const text = (e.message.content ?? [])
-            .filter((b: { type?: string }) => b.type === "text")
-            .map((b: { text?: string }) => b.text ?? "")
-            .join("");
-          if (text.length >= 8_000 && text.length <= 45_000) out.push(text);
-        } catch {
-          // Not an entry.
-        }
-      }
-    }
-  }
-  if (out.length > 0) return out;
-  return Array.from({ length: 20 }, (_, i) => generateOutput("grep", 8_000 + i * 1_800, i + 1));
-}
+const outputs = () => censusOutputs(SESSIONS);
 
 interface Window {
   event: string;

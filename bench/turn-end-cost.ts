@@ -1,23 +1,11 @@
-/**
- * What a user with no probes pays at each turn's end: the real Pi SDK, a faux main model that answers at
- * once, each turn `cat`ting a real 8–45 KB tool output (as bench/census.ts), the loopback classifier in its
- * own thread. Pi's agent awaits `finishTurn` at every turn's end, which dispatches the `turn_end` boundary;
- * this times each call and counts how often Pi built the boundary's context (a copy of the branch and its
- * projection). Pi alone (no extension) is the floor; `--base DIR` adds the guard of another checkout
- * (e.g. the code before a change), run in the same process, the modes alternating round by round.
- *
- *   node bench/turn-end-cost.ts                          # 200 turns at 200 ms, 3 rounds
- *   node bench/turn-end-cost.ts --turns 500 --base /tmp/idle-base/base
- */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { JsonObject } from "@earendil-works/pi-ai";
-import { generateOutput } from "../test/kit/generate.ts";
 import { startLoopbackHost } from "../test/kit/loopback-host.ts";
 import { createTestSession, type FauxResponse } from "../test/kit/sdk-session.ts";
+import { censusOutputs } from "./lib/census-outputs.ts";
 import { machineInfo } from "./lib/machine.ts";
 import { median } from "./lib/stats.ts";
 
@@ -48,32 +36,7 @@ const MODES: Mode[] = [
     : []),
 ];
 
-/** The real tool outputs of 8–45 KB in the shared sessions (generated ones if there are none). */
-function outputs(): string[] {
-  const out: string[] = [];
-  if (existsSync(SESSIONS)) {
-    for (const file of readdirSync(SESSIONS)
-      .filter((f) => f.endsWith(".jsonl"))
-      .sort()) {
-      for (const line of readFileSync(join(SESSIONS, file), "utf8").split("\n")) {
-        if (!line.includes('"toolResult"')) continue;
-        try {
-          const e = JSON.parse(line);
-          if (e.type !== "message" || e.message?.role !== "toolResult") continue;
-          const text = (e.message.content ?? [])
-            .filter((b: { type?: string }) => b.type === "text")
-            .map((b: { text?: string }) => b.text ?? "")
-            .join("");
-          if (text.length >= 8_000 && text.length <= 45_000) out.push(text);
-        } catch {
-          // Not an entry.
-        }
-      }
-    }
-  }
-  if (out.length > 0) return out;
-  return Array.from({ length: 20 }, (_, i) => generateOutput("grep", 8_000 + i * 1_800, i + 1));
-}
+const outputs = () => censusOutputs(SESSIONS);
 
 interface Row {
   mode: string;
