@@ -7,7 +7,7 @@ import { type Asked, startFailClassifier, untilAnswered } from "../kit/fail-clas
 import { type FakeOpenAI, lastPrompt, startFakeOpenAI, type WireJson, wireText } from "../kit/fake-openai.ts";
 import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { promptSettled, type RpcPi, sessionFileOf, startGuardRpcPi } from "../kit/rpc-pi.ts";
-import { guardNames, openCopy } from "../kit/session-copy.ts";
+import { type FileEntry as Entry, guardNames, openCopy } from "../kit/session-copy.ts";
 import { testLogDir } from "../kit/test-log.ts";
 
 const CLASSIFIER_MS = 2000;
@@ -65,15 +65,6 @@ afterAll(async () => {
   await main?.close();
   await classifier?.close();
 });
-
-type Entry = {
-  id: string;
-  parentId: string | null;
-  type: string;
-  customType?: string;
-  targetId?: string;
-  data?: { results?: Array<{ entryId: string }> };
-};
 
 describe("/compact while a handed-over rest is pending (RPC)", () => {
   it("compacts with the rest still asked", () => {

@@ -9,7 +9,7 @@ import { type Asked, startFailClassifier, untilAnswered } from "../kit/fail-clas
 import { type FakeOpenAI, type FakeReply, lastPrompt, startFakeOpenAI, type WireJson } from "../kit/fake-openai.ts";
 import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { promptSettled, type RpcPi, sessionFileOf, startGuardRpcPi } from "../kit/rpc-pi.ts";
-import { openCopy } from "../kit/session-copy.ts";
+import { type FileEntry as Entry, openCopy } from "../kit/session-copy.ts";
 import { testLogDir } from "../kit/test-log.ts";
 
 const CLASSIFIER_MS = 2000;
@@ -28,15 +28,6 @@ const CASES = [
     turns: ["cat log0.txt", "cat log1.txt", "cat log2.txt"],
   },
 ] as const;
-
-type Entry = {
-  id: string;
-  parentId: string | null;
-  type: string;
-  customType?: string;
-  targetId?: string;
-  data?: { results?: Array<{ entryId: string }> };
-};
 
 async function loadCopy(file: string): Promise<Entry[]> {
   return (await openCopy(file)).getEntries() as unknown as Entry[];

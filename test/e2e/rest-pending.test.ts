@@ -16,7 +16,7 @@ import {
 } from "../kit/fake-openai.ts";
 import type { LoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { type RpcPi, sessionFileOf, startGuardRpcPi } from "../kit/rpc-pi.ts";
-import { guardNames, openCopy } from "../kit/session-copy.ts";
+import { type FileEntry as Entry, guardNames, openCopy } from "../kit/session-copy.ts";
 import { testLogDir } from "../kit/test-log.ts";
 
 const CLASSIFIER_MS = 2000;
@@ -176,14 +176,6 @@ describe("the hand-over's rest under Esc and a second prompt (RPC)", () => {
 
   it("leaves a session file Pi loads, whose guard entries name only entries on their branch", async () => {
     const manager = await openCopy(sessionFile);
-    type Entry = {
-      id: string;
-      parentId: string | null;
-      type: string;
-      customType?: string;
-      targetId?: string;
-      data?: { results?: Array<{ entryId: string }> };
-    };
     const entries = manager.getEntries() as unknown as Entry[];
     const records = entries.filter((e) => e.customType === "context-guard");
     expect(records.length).toBeGreaterThan(0);

@@ -31,7 +31,8 @@ export function leafProjections(manager: SessionManager): Array<{ leafId: string
     });
 }
 
-interface FileEntry {
+/** A session file's entry, with the fields the guard's entries name others by. */
+export interface FileEntry {
   id: string;
   parentId: string | null;
   type: string;
