@@ -8,14 +8,13 @@
  */
 
 import { parseArgs } from "node:util";
-import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { collectRun } from "../src/core/distill/run.ts";
 import { DEFAULT_KEEP_RULE_SETTINGS, KEEP_RULES, type KeepRule, ruleKeeps } from "../src/core/items/keep-rules.ts";
 import { wilson } from "../src/core/replay/proxy-quality.ts";
 import type { SnapEntry } from "../src/core/shared/types.ts";
-import { SnapshotBuilder } from "../src/main/pass/snapshot.ts";
-import { readSessionFile, type SessionFile } from "../src/main/replay/reader.ts";
+import { readSessionFile } from "../src/main/replay/reader.ts";
 import { type LabelledRemoval, readLabelledSet, sessionPath } from "../test/kit/labelled-removals.ts";
+import { indexOfLine, snapshot } from "./lib/labelled-branch.ts";
 
 const { values } = parseArgs({
   options: {
@@ -43,18 +42,6 @@ const settings = {
   ...(values["edit-after-read"] ? { editAfterRead: true } : {}),
   ...(values["editing-at-run-end"] ? { editingAtRunEnd: values["editing-at-run-end"] as "always" | "continues" } : {}),
 };
-
-function snapshot(branch: readonly SessionEntry[]): SnapEntry[] {
-  return new SnapshotBuilder().entries(
-    branch.map((e) => ({ sourceEntry: e, messages: e.type === "message" ? [e.message] : [] })),
-  );
-}
-
-function indexOfLine(file: SessionFile, line: number): number {
-  const i = file.branch.findIndex((e) => file.lineOf.get(e) === line);
-  if (i === -1) throw new Error(`${file.path}: no entry on line ${line}`);
-  return i;
-}
 
 /** The rule that keeps a removal at its run end, per set of rules tried: undefined when none does. */
 type Kept = Map<string, KeepRule | undefined>;

@@ -29,12 +29,12 @@ import type { ContextEditDraft, SnapEntry } from "../src/core/shared/types.ts";
 import { localClassify } from "../src/main/pass/classifier.ts";
 import type { ClassifyFn } from "../src/main/pass/classify-queue.ts";
 import { runPass } from "../src/main/pass/library-run-pass.ts";
-import { SnapshotBuilder } from "../src/main/pass/snapshot.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
 import { LOCAL_NOTE, replayFiles } from "../src/main/replay/command.ts";
 import { messageText } from "../src/main/replay/proxy-input.ts";
 import { readSessionFile, type SessionFile } from "../src/main/replay/reader.ts";
 import { type LabelledRemoval, readLabelledSet, sessionPath } from "../test/kit/labelled-removals.ts";
+import { indexOfLine, snapshot } from "./lib/labelled-branch.ts";
 
 /** The defaults before this study: every setting below changes these. */
 const BEFORE: Partial<GuardConfig> = { keepReads: false, smallKeepThreshold: 0.45 };
@@ -141,18 +141,6 @@ function nextPromptAfter(file: SessionFile, i: number): string | undefined {
     if (t !== undefined) return t;
   }
   return undefined;
-}
-
-function snapshot(branch: readonly SessionEntry[]): SnapEntry[] {
-  return new SnapshotBuilder().entries(
-    branch.map((e) => ({ sourceEntry: e, messages: e.type === "message" ? [e.message] : [] })),
-  );
-}
-
-function indexOfLine(file: SessionFile, line: number): number {
-  const i = file.branch.findIndex((e) => file.lineOf.get(e) === line);
-  if (i === -1) throw new Error(`${file.path}: no entry on line ${line}`);
-  return i;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
