@@ -28,7 +28,8 @@ interface Counted {
   ratios?: Partial<Record<Kind, number>>;
 }
 
-function insert(sorted: number[], x: number): void {
+/** The first index of `sorted` whose value is not below `x`. */
+function lowerBound(sorted: readonly number[], x: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
@@ -36,18 +37,16 @@ function insert(sorted: number[], x: number): void {
     if ((sorted[mid] as number) < x) lo = mid + 1;
     else hi = mid;
   }
-  sorted.splice(lo, 0, x);
+  return lo;
+}
+
+function insert(sorted: number[], x: number): void {
+  sorted.splice(lowerBound(sorted, x), 0, x);
 }
 
 function drop(sorted: number[], x: number): void {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) < x) lo = mid + 1;
-    else hi = mid;
-  }
-  if (sorted[lo] === x) sorted.splice(lo, 1);
+  const at = lowerBound(sorted, x);
+  if (sorted[at] === x) sorted.splice(at, 1);
 }
 
 function median(s: readonly number[]): number {
