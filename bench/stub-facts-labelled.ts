@@ -9,42 +9,13 @@
  *   node bench/stub-facts-labelled.ts
  */
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { chunkOutput } from "../src/core/distill/chunk.ts";
 import { findSuspects, type RemovedPiece, visibleTokens } from "../src/core/replay/proxy.ts";
 import { wilson } from "../src/core/replay/proxy-quality.ts";
-import { factTokens, keyFacts } from "../src/core/shared/key-facts.ts";
 import { readContent } from "../src/main/pass/snapshot.ts";
 import { compactionsOf, laterMessages } from "../src/main/replay/proxy-input.ts";
 import { readSessionFile } from "../src/main/replay/reader.ts";
 import { type LabelledRemoval, pieceFor, readLabelledSet, sessionPath } from "../test/kit/labelled-removals.ts";
-
-/** The facts the guard's stub for this removal would list (render.ts, small.ts, exchanges.ts budgets). */
-function stubFacts(piece: RemovedPiece, removal: LabelledRemoval, original: string | undefined): string[] {
-  if (removal.kind === "exchange") return keyFacts([piece.text], { maxChars: 300 });
-  if (removal.removed === "all" || original === undefined) {
-    const budget = piece.text.length < 4000 ? Math.min(300, Math.floor(piece.text.length / 4)) : 300;
-    return keyFacts([piece.text], { maxChars: budget });
-  }
-  const chunks = chunkOutput(original);
-  const gone = new Set(removal.removed);
-  const kept = factTokens(chunks.filter((c) => !gone.has(c.n)).map((c) => c.text));
-  const listed = new Set<string>();
-  const out: string[] = [];
-  let run: string[] = [];
-  const flush = () => {
-    if (run.length === 0) return;
-    const facts = keyFacts(run, { maxChars: 100, skip: (f) => listed.has(f) || kept.has(f) });
-    for (const f of facts) listed.add(f);
-    out.push(...facts);
-    run = [];
-  };
-  for (const c of chunks) {
-    if (gone.has(c.n)) run.push(c.text);
-    else flush();
-  }
-  flush();
-  return out;
-}
+import { stubFacts } from "./lib/stub-facts.ts";
 
 const set = readLabelledSet();
 type Row = { removal: LabelledRemoval; before: boolean; after: boolean; facts: number };

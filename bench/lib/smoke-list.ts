@@ -43,6 +43,10 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "keep-rules.ts", args: ["--half", "tune"] },
   { script: "stub-facts.ts", args: ["--only", "trl"] },
   { script: "stub-facts-labelled.ts", args: [] },
+  {
+    script: "label-context.ts",
+    args: ["--drawn", "test/fixtures/labelled-removals.json", "--session", "trl", "--text", "200"],
+  },
   { script: "harm-rate.ts", args: ["--only", "trl"] },
   { script: "key-facts-speed.ts", args: [] },
   { script: "keep-rules-money.ts", args: ["--variants", "none,all", "--only", "trl"] },
