@@ -248,6 +248,33 @@ const sensitivity = {
   ),
 };
 
+/**
+ * Today's removals that carry a label, per half and per kind. Once every item today's replay removes is
+ * labelled (the census batch, labelled-removals.md), each half is a random half of them, so the held-out
+ * half's rate needs no weighting.
+ */
+function censusOf(half: "report" | "tune", kind?: "output" | "exchange") {
+  const rs = judged.filter(
+    (j) => j.removedToday && j.removal.half === half && (kind === undefined || (j.removal.kind ?? "output") === kind),
+  );
+  const needed = rs.filter((j) => j.removal.label === "needed");
+  const harmful = needed.filter((j) => j.removal.stubCovers === false).length;
+  return {
+    labelled: rs.length,
+    needed: needed.length,
+    harmful,
+    neededRate: wilson(needed.length, rs.length),
+    harmfulRate: wilson(harmful, rs.length),
+  };
+}
+const census = {
+  labelled: new Set(judged.filter((j) => j.removedToday).map((j) => `${j.removal.session}:${j.removal.line}`)).size,
+  report: censusOf("report"),
+  tune: censusOf("tune"),
+  reportOutputs: censusOf("report", "output"),
+  reportExchanges: censusOf("report", "exchange"),
+};
+
 /** Within today's strata, the needed rate of labels the proxy of their draw flagged or not (both halves). */
 const byDrawFlag = STRATA.flatMap((s) =>
   [true, false].map((then) => {
@@ -285,6 +312,7 @@ if (values.json) {
         bySource,
         byDrawFlag,
         sensitivity,
+        census,
       },
       null,
       1,
@@ -348,6 +376,16 @@ if (values.json) {
     return `{ removed: ${removed.filter((r) => r.flagged === inStratum).length}, labelled: ${rs.length}, needed: ${needed.length}, harmful: ${harmful} }`;
   };
   console.log(`To record in REMOVAL_STRATA: flagged ${record(true)}, notFlagged ${record(false)}`);
+  console.log(`\nCensus: ${census.labelled} of today's ${removed.length} removed items carry a label.`);
+  const line = (name: string, c: ReturnType<typeof censusOf>) =>
+    console.log(
+      `  ${name}: ${c.labelled} labelled, needed ${c.needed} = ${c.labelled ? pct(c.needed / c.labelled) : "–"} ${iv(c.neededRate)}, ` +
+        `harmful ${c.harmful} = ${c.labelled ? pct(c.harmful / c.labelled) : "–"} ${iv(c.harmfulRate)}`,
+    );
+  line("held out", census.report);
+  line("held out, outputs", census.reportOutputs);
+  line("held out, exchanges", census.reportExchanges);
+  line("tuning half", census.tune);
   const s = sensitivity;
   const or = (x: number | undefined) => (x === undefined ? "–" : pct(x));
   console.log(
