@@ -8,7 +8,7 @@
  * characters, for "needed" and "harmful" (needed and its stub did not carry what was needed: `stubCovers`).
  * Quote the held-out half; the tuning half is printed beside it.
  *
- *   node bench/harm-rate.ts [--json] [--only <part of a file name>] [--save FILE | --load FILE]
+ *   node bench/harm-rate.ts [--json] [--only <part of a file name>] [--save FILE | --load FILE] [--census FILE]
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -38,6 +38,8 @@ const { values } = parseArgs({
     json: { type: "boolean", default: false },
     only: { type: "string" },
     save: { type: "string" },
+    // Write the list of today's removals (test/fixtures/removal-census.json), which removal-rates.test.ts reads.
+    census: { type: "string" },
     load: { type: "string" },
   },
 });
@@ -124,6 +126,11 @@ async function replayAll(): Promise<{ removed: Removed[]; duplicates: number }> 
 const population: { removed: Removed[]; duplicates: number } =
   values.load !== undefined ? JSON.parse(readFileSync(values.load, "utf8")) : await replayAll();
 if (values.save !== undefined) writeFileSync(values.save, `${JSON.stringify(population)}\n`);
+if (values.census !== undefined) {
+  const items = population.removed.map((r) => ({ session: r.session, line: r.line, kind: r.kind }));
+  const date = new Date().toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric" });
+  writeFileSync(values.census, `${JSON.stringify({ date, settings: "default, local/lexical", items }, null, 1)}\n`);
+}
 const { removed } = population;
 
 // The labelled removals, each put in its stratum the same way.
@@ -369,13 +376,6 @@ if (values.json) {
     console.log(
       `  ${b.stratum.padEnd(11)} ${b.flaggedAtDraw ? "flagged then" : "not then   "} ${b.needed}/${b.labelled} = ${pct(b.needed / b.labelled)} ${iv(wilson(b.needed, b.labelled))}`,
     );
-  const record = (inStratum: boolean) => {
-    const rs = judged.filter((j) => j.removal.half === "report" && j.flagged === inStratum);
-    const needed = rs.filter((j) => j.removal.label === "needed");
-    const harmful = needed.filter((j) => j.removal.stubCovers === false).length;
-    return `{ removed: ${removed.filter((r) => r.flagged === inStratum).length}, labelled: ${rs.length}, needed: ${needed.length}, harmful: ${harmful} }`;
-  };
-  console.log(`To record in REMOVAL_STRATA: flagged ${record(true)}, notFlagged ${record(false)}`);
   console.log(`\nCensus: ${census.labelled} of today's ${removed.length} removed items carry a label.`);
   const line = (name: string, c: ReturnType<typeof censusOf>) =>
     console.log(
@@ -386,6 +386,11 @@ if (values.json) {
   line("held out, outputs", census.reportOutputs);
   line("held out, exchanges", census.reportExchanges);
   line("tuning half", census.tune);
+  const c = census.report;
+  console.log(
+    `To record in REMOVAL_CENSUS: sessions: ${sessions.size}, removed: ${removed.length}, labelled: ${c.labelled}, needed: ${c.needed}, harmful: ${c.harmful}` +
+      (census.labelled < removed.length ? ` (${removed.length - census.labelled} removals have no label yet)` : ""),
+  );
   const s = sensitivity;
   const or = (x: number | undefined) => (x === undefined ? "–" : pct(x));
   console.log(

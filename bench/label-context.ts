@@ -3,7 +3,7 @@
  * drawn removal (bench/draw-removals.ts --out; or a labelled set, to read its labels again), the removed text, the key facts its stub lists today, its
  * distinctive tokens that nothing left in view shows, every later message that names one of them (user,
  * agent text, call arguments, tool results: a tool result showing it again first means the agent had it
- * anyway), and the next prompt and answer after the run end.
+ * anyway) up to a compaction that drops it, and the next prompt and answer after the run end.
  *
  *   node bench/label-context.ts --drawn FILE [--session PART] [--from N] [--to N] [--text 1500]
  */
@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { proxyTokens } from "../src/core/replay/proxy-tokens.ts";
 import { readContent } from "../src/main/pass/snapshot.ts";
-import { around, excerpt, laterMessages } from "../src/main/replay/proxy-input.ts";
+import { around, compactionsOf, excerpt, laterMessages } from "../src/main/replay/proxy-input.ts";
 import { readSessionFile, type SessionFile } from "../src/main/replay/reader.ts";
 import { type LabelledRemoval, pieceFor, sessionPath } from "../test/kit/labelled-removals.ts";
 import { stubFacts } from "./lib/stub-facts.ts";
@@ -64,7 +64,12 @@ for (let i = Number(values.from); i < Math.min(drawn.length, Number(values.to ??
   console.log(`tokens no longer in view (${tokens.length}): ${tokens.slice(0, 40).join(" · ")}`);
   console.log(`--- removed text\n${excerpt(piece.text, textMax)}`);
   console.log("--- later messages naming those tokens");
-  const later = laterMessages(file.branch).filter((m) => m.index > piece.after);
+  // A compaction that summarised the piece away ends what the removal could change.
+  const dropped = compactionsOf(file.branch).find((c) => c.index > piece.after && c.firstKept > (piece.at ?? 0));
+  const later = laterMessages(file.branch).filter(
+    (m) => m.index > piece.after && (dropped === undefined || m.index < dropped.index),
+  );
+  if (dropped) console.log(`  (a compaction at line ${lineOf(file, dropped.index)} drops it: nothing after counts)`);
   let shown = 0;
   for (const m of later) {
     const texts = [m.text, ...m.calls.map((c) => `${c.text}${c.fresh ? `\n[writes] ${c.fresh}` : ""}`)].join("\n");

@@ -1,41 +1,39 @@
-// How often the guard removes what the work needs, as the replay quotes it: the held-out labelled removals
-// weighted by each stratum's share of what a replay of the real sessions removes (weighted-rate.ts). Both
-// sides are recorded by `node bench/harm-rate.ts` (docs/replay.md); test/unit/core/replay/removal-rates.test.ts
-// fails when the held-out counts differ from these, so the printed figure is the measured one.
-import { type Interval, type Stratum, stratifiedWilson, weightedRate } from "./weighted-rate.ts";
+// How often the guard removes what the work needs, as the replay quotes it. Every item a replay of the real
+// sessions removes with the default settings was read by hand against the later conversation (the census
+// batch of test/fixtures/labelled-removals.md), so the held-out half of those labels is a random half of the
+// removals and its rate needs no weighting. `node bench/harm-rate.ts --census FILE` records the list of
+// removals (test/fixtures/removal-census.json) and prints the counts; test/unit/core/replay/removal-rates.test.ts
+// fails when a removal has no label or the counts differ from these, so the printed figure is the measured one.
+import { wilson } from "./proxy-quality.ts";
 
-interface StratumRecord {
-  /** Items today's replay removes in the stratum (the needed-later proxy flags them likely needed, or not). */
+export interface CensusRecord {
+  date: string;
+  sessions: number;
+  /** Items the replay removes, each counted once. */
   removed: number;
-  /** Held-out labelled removals in it, the needed ones, and the needed ones whose stub does not carry the use. */
+  /** Held-out labels among them, the needed ones, and the needed ones whose stub does not carry the use. */
   labelled: number;
   needed: number;
   harmful: number;
 }
 
-export const REMOVAL_STRATA: Readonly<{
-  date: string;
-  sessions: number;
-  flagged: StratumRecord;
-  notFlagged: StratumRecord;
-}> = Object.freeze({
+export const REMOVAL_CENSUS: Readonly<CensusRecord> = Object.freeze({
   date: "3 December 2026",
   sessions: 15,
-  flagged: { removed: 14, labelled: 36, needed: 19, harmful: 14 },
-  notFlagged: { removed: 224, labelled: 104, needed: 2, harmful: 2 },
+  removed: 238,
+  labelled: 118,
+  needed: 7,
+  harmful: 7,
 });
 
-export interface RemovalRate extends Interval {
+export interface RemovalRate {
   rate: number;
+  low: number;
+  high: number;
 }
 
-function rateOf(hits: (s: StratumRecord) => number, record = REMOVAL_STRATA): RemovalRate {
-  const strata: Stratum[] = [record.flagged, record.notFlagged].map((s, i) => ({
-    name: i === 0 ? "flagged" : "not flagged",
-    population: { items: s.removed, chars: 0 },
-    labelled: Array.from({ length: s.labelled }, (_, k) => ({ hit: k < hits(s), chars: 0 })),
-  }));
-  return { rate: weightedRate(strata, "items"), ...stratifiedWilson(strata) };
+function rateOf(hits: number, n: number): RemovalRate {
+  return { rate: n > 0 ? hits / n : 0, ...wilson(hits, n) };
 }
 
 export interface RemovalRates {
@@ -45,18 +43,19 @@ export interface RemovalRates {
 }
 
 /** The share of removed items that were needed, and of those whose stub did not carry what was used. */
-export function removalRates(record = REMOVAL_STRATA): RemovalRates {
-  return { needed: rateOf((s) => s.needed, record), harmful: rateOf((s) => s.harmful, record) };
+export function removalRates(record: CensusRecord = REMOVAL_CENSUS): RemovalRates {
+  return { needed: rateOf(record.needed, record.labelled), harmful: rateOf(record.harmful, record.labelled) };
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 /** One sentence for the summary, beside the proxy's measured quality. */
-export function removalRatesSentence(record = REMOVAL_STRATA): string {
+export function removalRatesSentence(record: CensusRecord = REMOVAL_CENSUS): string {
   const { needed, harmful } = removalRates(record);
   return (
-    `Weighted to what the guard removed in ${record.sessions} real sessions (${record.date}), ${pct(needed.rate)} of ` +
-    `removed items were needed later (95% CI ${pct(needed.low)}–${pct(needed.high)}) and ${pct(harmful.rate)} needed ` +
-    `more than their stub lists (95% CI ${pct(harmful.low)}–${pct(harmful.high)})`
+    `Of the ${record.removed} items the guard removed in ${record.sessions} real sessions (${record.date}), each read ` +
+    `by hand, ${record.needed} of the ${record.labelled} held out were needed later: ${pct(needed.rate)} (95% CI ` +
+    `${pct(needed.low)}–${pct(needed.high)}); ${pct(harmful.rate)} needed more than their stub lists (95% CI ` +
+    `${pct(harmful.low)}–${pct(harmful.high)})`
   );
 }

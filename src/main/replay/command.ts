@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import type { ModelRegistry, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { isLocalModelRef, LOCAL_MODEL_REF } from "../../core/classifier/lexical.ts";
 import { DEFAULT_WAVE_MS } from "../../core/replay/handover-timing.ts";
-import { REMOVAL_STRATA, removalRates } from "../../core/replay/removal-rates.ts";
+import { REMOVAL_CENSUS, removalRates } from "../../core/replay/removal-rates.ts";
 import type { ReplayReport, SessionMetrics } from "../../core/replay/replay-metrics.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import { parseModelRef } from "../../core/shared/config.ts";
@@ -257,7 +257,7 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
     ...(options.promptWaitMs ? { promptWaitMs: options.promptWaitMs } : {}),
     sessions,
     failures,
-    removalRates: { ...removalRates(), sessions: REMOVAL_STRATA.sessions, date: REMOVAL_STRATA.date },
+    removalRates: { ...removalRates(), sessions: REMOVAL_CENSUS.sessions, date: REMOVAL_CENSUS.date },
   };
   // Every string of the report (labels, traces, prompts, excerpts, problems, paths) is redacted once
   // here, so the HTML, the JSON and the summary all show the same cut text.

@@ -1,33 +1,19 @@
-// The weighted rate the replay quotes (removal-rates.ts) against the labelled removals it is measured on:
-// the held-out counts in each stratum of the needed-later proxy are recomputed here and must match the
-// record (the removed counts come from bench/harm-rate.ts, which replays every real session). Also the
-// hand-read stub verdicts (labelled-removals.md) that make a needed removal harmful.
-import { beforeAll, describe, expect, it } from "vitest";
-import { findSuspects } from "../../../../src/core/replay/proxy.ts";
-import { REMOVAL_STRATA, removalRates, removalRatesSentence } from "../../../../src/core/replay/removal-rates.ts";
-import { compactionsOf, laterMessages } from "../../../../src/main/replay/proxy-input.ts";
-import { readSessionFile } from "../../../../src/main/replay/reader.ts";
-import { type LabelledRemoval, pieceFor, readLabelledSet, sessionPath } from "../../../kit/labelled-removals.ts";
+// The figure the replay quotes (removal-rates.ts) against the labels it is counted from: every removal of the
+// recorded replay (test/fixtures/removal-census.json, written by `bench/harm-rate.ts --census`) must carry a
+// hand label, and the held-out counts among them must be the record's. Also the hand-read stub verdicts
+// (labelled-removals.md) that make a needed removal harmful.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REMOVAL_CENSUS, removalRates, removalRatesSentence } from "../../../../src/core/replay/removal-rates.ts";
+import { FIXTURES, readLabelledSet } from "../../../kit/labelled-removals.ts";
 
 const set = readLabelledSet();
-const held = set.removals.filter((r) => r.half === "report");
-const flagged = new Set<LabelledRemoval>();
-
-beforeAll(async () => {
-  for (const name of new Set(held.map((r) => r.session))) {
-    const file = await readSessionFile(sessionPath(name));
-    const removals = held.filter((r) => r.session === name);
-    const pieces = removals.map((r) => pieceFor(file, r));
-    const likely = new Set(
-      findSuspects(pieces, laterMessages(file.branch), compactionsOf(file.branch))
-        .filter((s) => s.tier === "likely-needed")
-        .map((s) => s.key),
-    );
-    removals.forEach((r, i) => {
-      if (likely.has(pieces[i]?.key ?? "")) flagged.add(r);
-    });
-  }
-}, 120_000);
+const census = JSON.parse(readFileSync(join(FIXTURES, "removal-census.json"), "utf8")) as {
+  date: string;
+  items: Array<{ session: string; line: number; kind: "output" | "exchange" }>;
+};
+const labels = new Map(set.removals.map((r) => [`${r.session}:${r.line}`, r]));
 
 describe("the stub verdicts of the labelled removals", () => {
   it("are on every needed removal, with a reason, and on no other", () => {
@@ -44,33 +30,48 @@ describe("the stub verdicts of the labelled removals", () => {
   });
 });
 
-describe("REMOVAL_STRATA", () => {
-  it("holds the held-out counts of each stratum as the proxy sorts them today", () => {
-    const count = (inStratum: boolean) => {
-      const rs = held.filter((r) => flagged.has(r) === inStratum);
-      const needed = rs.filter((r) => r.label === "needed");
-      return { labelled: rs.length, needed: needed.length, harmful: needed.filter((r) => !r.stubCovers).length };
-    };
-    const { removed: _f, ...flaggedRecord } = REMOVAL_STRATA.flagged;
-    const { removed: _n, ...otherRecord } = REMOVAL_STRATA.notFlagged;
-    expect({ flagged: count(true), notFlagged: count(false) }, "record these in REMOVAL_STRATA").toEqual({
-      flagged: flaggedRecord,
-      notFlagged: otherRecord,
+describe("REMOVAL_CENSUS", () => {
+  it("is the census of one replay: every removal it lists carries a hand label with a reason", () => {
+    const missing = census.items.map((i) => `${i.session}:${i.line}`).filter((k) => !labels.has(k));
+    expect(missing, "label these (bench/draw-removals.ts --exclude, bench/label-context.ts)").toEqual([]);
+    for (const i of census.items) expect(labels.get(`${i.session}:${i.line}`)?.reason.length ?? 0).toBeGreaterThan(10);
+    expect(new Set(census.items.map((i) => `${i.session}:${i.line}`)).size).toBe(census.items.length);
+  });
+
+  it("holds the held-out counts among the census's removals", () => {
+    const held = census.items
+      .map((i) => labels.get(`${i.session}:${i.line}`))
+      .filter((r) => r !== undefined && r.half === "report");
+    const needed = held.filter((r) => r?.label === "needed");
+    expect(
+      {
+        date: census.date,
+        removed: census.items.length,
+        labelled: held.length,
+        needed: needed.length,
+        harmful: needed.filter((r) => r?.stubCovers === false).length,
+      },
+      "record these in REMOVAL_CENSUS",
+    ).toEqual({
+      date: REMOVAL_CENSUS.date,
+      removed: REMOVAL_CENSUS.removed,
+      labelled: REMOVAL_CENSUS.labelled,
+      needed: REMOVAL_CENSUS.needed,
+      harmful: REMOVAL_CENSUS.harmful,
     });
   });
 
-  it("weights each stratum by what the replay removes, not by what was labelled", () => {
-    const record = {
-      date: "d",
-      sessions: 1,
-      flagged: { removed: 10, labelled: 10, needed: 5, harmful: 2 },
-      notFlagged: { removed: 90, labelled: 10, needed: 0, harmful: 0 },
-    };
+  it("gives the held-out rates with their Wilson intervals, and says so", () => {
+    const record = { date: "d", sessions: 2, removed: 200, labelled: 100, needed: 2, harmful: 1 };
     const { needed, harmful } = removalRates(record);
-    expect(needed.rate).toBeCloseTo(0.05, 10);
-    expect(harmful.rate).toBeCloseTo(0.02, 10);
-    expect(needed.low).toBeLessThan(0.05);
+    expect(needed.rate).toBeCloseTo(0.02, 10);
+    expect(harmful.rate).toBeCloseTo(0.01, 10);
+    expect(needed.low).toBeGreaterThan(0);
+    expect(needed.low).toBeLessThan(0.02);
     expect(needed.high).toBeGreaterThan(0.05);
-    expect(removalRatesSentence(record)).toContain("5.0% of removed items were needed later (95% CI ");
+    const sentence = removalRatesSentence(record);
+    expect(sentence).toContain("Of the 200 items the guard removed in 2 real sessions (d)");
+    expect(sentence).toContain("2 of the 100 held out were needed later: 2.0% (95% CI 0.6%–");
+    expect(sentence).toContain("1.0% needed more than their stub lists");
   });
 });
