@@ -8,7 +8,11 @@
  * characters, for "needed" and "harmful" (needed and its stub did not carry what was needed: `stubCovers`).
  * Quote the held-out half; the tuning half is printed beside it.
  *
+ * With --set, the replay runs with those settings: the census lines then count the labels of what that
+ * replay removes, and say how many of its removals have no label (removals the default replay does not make).
+ *
  *   node bench/harm-rate.ts [--json] [--only <part of a file name>] [--save FILE | --load FILE] [--census FILE]
+ *                           [--set key=JSON ...]
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -40,9 +44,22 @@ const { values } = parseArgs({
     save: { type: "string" },
     // Write the list of today's removals (test/fixtures/removal-census.json), which removal-rates.test.ts reads.
     census: { type: "string" },
+    // A setting to measure instead of the defaults, as key=JSON (repeatable): e.g. --set midRun=false.
+    set: { type: "string", multiple: true },
     load: { type: "string" },
   },
 });
+
+/** The --set settings, validated as a config would be. */
+const overrides: Partial<GuardConfig> = Object.fromEntries(
+  (values.set ?? []).map((kv) => {
+    const at = kv.indexOf("=");
+    if (at < 1) throw new Error(`--set ${kv}: expected key=JSON`);
+    const key = kv.slice(0, at);
+    if (!(key in DEFAULT_CONFIG)) throw new Error(`--set ${kv}: no setting named ${key}`);
+    return [key, JSON.parse(kv.slice(at + 1))];
+  }),
+);
 
 const REPO = resolve(import.meta.dirname, "..");
 const fixtures = [
@@ -59,6 +76,14 @@ if (shared) {
 if (values.only !== undefined) {
   const only = values.only;
   paths.splice(0, paths.length, ...paths.filter((p) => p.includes(only)));
+}
+
+/** Dollars of the replay, summed over the sessions: main model off and on, the classifier, predicted recalls. */
+interface Dollars {
+  off: number;
+  on: number;
+  classifier: number;
+  recalls: number;
 }
 
 /** One removed item of today's replay. */
@@ -84,11 +109,12 @@ function judge(file: SessionFile, removals: readonly LabelledRemoval[]): Array<{
   return pieces.map((p) => ({ flagged: flagged.has(p.key), chars: p.text.length }));
 }
 
-async function replayAll(): Promise<{ removed: Removed[]; duplicates: number }> {
+async function replayAll(): Promise<{ removed: Removed[]; duplicates: number; dollars: Dollars }> {
   const runner = await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 });
   const prices = await loadPriceBook();
-  const config: GuardConfig = { ...DEFAULT_CONFIG, excludeTools: [...DEFAULT_CONFIG.excludeTools] };
+  const config: GuardConfig = { ...DEFAULT_CONFIG, excludeTools: [...DEFAULT_CONFIG.excludeTools], ...overrides };
   const removed: Removed[] = [];
+  const dollars: Dollars = { off: 0, on: 0, classifier: 0, recalls: 0 };
   let duplicates = 0;
   try {
     for (const path of paths) {
@@ -97,6 +123,10 @@ async function replayAll(): Promise<{ removed: Removed[]; duplicates: number }> 
       const flaggedInReplay = new Set(
         metrics.suspects.filter((s) => s.tier === "likely-needed").map((s) => `${s.pass}:${s.line}`),
       );
+      dollars.off += metrics.dollars?.off ?? 0;
+      dollars.on += metrics.dollars?.on ?? 0;
+      dollars.classifier += metrics.dollars?.classifier ?? 0;
+      dollars.recalls += metrics.harm?.dollars ?? 0;
       const verdicts = judge(file, removals);
       const seen = new Set<number>();
       removals.forEach((r, i) => {
@@ -120,10 +150,10 @@ async function replayAll(): Promise<{ removed: Removed[]; duplicates: number }> 
   } finally {
     await runner.destroy();
   }
-  return { removed, duplicates };
+  return { removed, duplicates, dollars };
 }
 
-const population: { removed: Removed[]; duplicates: number } =
+const population: { removed: Removed[]; duplicates: number; dollars?: Dollars } =
   values.load !== undefined ? JSON.parse(readFileSync(values.load, "utf8")) : await replayAll();
 if (values.save !== undefined) writeFileSync(values.save, `${JSON.stringify(population)}\n`);
 if (values.census !== undefined) {
@@ -330,7 +360,14 @@ if (values.json) {
   const iv = (i: Interval | undefined) => (i ? `[${pct(i.low)}, ${pct(i.high)}]` : "");
   const chars = removed.reduce((n, r) => n + r.chars, 0);
   const flagged = removed.filter((r) => r.flagged);
-  console.log(`Replay of ${sessions.size} sessions, local/lexical, default settings, ${new Date().toISOString()}.`);
+  const setting = (values.set ?? []).join(", ") || "default settings";
+  console.log(`Replay of ${sessions.size} sessions, local/lexical, ${setting}, ${new Date().toISOString()}.`);
+  const d = population.dollars;
+  if (d !== undefined)
+    console.log(
+      `Dollars (prompt cache modelled): guard off $${d.off.toFixed(2)}, saved $${(d.off - d.on - d.classifier).toFixed(2)}, ` +
+        `predicted recalls $${d.recalls.toFixed(2)}, saved after recalls $${(d.off - d.on - d.classifier - d.recalls).toFixed(2)}.`,
+    );
   console.log(
     `Removed: ${removed.length} items (${(chars / 1000).toFixed(0)}k chars; ${population.duplicates} removed again by a later pass, counted once); ` +
       `flagged likely needed: ${flagged.length} items (${pct(flagged.length / Math.max(1, removed.length))}), ` +
@@ -376,7 +413,7 @@ if (values.json) {
     console.log(
       `  ${b.stratum.padEnd(11)} ${b.flaggedAtDraw ? "flagged then" : "not then   "} ${b.needed}/${b.labelled} = ${pct(b.needed / b.labelled)} ${iv(wilson(b.needed, b.labelled))}`,
     );
-  console.log(`\nCensus: ${census.labelled} of today's ${removed.length} removed items carry a label.`);
+  console.log(`\nCensus: ${census.labelled} of the ${removed.length} removed items carry a label.`);
   const line = (name: string, c: ReturnType<typeof censusOf>) =>
     console.log(
       `  ${name}: ${c.labelled} labelled, needed ${c.needed} = ${c.labelled ? pct(c.needed / c.labelled) : "–"} ${iv(c.neededRate)}, ` +
