@@ -145,7 +145,9 @@ async function replayAll(): Promise<{ removed: Removed[]; duplicates: number; do
           replayFlagged: flaggedInReplay.has(`${passes[i]}:${r.line}`),
         });
       });
-      process.stderr.write(`${basename(path)}: ${removals.length} removals\n`);
+      const d = metrics.dollars;
+      const saved = d ? d.off - d.on - d.classifier - (metrics.harm?.dollars ?? 0) : 0;
+      process.stderr.write(`${basename(path)}: ${removals.length} removals, $${saved.toFixed(2)} saved after recalls\n`);
     }
   } finally {
     await runner.destroy();
