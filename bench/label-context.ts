@@ -3,7 +3,8 @@
  * drawn removal (bench/draw-removals.ts --out; or a labelled set, to read its labels again), the removed text, the key facts its stub lists today, its
  * distinctive tokens that nothing left in view shows, every later message that names one of them (user,
  * agent text, call arguments, tool results: a tool result showing it again first means the agent had it
- * anyway) up to a compaction that drops it, and the next prompt and answer after the run end.
+ * anyway) up to a compaction that drops it, the agent's next message when the run goes on, and the next
+ * prompt and its answer.
  *
  *   node bench/label-context.ts --drawn FILE [--session PART] [--from N] [--to N] [--text 1500]
  */
@@ -84,7 +85,11 @@ for (let i = Number(values.from); i < Math.min(drawn.length, Number(values.to ??
     }
   }
   if (shown === 0) console.log("  (none)");
+  // A removal at a checkpoint lands mid-run: the agent's next message belongs to the same run.
+  const next = later.find((m) => m.role === "assistant" && m.text.trim() !== "");
   const prompt = later.find((m) => m.role === "user");
+  if (next && (prompt === undefined || next.index < prompt.index))
+    console.log(`--- the agent's next message, same run: line ${lineOf(file, next.index)}: ${excerpt(next.text, 400)}`);
   const answer = prompt && later.find((m) => m.role === "assistant" && m.index > prompt.index && m.text.trim() !== "");
   console.log(
     `--- next prompt: ${prompt ? `line ${lineOf(file, prompt.index)}: ${excerpt(prompt.text, 400)}` : "(none)"}`,
