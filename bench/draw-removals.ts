@@ -15,7 +15,7 @@ import { loadPriceBook } from "../src/main/replay/prices.ts";
 import { laterMessages } from "../src/main/replay/proxy-input.ts";
 import { readSessionFile } from "../src/main/replay/reader.ts";
 import type { LabelledRemoval } from "../test/kit/labelled-removals.ts";
-import { pieceFor } from "../test/kit/labelled-removals.ts";
+import { pieceFor, removalKey } from "../test/kit/labelled-removals.ts";
 import { mulberry32 } from "../test/kit/prng.ts";
 import { replayRemovals } from "./lib/replay-removals.ts";
 
@@ -125,14 +125,13 @@ async function replay(): Promise<void> {
   }
 }
 
+// A removal already labelled at the same point and extent is not drawn again (removalKey).
 const labelled = new Set(
   values.exclude
-    ? (JSON.parse(readFileSync(values.exclude, "utf8")) as { removals: LabelledRemoval[] }).removals.map(
-        (r) => `${r.session}:${r.line}`,
-      )
+    ? (JSON.parse(readFileSync(values.exclude, "utf8")) as { removals: LabelledRemoval[] }).removals.map(removalKey)
     : [],
 );
-const fresh = all.filter((r) => !labelled.has(`${r.session}:${r.line}`));
+const fresh = all.filter((r) => !labelled.has(removalKey(r)));
 const rng = mulberry32(Number(values.seed));
 function draw(items: Drawn[], n: number): Drawn[] {
   const pool = [...items];

@@ -33,7 +33,13 @@ import { createTaskRunner } from "../src/main/platform/pool.ts";
 import { loadPriceBook } from "../src/main/replay/prices.ts";
 import { compactionsOf, laterMessages } from "../src/main/replay/proxy-input.ts";
 import { readSessionFile, type SessionFile } from "../src/main/replay/reader.ts";
-import { type LabelledRemoval, pieceFor, readLabelledSet, sessionPath } from "../test/kit/labelled-removals.ts";
+import {
+  type LabelledRemoval,
+  pieceFor,
+  readLabelledSet,
+  removalKey,
+  sessionPath,
+} from "../test/kit/labelled-removals.ts";
 import { mulberry32 } from "../test/kit/prng.ts";
 import { replayRemovals } from "./lib/replay-removals.ts";
 
@@ -87,9 +93,7 @@ interface Dollars {
 }
 
 /** One removed item of today's replay. */
-interface Removed {
-  session: string;
-  line: number;
+interface Removed extends Pick<LabelledRemoval, "session" | "line" | "afterLine" | "removed" | "omittedLines"> {
   kind: "output" | "exchange";
   chars: number;
   /** Flagged likely needed by the proxy run on the item alone (as the labelled ones are). */
@@ -139,6 +143,9 @@ async function replayAll(): Promise<{ removed: Removed[]; duplicates: number; do
         removed.push({
           session: r.session,
           line: r.line,
+          afterLine: r.afterLine,
+          removed: r.removed,
+          ...(r.omittedLines ? { omittedLines: r.omittedLines } : {}),
           kind: r.kind ?? "output",
           chars: verdicts[i]?.chars ?? 0,
           flagged: verdicts[i]?.flagged ?? false,
@@ -147,7 +154,9 @@ async function replayAll(): Promise<{ removed: Removed[]; duplicates: number; do
       });
       const d = metrics.dollars;
       const saved = d ? d.off - d.on - d.classifier - (metrics.harm?.dollars ?? 0) : 0;
-      process.stderr.write(`${basename(path)}: ${removals.length} removals, $${saved.toFixed(2)} saved after recalls\n`);
+      process.stderr.write(
+        `${basename(path)}: ${removals.length} removals, $${saved.toFixed(2)} saved after recalls\n`,
+      );
     }
   } finally {
     await runner.destroy();
@@ -159,7 +168,18 @@ const population: { removed: Removed[]; duplicates: number; dollars?: Dollars } 
   values.load !== undefined ? JSON.parse(readFileSync(values.load, "utf8")) : await replayAll();
 if (values.save !== undefined) writeFileSync(values.save, `${JSON.stringify(population)}\n`);
 if (values.census !== undefined) {
-  const items = population.removed.map((r) => ({ session: r.session, line: r.line, kind: r.kind }));
+  if (values.set !== undefined || values.only !== undefined || values.load !== undefined)
+    throw new Error(
+      "--census records a fresh replay of every session with the defaults: drop --set, --only and --load",
+    );
+  const items = population.removed.map(({ session, line, kind, afterLine, removed, omittedLines }) => ({
+    session,
+    line,
+    kind,
+    afterLine,
+    removed,
+    ...(omittedLines ? { omittedLines } : {}),
+  }));
   const date = new Date().toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric" });
   writeFileSync(values.census, `${JSON.stringify({ date, settings: "default, local/lexical", items }, null, 1)}\n`);
 }
@@ -177,13 +197,14 @@ interface Judged {
   removedToday: boolean;
 }
 const judged: Judged[] = [];
-const today = new Set(removed.map((r) => `${r.session}:${r.line}`));
+// A label counts for one of today's removals only when it was read for the same point and extent.
+const today = new Set(removed.map(removalKey));
 for (const name of new Set(labelled.map((r) => r.session))) {
   const file = await readSessionFile(sessionPath(name));
   const rs = labelled.filter((r) => r.session === name);
   judge(file, rs).forEach((v, i) => {
     const removal = rs[i] as LabelledRemoval;
-    judged.push({ removal, ...v, removedToday: today.has(`${removal.session}:${removal.line}`) });
+    judged.push({ removal, ...v, removedToday: today.has(removalKey(removal)) });
   });
 }
 
@@ -307,7 +328,7 @@ function censusOf(half: "report" | "tune", kind?: "output" | "exchange") {
   };
 }
 const census = {
-  labelled: new Set(judged.filter((j) => j.removedToday).map((j) => `${j.removal.session}:${j.removal.line}`)).size,
+  labelled: new Set(judged.filter((j) => j.removedToday).map((j) => removalKey(j.removal))).size,
   report: censusOf("report"),
   tune: censusOf("tune"),
   reportOutputs: censusOf("report", "output"),

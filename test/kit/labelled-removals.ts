@@ -32,13 +32,14 @@ export interface LabelledRemoval {
   afterLine: number;
   /** What was removed, in a few words. */
   what: string;
-  /** Whether the replay's proxy before issue 22 (per chunk, any later mention) suspected it. */
+  /** Whether the needed-later proxy of the day it was drawn flagged it (labelled-removals.md). */
   suspectToday: boolean;
   /**
    * Removed by the local/lexical replay with the default settings, or with settings that remove more
-   * (see labelled-removals.md), or a whole output chosen by hand.
+   * (see labelled-removals.md), or a whole output chosen by hand; "replay-census": one of every removal
+   * of the default replay on the day of the census.
    */
-  source: "replay" | "replay-aggressive" | "replay-drawn" | "hand-picked";
+  source: "replay" | "replay-aggressive" | "replay-drawn" | "hand-picked" | "replay-census";
   /** Labelled after the proxy's rules were settled: not used to tune them. */
   heldOut: boolean;
   /** Which half of the set it is in (see labelled-removals.md): tuned on, or held out to report. */
@@ -51,6 +52,17 @@ export interface LabelledRemoval {
    */
   stubCovers?: boolean;
   stubReason?: string;
+}
+
+/**
+ * One removal exactly: the same entry, gone after the same run end, the same chunks. A label holds for the
+ * removal it was read for; the same output removed at another point or in other chunks needs its own.
+ */
+export function removalKey(
+  r: Pick<LabelledRemoval, "session" | "line" | "afterLine" | "removed" | "omittedLines">,
+): string {
+  const what = r.removed === "all" ? "all" : r.removed.join(",");
+  return `${r.session}:${r.line}:${r.afterLine}:${what}:${(r.omittedLines ?? []).join(",")}`;
 }
 
 export interface LabelledSet {
