@@ -1,13 +1,17 @@
 /**
- * How often the guard removes what the work needs, weighted (docs/replay.md): replays the real sessions
- * (the three of test/fixtures/sessions and those of ../shared/sessions; local/lexical, default settings),
- * collects every item each pass removes, and splits them into two strata by the needed-later proxy: flagged
- * likely needed or not. Each labelled removal (test/fixtures/labelled-removals.json) is put in its stratum
- * by the same proxy run the same way (pieceFor: as if it alone were removed), and the rate among what the
- * replay removes is Σ (stratum's share of the removals) × (its labelled rate), by items and by removed
- * characters, for "needed" and "harmful" (needed and its stub did not carry what was needed: `stubCovers`).
- * Quote the held-out half; the tuning half is printed beside it.
+ * How often the guard removes what the work needs (docs/replay.md): replays the real sessions (the three of
+ * test/fixtures/sessions and those of ../shared/sessions; local/lexical, default settings) and collects every
+ * item each pass removes.
  *
+ * The census: when every one of those removals carries a hand label read for the same point and extent
+ * (removalKey), the held-out half is a random half of them, and its rate is what the replay quotes
+ * (REMOVAL_CENSUS). `--census FILE` writes the list the test checks.
+ *
+ * The weighted estimate, for comparison: the removals are split into two strata by the needed-later proxy
+ * (flagged likely needed or not), each labelled removal is put in its stratum by the same proxy run the same
+ * way (pieceFor: as if it alone were removed), and the rate is Σ (stratum's share of the removals) × (its
+ * labelled rate), by items and by removed characters, for "needed" and "harmful" (needed and its stub did
+ * not carry what was needed: `stubCovers`). The tuning half is printed beside the held-out one. *
  * With --set, the replay runs with those settings: the census lines then count the labels of what that
  * replay removes, and say how many of its removals have no label (removals the default replay does not make).
  *
@@ -27,13 +31,14 @@ import {
   stratifiedWilson,
   type Weighting,
   weightedRate,
-} from "../src/core/replay/weighted-rate.ts";
-import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/shared/config.ts";
+} from "./lib/weighted-rate.ts";
+import { DEFAULT_CONFIG, type GuardConfig, normalizeConfig } from "../src/core/shared/config.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
 import { loadPriceBook } from "../src/main/replay/prices.ts";
 import { compactionsOf, laterMessages } from "../src/main/replay/proxy-input.ts";
 import { readSessionFile, type SessionFile } from "../src/main/replay/reader.ts";
 import {
+  countLabels,
   type LabelledRemoval,
   pieceFor,
   readLabelledSet,
@@ -56,16 +61,20 @@ const { values } = parseArgs({
   },
 });
 
-/** The --set settings, validated as a config would be. */
-const overrides: Partial<GuardConfig> = Object.fromEntries(
-  (values.set ?? []).map((kv) => {
-    const at = kv.indexOf("=");
-    if (at < 1) throw new Error(`--set ${kv}: expected key=JSON`);
-    const key = kv.slice(0, at);
-    if (!(key in DEFAULT_CONFIG)) throw new Error(`--set ${kv}: no setting named ${key}`);
-    return [key, JSON.parse(kv.slice(at + 1))];
-  }),
-);
+/** The --set settings, validated as a user's config is: a key or value the guard would not take stops here. */
+const overrides: Partial<GuardConfig> = {};
+if (values.set !== undefined) {
+  const raw = Object.fromEntries(
+    values.set.map((kv) => {
+      const at = kv.indexOf("=");
+      if (at < 1) throw new Error(`--set ${kv}: expected key=JSON`);
+      return [kv.slice(0, at), JSON.parse(kv.slice(at + 1))];
+    }),
+  );
+  const { config, warnings } = normalizeConfig(raw);
+  if (warnings.length > 0) throw new Error(`--set: ${warnings.join("; ")}`);
+  for (const key of Object.keys(raw) as Array<keyof GuardConfig>) Object.assign(overrides, { [key]: config[key] });
+}
 
 const REPO = resolve(import.meta.dirname, "..");
 const fixtures = [
@@ -155,7 +164,7 @@ async function replayAll(): Promise<{ removed: Removed[]; duplicates: number; do
       const d = metrics.dollars;
       const saved = d ? d.off - d.on - d.classifier - (metrics.harm?.dollars ?? 0) : 0;
       process.stderr.write(
-        `${basename(path)}: ${removals.length} removals, $${saved.toFixed(2)} saved after recalls\n`,
+        `${basename(path)}: ${removals.length} removals by its passes, $${saved.toFixed(2)} saved after recalls\n`,
       );
     }
   } finally {
@@ -301,7 +310,7 @@ function restricted(
 }
 const sensitivity = {
   removedToday: restricted((j) => j.removedToday),
-  fromReplays: restricted((j) => j.removal.source === "replay" || j.removal.source === "replay-drawn"),
+  fromReplays: restricted((j) => ["replay", "replay-drawn", "replay-census"].includes(j.removal.source)),
   replayFlags: restricted(
     () => true,
     removed.map((r) => ({ flagged: r.replayFlagged, chars: r.chars })),
@@ -314,17 +323,18 @@ const sensitivity = {
  * half's rate needs no weighting.
  */
 function censusOf(half: "report" | "tune", kind?: "output" | "exchange") {
-  const rs = judged.filter(
-    (j) => j.removedToday && j.removal.half === half && (kind === undefined || (j.removal.kind ?? "output") === kind),
+  const counts = countLabels(
+    judged
+      .filter(
+        (j) =>
+          j.removedToday && j.removal.half === half && (kind === undefined || (j.removal.kind ?? "output") === kind),
+      )
+      .map((j) => j.removal),
   );
-  const needed = rs.filter((j) => j.removal.label === "needed");
-  const harmful = needed.filter((j) => j.removal.stubCovers === false).length;
   return {
-    labelled: rs.length,
-    needed: needed.length,
-    harmful,
-    neededRate: wilson(needed.length, rs.length),
-    harmfulRate: wilson(harmful, rs.length),
+    ...counts,
+    neededRate: wilson(counts.needed, counts.labelled),
+    harmfulRate: wilson(counts.harmful, counts.labelled),
   };
 }
 const census = {
@@ -384,7 +394,8 @@ if (values.json) {
   const chars = removed.reduce((n, r) => n + r.chars, 0);
   const flagged = removed.filter((r) => r.flagged);
   const setting = (values.set ?? []).join(", ") || "default settings";
-  console.log(`Replay of ${sessions.size} sessions, local/lexical, ${setting}, ${new Date().toISOString()}.`);
+  const when = values.load !== undefined ? `loaded from ${values.load}` : new Date().toISOString();
+  console.log(`Replay of ${sessions.size} sessions, local/lexical, ${setting}, ${when}.`);
   const d = population.dollars;
   if (d !== undefined)
     console.log(
@@ -447,15 +458,19 @@ if (values.json) {
   line("held out, exchanges", census.reportExchanges);
   line("tuning half", census.tune);
   const c = census.report;
-  console.log(
-    `To record in REMOVAL_CENSUS: sessions: ${sessions.size}, removed: ${removed.length}, labelled: ${c.labelled}, needed: ${c.needed}, harmful: ${c.harmful}` +
-      (census.labelled < removed.length ? ` (${removed.length - census.labelled} removals have no label yet)` : ""),
-  );
+  const unlabelled = removed.length - census.labelled;
+  if (values.set !== undefined || values.only !== undefined)
+    console.log(`${unlabelled} of this setting's removals have no label (the default replay does not make them).`);
+  else
+    console.log(
+      `To record in REMOVAL_CENSUS: sessions: ${sessions.size}, removed: ${removed.length}, labelled: ${c.labelled}, needed: ${c.needed}, harmful: ${c.harmful}` +
+        (unlabelled > 0 ? ` (${unlabelled} removals have no label yet: label them first)` : ""),
+    );
   const s = sensitivity;
   const or = (x: number | undefined) => (x === undefined ? "–" : pct(x));
   console.log(
-    `Held out, needed by items: only labels today's replay still removes ${or(s.removedToday)}; only labels drawn ` +
-      `from replays (replay, replay-drawn) ${or(s.fromReplays)}; shares by the replay's own flags ${or(s.replayFlags)}`,
+    `\nThe weighted estimate (strata above), held out, needed by items: only labels today's replay still removes ${or(s.removedToday)}; only labels drawn ` +
+      `from replays (replay, replay-drawn, replay-census) ${or(s.fromReplays)}; shares by the replay's own flags ${or(s.replayFlags)}`,
   );
 }
 process.exit(0);

@@ -11,6 +11,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { droppedAt } from "../src/core/replay/proxy.ts";
 import { proxyTokens } from "../src/core/replay/proxy-tokens.ts";
 import { readContent } from "../src/main/pass/snapshot.ts";
 import { around, compactionsOf, excerpt, laterMessages } from "../src/main/replay/proxy-input.ts";
@@ -60,17 +61,17 @@ for (let i = Number(values.from); i < Math.min(drawn.length, Number(values.to ??
   const tokens = [...proxyTokens(piece.text).keys()].filter((t) => !piece.visible.has(t));
   console.log(`\n=== #${i} ${r.session} line ${r.line} (${r.kind ?? "output"}), gone after line ${r.afterLine}`);
   console.log(`what: ${r.what}`);
-  console.log(`proxy flags it likely needed: ${r.flagged === true}; removed ${piece.text.length} chars`);
+  // A drawn removal carries the proxy's flag; a labelled one, the flag of the proxy of its draw.
+  console.log(`proxy flags it likely needed: ${r.flagged ?? r.suspectToday}; removed ${piece.text.length} chars`);
   console.log(`stub lists: ${facts.length > 0 ? facts.join(" · ") : "(no facts)"}`);
   console.log(`tokens no longer in view (${tokens.length}): ${tokens.slice(0, 40).join(" · ")}`);
   console.log(`--- removed text\n${excerpt(piece.text, textMax)}`);
   console.log("--- later messages naming those tokens");
   // A compaction that summarised the piece away ends what the removal could change.
-  const dropped = compactionsOf(file.branch).find((c) => c.index > piece.after && c.firstKept > (piece.at ?? 0));
-  const later = laterMessages(file.branch).filter(
-    (m) => m.index > piece.after && (dropped === undefined || m.index < dropped.index),
-  );
-  if (dropped) console.log(`  (a compaction at line ${lineOf(file, dropped.index)} drops it: nothing after counts)`);
+  const dropped = droppedAt(piece, compactionsOf(file.branch));
+  const later = laterMessages(file.branch).filter((m) => m.index > piece.after && m.index < dropped);
+  if (Number.isFinite(dropped))
+    console.log(`  (a compaction at line ${lineOf(file, dropped)} drops it: nothing after counts)`);
   let shown = 0;
   for (const m of later) {
     const texts = [m.text, ...m.calls.map((c) => `${c.text}${c.fresh ? `\n[writes] ${c.fresh}` : ""}`)].join("\n");

@@ -65,6 +65,12 @@ export function removalKey(
   return `${r.session}:${r.line}:${r.afterLine}:${what}:${(r.omittedLines ?? []).join(",")}`;
 }
 
+/** Of these labelled removals: how many, how many needed, and how many needed whose stub lacks the use. */
+export function countLabels(rs: readonly LabelledRemoval[]): { labelled: number; needed: number; harmful: number } {
+  const needed = rs.filter((r) => r.label === "needed");
+  return { labelled: rs.length, needed: needed.length, harmful: needed.filter((r) => r.stubCovers === false).length };
+}
+
 export interface LabelledSet {
   provenance: string;
   removals: LabelledRemoval[];

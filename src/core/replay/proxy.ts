@@ -182,7 +182,7 @@ function knownBefore(mentions: readonly Mention[], piece: RemovedPiece): boolean
 }
 
 /** Where a compaction dropped the piece anyway: later uses are not the guard's doing. */
-function droppedAt(piece: RemovedPiece, compactions: readonly Compaction[]): number {
+export function droppedAt(piece: RemovedPiece, compactions: readonly Compaction[]): number {
   const at = piece.at ?? piece.after;
   for (const c of compactions) if (c.index > piece.after && at < c.firstKept) return c.index;
   return Number.POSITIVE_INFINITY;

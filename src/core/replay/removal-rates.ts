@@ -1,9 +1,10 @@
 // How often the guard removes what the work needs, as the replay quotes it. Every item a replay of the real
-// sessions removes with the default settings was read by hand against the later conversation (the census
-// batch of test/fixtures/labelled-removals.md), so the held-out half of those labels is a random half of the
-// removals and its rate needs no weighting. `node bench/harm-rate.ts --census FILE` records the list of
-// removals (test/fixtures/removal-census.json) and prints the counts; test/unit/core/replay/removal-rates.test.ts
-// fails when a removal has no label or the counts differ from these, so the printed figure is the measured one.
+// sessions removes with the default settings was read by hand against the later conversation, each label for
+// the exact point and extent of its removal (the census of test/fixtures/labelled-removals.md), so the held-out
+// half of those labels is a random half of the removals and its rate needs no weighting. `node
+// bench/harm-rate.ts --census FILE` records the list (test/fixtures/removal-census.json) and prints the counts;
+// test/unit/core/replay/removal-rates.test.ts fails when a listed removal has no label or the counts differ
+// from these. No test replays the sessions: after a change to what the guard removes, rerun the census.
 import { wilson } from "./proxy-quality.ts";
 
 export interface CensusRecord {
@@ -21,9 +22,9 @@ export const REMOVAL_CENSUS: Readonly<CensusRecord> = Object.freeze({
   date: "3 December 2026",
   sessions: 15,
   removed: 238,
-  labelled: 118,
-  needed: 7,
-  harmful: 7,
+  labelled: 116,
+  needed: 6,
+  harmful: 6,
 });
 
 export interface RemovalRate {

@@ -191,7 +191,7 @@ export interface ReplayReport {
   sessions: SessionMetrics[];
   /** Files that could not be replayed at all. */
   failures: Array<{ file: string; error: string }>;
-  /** The measured share of removed items that were needed, weighted to what the guard removes (removal-rates.ts). */
+  /** The measured share of removed items that were needed later: the held-out half of a census read by hand (removal-rates.ts). */
   removalRates?: RemovalRates & { sessions: number; date: string };
 }
 

@@ -6,14 +6,25 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REMOVAL_CENSUS, removalRates, removalRatesSentence } from "../../../../src/core/replay/removal-rates.ts";
-import { FIXTURES, readLabelledSet } from "../../../kit/labelled-removals.ts";
+import {
+  countLabels,
+  FIXTURES,
+  type LabelledRemoval,
+  readLabelledSet,
+  removalKey,
+} from "../../../kit/labelled-removals.ts";
 
 const set = readLabelledSet();
 const census = JSON.parse(readFileSync(join(FIXTURES, "removal-census.json"), "utf8")) as {
   date: string;
-  items: Array<{ session: string; line: number; kind: "output" | "exchange" }>;
+  items: Array<
+    Pick<LabelledRemoval, "session" | "line" | "afterLine" | "removed" | "omittedLines"> & {
+      kind: "output" | "exchange";
+    }
+  >;
 };
-const labels = new Map(set.removals.map((r) => [`${r.session}:${r.line}`, r]));
+// A label counts only for the removal it was read for: the same entry, run end and chunks.
+const labels = new Map(set.removals.map((r) => [removalKey(r), r]));
 
 describe("the stub verdicts of the labelled removals", () => {
   it("are on every needed removal, with a reason, and on no other", () => {
@@ -31,34 +42,34 @@ describe("the stub verdicts of the labelled removals", () => {
 });
 
 describe("REMOVAL_CENSUS", () => {
-  it("is the census of one replay: every removal it lists carries a hand label with a reason", () => {
-    const missing = census.items.map((i) => `${i.session}:${i.line}`).filter((k) => !labels.has(k));
-    expect(missing, "label these (bench/draw-removals.ts --exclude, bench/label-context.ts)").toEqual([]);
-    for (const i of census.items) expect(labels.get(`${i.session}:${i.line}`)?.reason.length ?? 0).toBeGreaterThan(10);
-    expect(new Set(census.items.map((i) => `${i.session}:${i.line}`)).size).toBe(census.items.length);
+  it("is the census of one replay: every removal it lists carries a hand label read for it, in a half", () => {
+    const keys = census.items.map(removalKey);
+    expect(
+      keys.filter((k) => !labels.has(k)),
+      "label these (bench/draw-removals.ts --exclude, bench/label-context.ts)",
+    ).toEqual([]);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const k of keys) {
+      const label = labels.get(k);
+      expect(label?.reason.length ?? 0, k).toBeGreaterThan(10);
+      expect(label?.half, k).toMatch(/^(tune|report)$/);
+      expect(label?.kind ?? "output", k).toBe(census.items[keys.indexOf(k)]?.kind);
+    }
   });
 
   it("holds the held-out counts among the census's removals", () => {
     const held = census.items
-      .map((i) => labels.get(`${i.session}:${i.line}`))
-      .filter((r) => r !== undefined && r.half === "report");
-    const needed = held.filter((r) => r?.label === "needed");
+      .map((i) => labels.get(removalKey(i)))
+      .filter((r): r is LabelledRemoval => r?.half === "report");
     expect(
       {
         date: census.date,
+        sessions: new Set(census.items.map((i) => i.session)).size,
         removed: census.items.length,
-        labelled: held.length,
-        needed: needed.length,
-        harmful: needed.filter((r) => r?.stubCovers === false).length,
+        ...countLabels(held),
       },
       "record these in REMOVAL_CENSUS",
-    ).toEqual({
-      date: REMOVAL_CENSUS.date,
-      removed: REMOVAL_CENSUS.removed,
-      labelled: REMOVAL_CENSUS.labelled,
-      needed: REMOVAL_CENSUS.needed,
-      harmful: REMOVAL_CENSUS.harmful,
-    });
+    ).toEqual({ ...REMOVAL_CENSUS });
   });
 
   it("gives the held-out rates with their Wilson intervals, and says so", () => {

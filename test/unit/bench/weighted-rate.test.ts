@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { wilson } from "../../../../src/core/replay/proxy-quality.ts";
+import { wilson } from "../../../src/core/replay/proxy-quality.ts";
 import {
   type LabelledItem,
   type Stratum,
@@ -8,8 +8,8 @@ import {
   stratifiedWilson,
   weightedRate,
   wilsonOf,
-} from "../../../../src/core/replay/weighted-rate.ts";
-import { mulberry32 } from "../../../kit/prng.ts";
+} from "../../../bench/lib/weighted-rate.ts";
+import { mulberry32 } from "../../kit/prng.ts";
 
 const items = (hits: number, misses: number, chars = 100): LabelledItem[] => [
   ...Array.from({ length: hits }, () => ({ hit: true, chars })),
