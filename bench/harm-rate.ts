@@ -23,15 +23,6 @@ import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { findSuspects, type RemovedPiece } from "../src/core/replay/proxy.ts";
 import { wilson } from "../src/core/replay/proxy-quality.ts";
-import {
-  type Interval,
-  type Stratum,
-  strataRates,
-  stratifiedBootstrap,
-  stratifiedWilson,
-  type Weighting,
-  weightedRate,
-} from "./lib/weighted-rate.ts";
 import { DEFAULT_CONFIG, type GuardConfig, normalizeConfig } from "../src/core/shared/config.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
 import { loadPriceBook } from "../src/main/replay/prices.ts";
@@ -47,6 +38,15 @@ import {
 } from "../test/kit/labelled-removals.ts";
 import { mulberry32 } from "../test/kit/prng.ts";
 import { replayRemovals } from "./lib/replay-removals.ts";
+import {
+  type Interval,
+  type Stratum,
+  strataRates,
+  stratifiedBootstrap,
+  stratifiedWilson,
+  type Weighting,
+  weightedRate,
+} from "./lib/weighted-rate.ts";
 
 const { values } = parseArgs({
   options: {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { wilson } from "../../../src/core/replay/proxy-quality.ts";
 import {
   type LabelledItem,
   type Stratum,
@@ -9,6 +8,7 @@ import {
   weightedRate,
   wilsonOf,
 } from "../../../bench/lib/weighted-rate.ts";
+import { wilson } from "../../../src/core/replay/proxy-quality.ts";
 import { mulberry32 } from "../../kit/prng.ts";
 
 const items = (hits: number, misses: number, chars = 100): LabelledItem[] => [
