@@ -318,18 +318,24 @@ const sensitivity = {
 };
 
 /**
- * Today's removals that carry a label, per half and per kind. Once every item today's replay removes is
- * labelled (the census batch, labelled-removals.md), each half is a random half of them, so the held-out
- * half's rate needs no weighting.
+ * Today's removals with the label read for each (the same entry, run end and chunks), per half and per kind.
+ * Once every item today's replay removes is labelled (the census batch, labelled-removals.md), each half is
+ * a random half of them, so the held-out half's rate needs no weighting. `sameEntry` also takes a label
+ * read for the same entry at another run end or of other chunks, where there is no exact one: an
+ * approximation for settings that move removals.
  */
-function censusOf(half: "report" | "tune", kind?: "output" | "exchange") {
+const byKey = new Map(labelled.map((r) => [removalKey(r), r]));
+const byEntry = new Map<string, LabelledRemoval>();
+for (const r of labelled) if (!byEntry.has(`${r.session}:${r.line}`)) byEntry.set(`${r.session}:${r.line}`, r);
+function labelOf(r: Removed, sameEntry: boolean): LabelledRemoval | undefined {
+  return byKey.get(removalKey(r)) ?? (sameEntry ? byEntry.get(`${r.session}:${r.line}`) : undefined);
+}
+function censusOf(half: "report" | "tune", options: { kind?: "output" | "exchange"; sameEntry?: boolean } = {}) {
   const counts = countLabels(
-    judged
-      .filter(
-        (j) =>
-          j.removedToday && j.removal.half === half && (kind === undefined || (j.removal.kind ?? "output") === kind),
-      )
-      .map((j) => j.removal),
+    removed
+      .filter((r) => options.kind === undefined || r.kind === options.kind)
+      .map((r) => labelOf(r, options.sameEntry === true))
+      .filter((l): l is LabelledRemoval => l?.half === half),
   );
   return {
     ...counts,
@@ -338,11 +344,14 @@ function censusOf(half: "report" | "tune", kind?: "output" | "exchange") {
   };
 }
 const census = {
-  labelled: new Set(judged.filter((j) => j.removedToday).map((j) => removalKey(j.removal))).size,
+  labelled: removed.filter((r) => labelOf(r, false) !== undefined).length,
+  sameEntry: removed.filter((r) => labelOf(r, true) !== undefined).length,
   report: censusOf("report"),
   tune: censusOf("tune"),
-  reportOutputs: censusOf("report", "output"),
-  reportExchanges: censusOf("report", "exchange"),
+  reportOutputs: censusOf("report", { kind: "output" }),
+  reportExchanges: censusOf("report", { kind: "exchange" }),
+  reportSameEntry: censusOf("report", { sameEntry: true }),
+  tuneSameEntry: censusOf("tune", { sameEntry: true }),
 };
 
 /** Within today's strata, the needed rate of labels the proxy of their draw flagged or not (both halves). */
@@ -457,6 +466,13 @@ if (values.json) {
   line("held out, outputs", census.reportOutputs);
   line("held out, exchanges", census.reportExchanges);
   line("tuning half", census.tune);
+  if (census.sameEntry > census.labelled) {
+    console.log(
+      `  with a label of the same entry at another point or extent, where no exact one: ${census.sameEntry} labelled`,
+    );
+    line("  held out", census.reportSameEntry);
+    line("  tuning half", census.tuneSameEntry);
+  }
   const c = census.report;
   const unlabelled = removed.length - census.labelled;
   if (values.set !== undefined || values.only !== undefined)
