@@ -18,8 +18,8 @@
  *   node bench/harm-rate.ts [--json] [--only <part of a file name>] [--save FILE | --load FILE] [--census FILE]
  *                           [--set key=JSON ...]
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { findSuspects, type RemovedPiece } from "../src/core/replay/proxy.ts";
 import { wilson } from "../src/core/replay/proxy-quality.ts";
@@ -38,6 +38,7 @@ import {
 } from "../test/kit/labelled-removals.ts";
 import { mulberry32 } from "../test/kit/prng.ts";
 import { replayRemovals } from "./lib/replay-removals.ts";
+import { replaySessionPaths } from "./lib/replay-sessions.ts";
 import {
   type Interval,
   type Stratum,
@@ -77,17 +78,8 @@ if (values.set !== undefined) {
 }
 
 const REPO = resolve(import.meta.dirname, "..");
-const fixtures = [
-  "badlogic__pi-mono__large-session.jsonl",
-  "castai__kimchi-dev__session.jsonl",
-  "rycerzes__trl__session.jsonl",
-];
-const paths = fixtures.map((f) => join(REPO, "test/fixtures/sessions", f));
 const shared = ["../shared/sessions", "/work/shared/sessions"].map((p) => resolve(REPO, p)).find(existsSync);
-if (shared) {
-  for (const f of readdirSync(shared).sort())
-    if (f.endsWith(".jsonl") && !fixtures.includes(f)) paths.push(join(shared, f));
-}
+const paths = replaySessionPaths(shared);
 if (values.only !== undefined) {
   const only = values.only;
   paths.splice(0, paths.length, ...paths.filter((p) => p.includes(only)));

@@ -17,8 +17,7 @@
  *   node bench/trade-curve.ts [--half tune|report|both] [--only NAME,...] [--combine A+B] [--next-prompt]
  *                             [--money [--land-later] [--shared] [--no-labelled]] [--list]
  */
-import { existsSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { chunkOutput } from "../src/core/distill/chunk.ts";
@@ -35,6 +34,7 @@ import { messageText } from "../src/main/replay/proxy-input.ts";
 import { readSessionFile, type SessionFile } from "../src/main/replay/reader.ts";
 import { type LabelledRemoval, readLabelledSet, sessionPath } from "../test/kit/labelled-removals.ts";
 import { indexOfLine, snapshot } from "./lib/labelled-branch.ts";
+import { replaySessionPaths } from "./lib/replay-sessions.ts";
 
 /** The defaults before this study: every setting below changes these. */
 const BEFORE: Partial<GuardConfig> = { keepReads: false, smallKeepThreshold: 0.45 };
@@ -258,17 +258,7 @@ function removedOf(
 /** Per setting, the replay's dollars saved after the recalls the proxy predicts, over the real sessions. */
 async function money(): Promise<void> {
   const REPO = resolve(import.meta.dirname, "..");
-  const fixtures = [
-    "badlogic__pi-mono__large-session.jsonl",
-    "castai__kimchi-dev__session.jsonl",
-    "rycerzes__trl__session.jsonl",
-  ];
-  let paths = fixtures.map((f) => join(REPO, "test/fixtures/sessions", f));
-  const shared = resolve(REPO, "../shared/sessions");
-  if (values.shared && existsSync(shared)) {
-    for (const f of readdirSync(shared).sort())
-      if (f.endsWith(".jsonl") && !fixtures.includes(f)) paths.push(join(shared, f));
-  }
+  let paths = replaySessionPaths(values.shared ? resolve(REPO, "../shared/sessions") : undefined);
   if (values.sessions) paths = paths.filter((p) => (values.sessions as string).split(",").some((s) => p.includes(s)));
   const pool = await createTaskRunner({ backend: "piscina", minThreads: 1, maxThreads: 1 });
   console.log(
