@@ -1,6 +1,7 @@
 // The text that replaces a distilled output: a header saying what happened and how to get the full
 // output back, the kept chunks copied verbatim, and one line standing for each run of removed chunks.
 
+import { blankCredentials } from "../shared/credentials.ts";
 import { factTokens, keyFacts, keyFactsNote } from "../shared/key-facts.ts";
 import { formatCount, sizeChange } from "../shared/text.ts";
 import { type Chunk, GUARD_MARKER } from "../shared/types.ts";
@@ -68,6 +69,8 @@ function partList(lines: number[]): string {
 interface FactScope {
   kept: Set<string>;
   listed: Set<string>;
+  /** The chunk's text with the whole output's credentials blanked (a PEM body cut across chunks too). */
+  text(c: Chunk): string;
 }
 
 /**
@@ -83,13 +86,10 @@ function omittedFacts(
   shown: string,
 ): string {
   if (input.changedOnDisk) return "";
-  const facts = keyFacts(
-    chunks.slice(from, to + 1).map((c) => c.text),
-    {
-      maxChars: OMISSION_FACT_CHARS,
-      skip: (f) => scope.listed.has(f) || scope.kept.has(f) || input.label.includes(f) || shown.includes(f),
-    },
-  );
+  const facts = keyFacts(chunks.slice(from, to + 1).map(scope.text), {
+    maxChars: OMISSION_FACT_CHARS,
+    skip: (f) => scope.listed.has(f) || scope.kept.has(f) || input.label.includes(f) || shown.includes(f),
+  });
   for (const f of facts) scope.listed.add(f);
   return facts.length > 0 ? `; held ${facts.join(", ")}` : "";
 }
@@ -144,9 +144,17 @@ function withoutFinalNewline(text: string): string {
  */
 export function renderReplacement(input: RenderInput): string {
   const { chunks, keep } = input;
+  // Credentials are found in the whole output: a chunk alone can hold the middle of a PEM block, or a
+  // value whose name ended the chunk before.
+  let blanked: string | undefined;
   const scope: FactScope = {
     kept: factTokens(chunks.filter((c) => keep.has(c.n)).map((c) => c.text)),
     listed: new Set(),
+    text(c) {
+      if (input.text.slice(c.start, c.end) !== c.text) return c.text;
+      blanked ??= blankCredentials(input.text);
+      return blanked.slice(c.start, c.end);
+    },
   };
   const body: string[] = [];
   let keptLines = 0;

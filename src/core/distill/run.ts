@@ -2,7 +2,8 @@
 // which of its tool results may be distilled. Every scan here is a single linear pass over the entries.
 
 import type { GuardConfig } from "../shared/config.ts";
-import { clip, oneLine } from "../shared/text.ts";
+import { redactedLine } from "../shared/redact.ts";
+import { clip } from "../shared/text.ts";
 import type { Candidate, History, HistoryExchange, RunSpan, SnapEntry, SnapToolCall } from "../shared/types.ts";
 
 /** Line put before each message the user sent while the agent was working. */
@@ -117,17 +118,18 @@ export function argsJsonLength(args: unknown): number {
 
 function labelOf(tool: string, args: Record<string, unknown>): string {
   const max = LIMITS.label;
+  // A label is shown in stubs, records and the replay: a credential in a command never reaches them.
   const command = str(args.command);
-  if (tool === "bash" && command) return `bash \`${oneLine(command, max)}\``;
+  if (tool === "bash" && command) return `bash \`${redactedLine(command, max)}\``;
   const path = str(args.path) ?? str(args.file_path);
-  if (tool === "read" && path) return `read ${oneLine(path, max)}${readRange(args)}`;
+  if (tool === "read" && path) return `read ${redactedLine(path, max)}${readRange(args)}`;
   const pattern = str(args.pattern);
-  const where = path ? ` ${oneLine(path, max / 2)}` : "";
-  if (tool === "grep" && pattern) return `grep "${oneLine(pattern, max)}"${where}`;
-  if (tool === "find" && pattern) return `find ${oneLine(pattern, max)}${where}`;
-  if (tool === "ls") return `ls ${oneLine(path ?? ".", max)}`;
+  const where = path ? ` ${redactedLine(path, max / 2)}` : "";
+  if (tool === "grep" && pattern) return `grep "${redactedLine(pattern, max)}"${where}`;
+  if (tool === "find" && pattern) return `find ${redactedLine(pattern, max)}${where}`;
+  if (tool === "ls") return `ls ${redactedLine(path ?? ".", max)}`;
   const json = safeJson(args);
-  return json === "{}" ? tool : `${tool} ${oneLine(json, max)}`;
+  return json === "{}" ? tool : `${tool} ${redactedLine(json, max)}`;
 }
 
 /** JSON that never throws (cyclic or BigInt values fall back to a marker). */

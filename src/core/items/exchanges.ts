@@ -9,7 +9,8 @@ import { bool, hasHistory, workState } from "../distill/request.ts";
 import { isUserMessage, promptText, toolLabel } from "../distill/run.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import { keyFactsNote } from "../shared/key-facts.ts";
-import { clip, formatCount, oneLine } from "../shared/text.ts";
+import { redactedLine } from "../shared/redact.ts";
+import { clip, formatCount } from "../shared/text.ts";
 import {
   type ClassifierOutcome,
   type ClassifierRequest,
@@ -77,7 +78,8 @@ export function exchangeStub(
 ): string {
   const tokens = formatCount(Math.round(ex.chars / 4));
   const recall = JSON.stringify({ entryId: ex.promptId });
-  const quoted = oneLine(ex.prompt, 120);
+  // The prompt leaves the context with its exchange: a credential pasted into it is not quoted back.
+  const quoted = redactedLine(ex.prompt, 120);
   const facts = keyFactsNote(texts, { maxChars: EXCHANGE_FACT_CHARS, skip: (f) => quoted.includes(f) });
   return (
     `${GUARD_MARKER} Omitted an earlier exchange judged unrelated to the current work: ` +
@@ -406,7 +408,12 @@ export function exchangeDrafts(ex: Exchange): ContextEditDraft[] {
  * held it back, so it stays and is judged again at a later run end.
  */
 export function exchangeResult(ex: Exchange, verdict: ExchangeVerdict, deferred = false): RecordResult {
-  const base = { kind: "exchange" as const, entryId: ex.promptId, label: oneLine(ex.prompt, 60), jev: [verdict.trace] };
+  const base = {
+    kind: "exchange" as const,
+    entryId: ex.promptId,
+    label: redactedLine(ex.prompt, 60),
+    jev: [verdict.trace],
+  };
   if (verdict.relevant === false && !deferred) {
     return {
       ...base,

@@ -3,10 +3,20 @@
 // reuse (an id to delete a job by, the path of a file to open next) without a recall. Pure and linear:
 // one regex scan per kind over at most SCAN_CHARS of the texts together.
 //
-// Never a secret: a token that looks like a credential (a known key prefix, a long random mix of cases
-// and digits, anything right after a word such as `token` or `Authorization`), a URL with a user and
-// password, or one that redact.ts would cut, is left out; a URL's query goes when it names a credential.
+// Never a secret: the credential shapes credentials.ts finds (the value of a `password`, `MASTER_KEY` or
+// `"pass"`, a URL's userinfo, a PEM body, `AKIA…`, a long random key) are blanked out of the text before
+// any fact is read from it, so no fact is a piece of one; a fact that holds one alone (redact.ts would cut
+// it), a URL with a user and password, and anything shortly after a word such as `token` on its line are
+// left out, and a URL's query goes when it names a credential.
 
+import {
+  blankCredentials,
+  CREDENTIAL_WORD,
+  credentialSpans,
+  mergeSpans,
+  PATH_VALUE,
+  type Span,
+} from "./credentials.ts";
 import { REDACTED, redact, type Secrets } from "./redact.ts";
 import { hasFileExtension, isCommonFileName } from "./tokens.ts";
 
@@ -23,6 +33,8 @@ const DOTTED = 3;
 const NAME = 4;
 
 const URL_RE = /\bhttps?:\/\/[^\s"'<>`()[\]{}\\|^]+/g;
+// Any scheme's URL (`postgres://…`): listed only over http(s), but left out whole when it holds a credential.
+const ANY_URL_RE = /\b[A-Za-z][A-Za-z0-9+.-]{1,30}:\/\/[^\s"'<>`()[\]{}\\|^]+/g;
 const UUID_RE = /\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b/g;
 // Colon-joined keys of three parts or more (`agent:main:tui-58c5…`); `std::io` has an empty part.
 const KEY_RE = /(?<![\w:.-])[A-Za-z][\w-]*(?::[\w.-]+){2,}(?![\w:])/g;
@@ -37,37 +49,12 @@ const NAME_RE = /(?<![\w$-])[A-Za-z_$][\w$]{9,}(?![\w$-])|\b\d{6,}\b/g;
 const COMMON_RECEIVER =
   /^(?:this|self|super|console|Math|JSON|Object|Array|Promise|process|window|document|module|exports|require|import|React|String|Number|Date|Error|e|i|os|sys|np|pd)\./;
 
-/** Words that name a credential: a token right after one is never listed. */
-const SECRET_WORD =
-  /(?:api[_-]?key|access[_-]?key|secret|token|passw|pwd|bearer|authori[sz]ation|credential|cookie|signature|private[_-]?key|x-api-key)/i;
-/** Prefixes of well-known credential formats. */
-const SECRET_PREFIX =
-  /^(?:sk-|sk_|pk_|rk_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza|eyJ|npm_|hf_|shpat_|sq0)/;
-
-/** A long random-looking mix of upper case, lower case and digits that is not hex: a key, not an id. */
-function looksRandom(token: string, min: number): boolean {
-  const plain = token.replace(/[-_]/g, "");
-  if (plain.length < min || /^[0-9a-fA-F]+$/.test(plain)) return false;
-  return /[a-z]/.test(plain) && /[A-Z]/.test(plain) && /\d/.test(plain);
-}
-
-/** Hosts and paths whose URLs carry their credential in the path (webhooks, bot tokens). */
-const SECRET_URL = /hooks\.slack\.com|discord(?:app)?\.com\/api\/webhooks|\/bot\d+:/i;
-
-function looksSecret(token: string): boolean {
-  if (SECRET_PREFIX.test(token)) return true;
-  // A URL's short ids (`/minibook/Ea8hFxwccb3Q190l6pI2`) are what the agent links to: only a long one counts.
-  const url = /^https?:/.test(token);
-  if (url && SECRET_URL.test(token)) return true;
-  return token.split(/[/:.=?&]/).some((part) => SECRET_PREFIX.test(part) || looksRandom(part, url ? 32 : 20));
-}
-
 /** The text just before `at` on the same line names a credential (`"token": "…`, `Authorization: …`). */
 function afterSecretWord(text: string, at: number): boolean {
   const from = Math.max(0, at - 40);
   const before = text.slice(from, at);
   const line = before.slice(before.lastIndexOf("\n") + 1);
-  return SECRET_WORD.test(line);
+  return CREDENTIAL_WORD.test(line);
 }
 
 /** A URL as listed: none with a user and password, its query dropped when it names a credential. */
@@ -76,7 +63,7 @@ function cleanUrl(raw: string): string | undefined {
   const authority = url.slice(url.indexOf("//") + 2).split("/")[0] ?? "";
   if (authority.includes("@")) return undefined;
   const q = url.search(/[?#]/);
-  if (q !== -1 && (SECRET_WORD.test(url.slice(q)) || /[?&](?:key|sig|code|auth)=/i.test(url.slice(q)))) {
+  if (q !== -1 && (CREDENTIAL_WORD.test(url.slice(q)) || /[?&](?:key|sig|code|auth)=/i.test(url.slice(q)))) {
     return url.slice(0, q);
   }
   return url;
@@ -120,6 +107,15 @@ function isDotted(token: string): boolean {
   return token.includes("_") || token.split(".").length >= 3;
 }
 
+/** Where the first of `spans` (sorted) that overlaps [from, to) starts, or -1. */
+function overlapStart(spans: readonly Span[], from: number, to: number): number {
+  for (const [start, end] of spans) {
+    if (start >= to) break;
+    if (end > from) return start;
+  }
+  return -1;
+}
+
 interface Candidate {
   kind: number;
   count: number;
@@ -132,7 +128,8 @@ function candidates(texts: Iterable<string>): Map<string, Candidate> {
   let offset = 0;
   const add = (token: string, kind: number, text: string, at: number) => {
     if (token.length < 4 || token.length > MAX_FACT) return;
-    if (afterSecretWord(text, at) || looksSecret(token)) return;
+    // A path is never the secret, even right after `credentials=`.
+    if (!(kind === PATH && PATH_VALUE.test(token)) && afterSecretWord(text, at)) return;
     const seen = out.get(token);
     if (seen) {
       seen.count++;
@@ -142,19 +139,34 @@ function candidates(texts: Iterable<string>): Map<string, Candidate> {
   for (const full of texts) {
     const room = SCAN_CHARS - offset;
     if (room <= 0) break;
-    let text = full.length > room ? full.slice(0, room) : full;
-    const masked: Array<[number, number]> = [];
-    for (const m of text.matchAll(URL_RE)) {
-      const url = cleanUrl(m[0]);
-      if (url === undefined) masked.push([m.index, m.index + m[0].length]);
+    const original = full.length > room ? full.slice(0, room) : full;
+    const spans = credentialSpans(original);
+    let text = blankCredentials(original, spans);
+    const masked: Span[] = [];
+    // URLs are read as they were: one that holds a credential is left out whole, or listed without its
+    // query when that is where the credential is.
+    for (const m of original.matchAll(ANY_URL_RE)) {
+      const end = m.index + m[0].length;
+      if (overlapStart(spans, m.index, end) !== -1) masked.push([m.index, end]);
+    }
+    for (const m of original.matchAll(URL_RE)) {
+      const end = m.index + m[0].length;
+      const hit = overlapStart(spans, m.index, end);
+      const q = m[0].search(/[?#]/);
+      if (hit !== -1 && (q === -1 || hit < m.index + q)) {
+        masked.push([m.index, end]);
+        continue;
+      }
+      const url = cleanUrl(hit === -1 ? m[0] : m[0].slice(0, q));
+      if (url === undefined) masked.push([m.index, end]);
       else {
         if (url.length > 10) add(url, URL, text, m.index);
-        if (url.length < m[0].length) masked.push([m.index + url.length, m.index + m[0].length]);
+        if (url.length < m[0].length) masked.push([m.index + url.length, end]);
       }
     }
-    // A URL with a user and password, and a query dropped for its credential, are blanked out, so no
+    // A URL with a user and password, and a query dropped for its credential, are blanked out too, so no
     // other kind lists a piece of them.
-    for (const [from, to] of masked) text = text.slice(0, from) + " ".repeat(to - from) + text.slice(to);
+    text = blankCredentials(text, mergeSpans(masked));
     for (const m of text.matchAll(UUID_RE)) add(m[0], ID, text, m.index);
     for (const m of text.matchAll(KEY_RE))
       if (/[A-Za-z]/.test(m[0]) && !m[0].includes("//")) add(m[0], ID, text, m.index);
@@ -205,6 +217,7 @@ export function keyFacts(texts: Iterable<string>, options: KeyFactOptions): stri
     if (used + cost > options.maxChars) continue;
     if (out.some((f) => f.includes(fact))) continue;
     if (options.skip?.(fact)) continue;
+    // Known secrets, and a fact that is a credential on its own (a PEM line cut from its block).
     const clean = redact(fact, options.secrets);
     if (clean !== fact || clean.includes(REDACTED)) continue;
     out.push(fact);

@@ -11,12 +11,16 @@
 //   could use, and cutting them would cut every "1";
 // - each secret also counts in its JSON-escaped and URL-encoded spellings, the two forms an error body
 //   usually echoes it in;
-// - last, well-known credential shapes are cut even without the secret at hand (`Bearer …`, `Basic …`,
-//   `sk-…`).
+// - last, credential shapes are cut even without the secret at hand: credentials.ts finds them (a value
+//   assigned to a name such as `password` or `MASTER_KEY`, a URL's userinfo, `Bearer …`, a PEM body,
+//   `AKIA…`, `ghp_…`, a long random key), the same detection that keeps them out of a stub's key facts.
 //
 // Cost: the secrets' 8-character windows go into a set once (O(total secret length)); a text is then
 // scanned once, one set lookup per position inside a run of characters that occur in some secret, so
 // O(text length × 8) whatever the number of secrets.
+
+import { credentialSpans } from "./credentials.ts";
+import { oneLine } from "./text.ts";
 
 /** Shortest piece of a secret that is cut wherever it appears. */
 export const MIN_FRAGMENT = 8;
@@ -90,7 +94,7 @@ const WORD = /[A-Za-z0-9]/;
 const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff;
 const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 
-/** [start, end) ranges of `text` that belong to a secret, sorted and merged. */
+/** [start, end) ranges of `text` that belong to a secret or a credential shape, sorted and merged. */
 function secretRanges(text: string, set: SecretSet): Array<[number, number]> {
   const ranges: Array<[number, number]> = [];
   if (set.windows.size > 0 && text.length >= MIN_FRAGMENT) {
@@ -113,6 +117,7 @@ function secretRanges(text: string, set: SecretSet): Array<[number, number]> {
       ranges.push([at, at + s.length]);
     }
   }
+  for (const span of credentialSpans(text)) ranges.push(span);
   if (ranges.length === 0) return ranges;
   ranges.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
   const merged: Array<[number, number]> = [];
@@ -127,30 +132,31 @@ function secretRanges(text: string, set: SecretSet): Array<[number, number]> {
   return merged;
 }
 
-/** Well-known credential shapes, cut even when the secret itself is not known. */
-function redactShapes(text: string): string {
-  return text.replace(/\b(Bearer|Basic)\s+[^\s"',;]+/gi, `$1 ${REDACTED}`).replace(/\bsk-[A-Za-z0-9_-]{8,}/g, REDACTED);
-}
-
 /**
  * `text` with every secret, every fragment of MIN_FRAGMENT or more characters of one, and every
- * well-known credential shape replaced by `[redacted]` (adjacent cuts become one).
+ * credential shape replaced by `[redacted]` (adjacent cuts become one).
  */
 export function redact(text: string, secrets?: Secrets): string {
   const set = compiled(secrets);
   const ranges = secretRanges(text, set);
-  let out = text;
-  if (ranges.length > 0) {
-    const parts: string[] = [];
-    let from = 0;
-    for (const [start, end] of ranges) {
-      parts.push(text.slice(from, start), REDACTED);
-      from = end;
-    }
-    parts.push(text.slice(from));
-    out = parts.join("");
+  if (ranges.length === 0) return text;
+  const parts: string[] = [];
+  let from = 0;
+  for (const [start, end] of ranges) {
+    parts.push(text.slice(from, start), REDACTED);
+    from = end;
   }
-  return redactShapes(out);
+  parts.push(text.slice(from));
+  return parts.join("");
+}
+
+/**
+ * `oneLine(text, max)` with credential shapes cut first: the labels and quoted prompts that stubs and
+ * records show. Cut before the text is shortened, so a secret the cut would halve is still recognised
+ * (only the start is ever shown, so only the start is scanned).
+ */
+export function redactedLine(text: string, max: number): string {
+  return oneLine(redact(text.length > max * 16 ? text.slice(0, max * 16) : text), max);
 }
 
 const isPlain = (v: object) => {
