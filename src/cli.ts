@@ -88,6 +88,9 @@ async function replayCommand(args: string[]): Promise<number> {
   const settings = await loadSettings(
     values.config ?? process.env.PI_CONTEXT_GUARD_CONFIG ?? join(agentDir, "context-guard.json"),
   );
+  // Pi goes on with the defaults; a replay was asked for these settings, and its figures would not be theirs.
+  // Exit 1, as for a bad --write or --tools file.
+  if (values.config !== undefined && settings.unreadable) throw new Error(`--config: ${settings.unreadable}`);
   for (const w of settings.warnings) process.stderr.write(`context-guard: ${escapeControls(w)}\n`);
   const files: string[] = [];
   for (const target of targets) {

@@ -1,6 +1,6 @@
 // `context-guard replay` as a user runs it: the sample session offline, a broken file, a hosted model
 // without its key. The render check in headless Chromium is `npm run report:screenshot` (run by CI).
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -179,6 +179,26 @@ describe("context-guard replay", () => {
     expect(wave.code).toBe(2);
     expect(wave.stderr).toContain("--wave-ms 1.5s: not an integer from 0 to 600000");
     expect((await cli(["replay", "--help"])).stdout).toContain("Usage: context-guard replay");
+  });
+
+  it("--tools and --config given a FIFO or a device fail at once, naming the path and what it is", async () => {
+    const fifo = join(dir, "named.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // Before: --tools on a FIFO waited for a writer forever; --config on one replayed with the defaults.
+    const cases: Array<[option: string, path: string, kind: string]> = [
+      ["--tools", fifo, "a FIFO (named pipe)"],
+      ["--tools", "/dev/zero", "a character device"],
+      ["--config", fifo, "a FIFO (named pipe)"],
+      ["--config", dir, "a directory"],
+    ];
+    for (const [option, path, kind] of cases) {
+      const out = await cli(["replay", SAMPLE, option, path, "--out", join(dir, "kind.html")]);
+      expect(out.code).not.toBe(0);
+      expect(out.stderr).toContain(option);
+      expect(out.stderr).toContain(path);
+      expect(out.stderr).toContain(`it is ${kind}, not a regular file`);
+      expect(out.stdout).toBe("");
+    }
   });
 
   it("uses a hosted classifier through Pi's client with its key, and a re-run is answered from the cache", async () => {

@@ -57,6 +57,16 @@ export const NO_CACHE_EVIDENCE = 3;
 const ABSURD_RATIO = 1000;
 /** Without a list price: dollars per million tokens no provider charges. */
 const ABSURD_PER_MILLION = { high: 1000, low: 1e-4 };
+/**
+ * Tokens no single request holds: twice the largest context window in Pi 1.6's registry (Llama 4 Scout's
+ * 10M). Beyond it the counts are broken, and priced they would make sums of 1e294 dollars or overflow.
+ */
+export const MAX_REQUEST_TOKENS = 20_000_000;
+/**
+ * Dollars no single request costs: ten times the dearest one Pi 1.6's registry allows (about $100, a full
+ * context of gpt-5.4-pro or o1-pro with its longest answer).
+ */
+export const MAX_REQUEST_DOLLARS = 1000;
 
 /** Bedrock sends cache points for Claude models Pi knows to support them (supportsPromptCaching). */
 function bedrockCaches(model: ModelInfo): boolean {
@@ -161,8 +171,9 @@ export function listDollars(t: RecordedTokens, p: Prices): number {
 }
 
 /**
- * Checks one assistant message's usage. Tokens are kept when readable and non-negative; the cost only when
- * it is non-negative and within a factor of a thousand of the list price (or, without one, of any price).
+ * Checks one assistant message's usage. Tokens are kept when readable, non-negative and within
+ * MAX_REQUEST_TOKENS; the cost only when it is non-negative, within MAX_REQUEST_DOLLARS and within a factor
+ * of a thousand of the list price (or, without one, of any price).
  */
 export function checkRequest(
   n: number,
@@ -185,13 +196,21 @@ export function checkRequest(
     ...(u.cacheWrite1h && u.cacheWrite1h > 0 ? { cacheWrite1h: u.cacheWrite1h } : {}),
   };
   if (Object.values(tokens).some((x) => x < 0)) return { ...out, aside: "negative token counts" };
-  if (tokens.input + tokens.cacheRead + tokens.cacheWrite + tokens.output === 0) {
+  // Summed, two counts near Number.MAX_VALUE make Infinity, which is above the bound too.
+  const counted = tokens.input + tokens.cacheRead + tokens.cacheWrite + tokens.output;
+  if (counted > MAX_REQUEST_TOKENS || (tokens.cacheWrite1h ?? 0) > MAX_REQUEST_TOKENS) {
+    return { ...out, aside: `token counts no context holds (over ${MAX_REQUEST_TOKENS / 1e6}M)` };
+  }
+  if (counted === 0) {
     return { ...out, aside: "no usage (not billed: an error before the answer)" };
   }
   const c = u.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
   const total = c.total ?? c.input + c.output + c.cacheRead + c.cacheWrite;
   const cost = { input: c.input, output: c.output, cacheRead: c.cacheRead, cacheWrite: c.cacheWrite, total };
   if (Object.values(cost).some((x) => x < 0)) return { ...out, tokens, aside: `negative cost ($${total})` };
+  if (Object.values(cost).some((x) => x > MAX_REQUEST_DOLLARS)) {
+    return { ...out, tokens, aside: `cost no request has (over $${MAX_REQUEST_DOLLARS})` };
+  }
   if (total > 0) {
     const expected = list ? listDollars(tokens, list) : 0;
     if (expected > 0) {
@@ -200,8 +219,7 @@ export function checkRequest(
         return { ...out, tokens, aside: `cost ${ratio.toPrecision(2)}× the list price` };
       }
     } else {
-      const all = tokens.input + tokens.cacheRead + tokens.cacheWrite + tokens.output;
-      const perMillion = (total / all) * 1e6;
+      const perMillion = (total / counted) * 1e6;
       if (perMillion > ABSURD_PER_MILLION.high || perMillion < ABSURD_PER_MILLION.low) {
         return { ...out, tokens, aside: `cost of $${perMillion.toPrecision(2)} per million tokens` };
       }
@@ -264,7 +282,10 @@ function recordedPrices(priced: readonly CheckedRequest[], fallback: Prices): Pr
     const xs: number[] = [];
     for (const r of priced) {
       const t = r.tokens?.[k] ?? 0;
-      if (t > 0 && r.cost) xs.push((r.cost[k] / t) * 1e6);
+      if (!(t > 0 && r.cost)) continue;
+      // A plausible total can still hide an absurd kind (a few tokens billed a whole cent): no such price.
+      const perMillion = (r.cost[k] / t) * 1e6;
+      if (perMillion <= ABSURD_PER_MILLION.high) xs.push(perMillion);
     }
     return xs.length ? median(xs) : fallback[k];
   };

@@ -14,38 +14,64 @@ export interface InterruptHandlers {
 
 const EXIT_SIGNALS: NodeJS.Signals[] = process.platform === "win32" ? ["SIGTERM"] : ["SIGTERM", "SIGHUP"];
 
-/** Every exit-signal listener of ours, across sessions (an SDK host can hold several). */
-const ours = new Set<(...args: unknown[]) => void>();
-const reraising = new Set<NodeJS.Signals>();
+/**
+ * The exit-signal watch of every open session in the process: one listener per signal, installed with the
+ * first session and removed with the last (one per session made an SDK host with 11 sessions print
+ * MaxListenersExceededWarning). It lives on globalThis because Pi loads an extension afresh for each
+ * session (jiti without a module cache), so each session can hold its own copy of this module.
+ */
+interface ExitWatch {
+  /** Each open session's callback. */
+  sessions: Set<() => void>;
+  /** The listener installed for each signal. */
+  listeners: Map<NodeJS.Signals, () => void>;
+}
 
-/** Process-wide signal listeners, installed once per session; returns their removal. */
-export function watchExitSignals(onExit: () => void): () => void {
-  const listeners = EXIT_SIGNALS.map((signal) => {
-    const stop = callback("exit-signal", onExit);
-    const listener = () => {
-      stop();
-      // Pi's modes all listen for these and exit themselves. Where nobody else does (a bare SDK host),
-      // listeners of ours must not swallow the signal: once every listener has run (another session's
-      // too), it is raised again with Node's default action.
-      if (reraising.has(signal)) return;
-      reraising.add(signal);
-      setImmediate(() => {
-        reraising.delete(signal);
-        const all = process.listeners(signal);
-        if (!all.every((l) => ours.has(l as (...args: unknown[]) => void))) return;
-        for (const l of all) process.off(signal, l as (...args: unknown[]) => void);
-        process.kill(process.pid, signal);
-      });
-    };
-    ours.add(listener);
-    process.on(signal, listener);
-    return { signal, listener };
-  });
-  return () => {
-    for (const { signal, listener } of listeners) {
-      ours.delete(listener);
+const WATCH = Symbol.for("context-guard.exit-watch.v1");
+
+function exitWatch(): ExitWatch {
+  const holder = globalThis as { [WATCH]?: ExitWatch };
+  holder[WATCH] ??= { sessions: new Set(), listeners: new Map() };
+  return holder[WATCH];
+}
+
+function dispatcher(watch: ExitWatch, signal: NodeJS.Signals): () => void {
+  let reraising = false;
+  const listener = () => {
+    // Each callback is guarded: one session's failure does not keep the others from stopping.
+    for (const session of [...watch.sessions]) session();
+    // Pi's modes all listen for these and exit themselves. Where nobody else does (a bare SDK host), our
+    // listener must not swallow the signal: once every listener has run, it is raised again with Node's
+    // default action.
+    if (reraising) return;
+    reraising = true;
+    setImmediate(() => {
+      reraising = false;
+      if (process.listeners(signal).some((l) => l !== listener)) return;
       process.off(signal, listener);
-    }
+      if (watch.listeners.get(signal) === listener) watch.listeners.delete(signal);
+      process.kill(process.pid, signal);
+    });
+  };
+  return listener;
+}
+
+/** Tells `onExit` when the process gets an exit signal; returns the removal. */
+export function watchExitSignals(onExit: () => void): () => void {
+  const watch = exitWatch();
+  const session = callback("exit-signal", onExit);
+  watch.sessions.add(session);
+  for (const signal of EXIT_SIGNALS) {
+    if (watch.listeners.has(signal)) continue;
+    const listener = dispatcher(watch, signal);
+    watch.listeners.set(signal, listener);
+    process.on(signal, listener);
+  }
+  return () => {
+    watch.sessions.delete(session);
+    if (watch.sessions.size > 0) return;
+    for (const [signal, listener] of watch.listeners) process.off(signal, listener);
+    watch.listeners.clear();
   };
 }
 

@@ -8,13 +8,14 @@
 // safely (a key that appears twice) is never written: saving throws, saying why.
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { access, type FileHandle, lstat, mkdir, open, readlink, realpath, rename, rm } from "node:fs/promises";
+import { access, lstat, mkdir, open, readlink, realpath, rename, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { applyEdits, modify, parseTree, stripComments } from "jsonc-parser";
 import { type NormalizedConfig, normalizeConfig } from "../../core/shared/config.ts";
 import { applyEnvDefaults } from "./env-defaults.ts";
+import { errorCode, mebibytes, readBounded } from "./regular-file.ts";
 
 /** A settings file larger than this is not read (it is not a settings file). */
 export const MAX_SETTINGS_BYTES = 1024 * 1024;
@@ -29,63 +30,36 @@ export function settingsPath(): string {
 
 export interface LoadedSettings extends NormalizedConfig {
   path: string;
+  /** The file or the environment chose `settleBudgetMs` (else print mode waits for the run end whole). */
+  settleBudgetChosen?: boolean;
+  /** The file exists but could not be read (not a regular file, too big, no permission): why. */
+  unreadable?: string;
 }
+
+const tooBig = (path: string, bytes?: number) =>
+  `${path} ${bytes === undefined ? "has" : `is ${bytes} bytes,`} more than the ${mebibytes(MAX_SETTINGS_BYTES)} a settings file may have`;
 
 type ReadResult =
   | { kind: "missing" }
   | { kind: "text"; text: string; mode: number; uid: number; gid: number }
   | { kind: "problem"; message: string };
 
-const errorCode = (error: unknown): string => (error as NodeJS.ErrnoException).code ?? String(error);
-
-function fileKind(info: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean }): string {
-  if (info.isDirectory()) return "a directory";
-  if (info.isFIFO()) return "a FIFO (named pipe)";
-  if (info.isCharacterDevice()) return "a character device";
-  return "not a regular file";
-}
-
-const tooBig = (path: string, bytes?: number) =>
-  `${path} ${bytes === undefined ? "has" : `is ${bytes} bytes,`} more than the ${MAX_SETTINGS_BYTES / 1024 / 1024} MiB a settings file may have`;
-
-/**
- * The file's text, read without ever blocking: opened O_NONBLOCK (a FIFO with no writer opens at once),
- * checked with fstat to be a regular file of at most {@link MAX_SETTINGS_BYTES}, and read to that cap.
- */
-async function readBounded(path: string): Promise<ReadResult> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === "ENOENT") return { kind: "missing" };
-    return { kind: "problem", message: `cannot read ${path} (${code})` };
-  }
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) {
-      const kind = fileKind(info);
+/** The file's text, read without ever blocking and to MAX_SETTINGS_BYTES at most (regular-file.ts). */
+async function readSettingsFile(path: string): Promise<ReadResult> {
+  const read = await readBounded(path, MAX_SETTINGS_BYTES);
+  switch (read.kind) {
+    case "missing":
+    case "text":
+      return read;
+    case "not-file":
       return {
         kind: "problem",
-        message: `cannot read ${path}${info.isDirectory() ? " (EISDIR)" : ""}: it is ${kind}, not a regular file`,
+        message: `cannot read ${path}${read.directory ? " (EISDIR)" : ""}: it is ${read.what}, not a regular file`,
       };
-    }
-    if (info.size > MAX_SETTINGS_BYTES) return { kind: "problem", message: tooBig(path, info.size) };
-    // The size can be wrong (a file growing, or one under /proc): the read itself stops at the cap.
-    const buffer = Buffer.alloc(MAX_SETTINGS_BYTES + 1);
-    let total = 0;
-    while (total < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, total, buffer.length - total, null);
-      if (bytesRead === 0) break;
-      total += bytesRead;
-    }
-    if (total > MAX_SETTINGS_BYTES) return { kind: "problem", message: tooBig(path) };
-    const text = buffer.toString("utf8", 0, total);
-    return { kind: "text", text, mode: info.mode & 0o7777, uid: info.uid, gid: info.gid };
-  } catch (error) {
-    return { kind: "problem", message: `cannot read ${path} (${errorCode(error)})` };
-  } finally {
-    await handle.close().catch(() => undefined);
+    case "too-big":
+      return { kind: "problem", message: tooBig(path, read.bytes) };
+    case "error":
+      return { kind: "problem", message: `cannot read ${path} (${read.code})` };
   }
 }
 
@@ -98,10 +72,12 @@ function parseText(body: string): { empty: true } | { empty: false; value: unkno
   return { empty: false, value: JSON.parse(plain) };
 }
 
-async function readRaw(path: string): Promise<{ raw: unknown; warning?: string }> {
-  const read = await readBounded(path);
+async function readRaw(path: string): Promise<{ raw: unknown; warning?: string; unreadable?: string }> {
+  const read = await readSettingsFile(path);
   if (read.kind === "missing") return { raw: undefined };
-  if (read.kind === "problem") return { raw: undefined, warning: `${read.message}; using the defaults` };
+  if (read.kind === "problem") {
+    return { raw: undefined, warning: `${read.message}; using the defaults`, unreadable: read.message };
+  }
   try {
     const parsed = parseText(read.text.startsWith(BOM) ? read.text.slice(1) : read.text);
     return { raw: parsed.empty ? undefined : parsed.value };
@@ -111,10 +87,21 @@ async function readRaw(path: string): Promise<{ raw: unknown; warning?: string }
 }
 
 export async function loadSettings(path = settingsPath()): Promise<LoadedSettings> {
-  const { raw, warning } = await readRaw(path);
-  const normalized = applyEnvDefaults(normalizeConfig(raw), raw);
+  const { raw, warning, unreadable } = await readRaw(path);
+  const base = normalizeConfig(raw);
+  const normalized = applyEnvDefaults(base, raw);
   if (warning) normalized.warnings.unshift(warning);
-  return { ...normalized, path };
+  const chosen =
+    (isObject(raw) &&
+      Object.hasOwn(raw, "settleBudgetMs") &&
+      !base.warnings.some((w) => w.startsWith("settleBudgetMs:"))) ||
+    normalized.config.settleBudgetMs !== base.config.settleBudgetMs;
+  return {
+    ...normalized,
+    path,
+    ...(chosen ? { settleBudgetChosen: true } : {}),
+    ...(unreadable ? { unreadable } : {}),
+  };
 }
 
 /** A save that did not happen: the file is as it was. */
@@ -226,7 +213,7 @@ export interface SavedSetting {
  */
 export async function saveSetting(key: string, value: unknown, path = settingsPath()): Promise<SavedSetting> {
   const file = await fileToWrite(path);
-  const current = await readBounded(file);
+  const current = await readSettingsFile(file);
   if (current.kind === "problem") throw new LeftAsItIs(current.message);
   const text = current.kind === "text" ? current.text : "";
   if (current.kind === "text" && !(await writable(file, current.mode))) {
@@ -249,7 +236,7 @@ export async function saveSetting(key: string, value: unknown, path = settingsPa
       await handle.close();
     }
     // Someone else's edit since the read wins: theirs is the newer intent.
-    const again = await readBounded(file);
+    const again = await readSettingsFile(file);
     const same = current.kind === "text" ? again.kind === "text" && again.text === text : again.kind === "missing";
     if (!same) throw new LeftAsItIs(`${path} changed while it was being saved`);
     await rename(tmp, file);

@@ -5,7 +5,16 @@ import type { SessionMoney, Split } from "../../core/replay/money.ts";
 import type { ReplayReport, SessionMetrics } from "../../core/replay/replay-metrics.ts";
 import { escapeControls } from "../../core/shared/control-chars.ts";
 import { formatCount } from "../../core/shared/text.ts";
-import { dollars, modelText, moneyTotalLine, netText, partingsText, unpricedText } from "./summary-money.ts";
+import {
+  dollars,
+  modelText,
+  moneyShown,
+  moneyTotalLine,
+  netText,
+  noDollarsText,
+  partingsText,
+  unpricedText,
+} from "./summary-money.ts";
 
 const esc = (s: string) =>
   escapeControls(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -26,7 +35,7 @@ function row(label: string, off: Split, rec: Split | undefined, on: Split, error
 /** Cumulative dollars per request, guard off and on (the classifier's cost included at its pass). */
 function dollarsChart(m: SessionMoney, width = 1080, height = 240): string {
   const pts = m.cumulative;
-  if (pts.length === 0 || !m.priced) return "";
+  if (pts.length === 0 || !moneyShown(m)) return "";
   const pad = { left: 64, right: 16, top: 12, bottom: 34 };
   const w = width - pad.left - pad.right;
   const h = height - pad.top - pad.bottom;
@@ -55,10 +64,11 @@ function passRows(m: SessionMoney): string {
 export function moneySection(s: SessionMetrics): string {
   const m = s.money;
   if (!m) return "";
-  const head = m.priced
+  const shown = moneyShown(m);
+  const head = shown
     ? `<div class="big">${dollars(m.off.dollars)} → ${dollars(m.on.dollars)} <span class="muted small">main model, guard off → on</span> + ${dollars(m.classifier.dollars)} <span class="muted small">classifier</span></div><div class="${m.net >= 0 ? "gain" : "loss"}"><b>${esc(netText(m.off.dollars, m.net))}</b></div>`
-    : `<div class="big">not priced</div><div class="muted">${esc(unpricedText(m))}; the token split below still holds. Classifier ${dollars(m.classifier.dollars)}.</div>`;
-  const unpriced = m.priced && m.unpriced.length ? ` Not in dollars: ${unpricedText(m)}.` : "";
+    : `<div class="big">not priced</div><div class="muted">${esc(noDollarsText(m))}; the token split below still holds. Classifier ${dollars(m.classifier.dollars)}.</div>`;
+  const unpriced = shown && m.unpriced.length ? ` Not in dollars: ${unpricedText(m)}.` : "";
   const models =
     m.models
       .filter((x) => x.requests > 0)
@@ -73,9 +83,9 @@ export function moneySection(s: SessionMetrics): string {
     : "Uncalibrated: the session recorded no usage, so token counts are characters ÷ 4 and the system prompt is not counted.";
   return `<style>${MONEY_CSS}</style><div class="money">${head}
 <p class="muted small">Classifier: ${esc(m.classifier.source)}. ${esc(models)}. ${esc(calibration)}</p>
-<table><thead><tr><th></th><th>cache read</th><th>cache write</th><th>uncached input</th><th>output</th><th>dollars</th></tr></thead><tbody>${row("off (simulated) / recorded / on", m.off, m.recorded, m.on, m.error?.dollars)}</tbody></table>
+<table><thead><tr><th></th><th>cache read</th><th>cache write</th><th>uncached input</th><th>output</th><th>dollars</th></tr></thead><tbody>${row("off (simulated) / recorded / on", m.off, m.recorded, m.on, shown ? m.error?.dollars : undefined)}</tbody></table>
 ${parts ? `<details><summary>Where the simulation and the recording part</summary><ul>${parts}</ul></details>` : ""}
-${m.priced ? passRows(m) : ""}</div>
+${shown ? passRows(m) : ""}</div>
 ${dollarsChart(m)}`;
 }
 

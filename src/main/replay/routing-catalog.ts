@@ -1,11 +1,13 @@
-// The catalog the replay routes over: skills (a folder given with --skills, else the user's installed
-// skills, found the way Pi finds them) and tools with their namespaces (a JSON file given with --tools).
-import { readFile } from "node:fs/promises";
+// The catalog the replay routes over: skills (a folder given with --skills, each skill once however
+// symlinks reach it, else the user's installed skills, found the way Pi finds them) and tools with their
+// namespaces (a JSON file given with --tools, read only when it is a regular file of bounded size).
 import { resolve } from "node:path";
 import { z } from "zod";
 import type { NamespaceConfig } from "../../core/routing/surfacing.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
+import { readBounded, readProblem } from "../platform/regular-file.ts";
 import type { SkillLike, ToolLike } from "../routing/routing-shapes.ts";
+import { loadSkillFolder, SkillFolderError } from "./skill-folder.ts";
 
 export interface RoutingCatalog {
   skills: SkillLike[];
@@ -33,6 +35,9 @@ const toolsObject = z.object({ tools: toolList, namespaces: z.record(z.string().
 export class CatalogError extends Error {
   override name = "CatalogError";
 }
+
+/** A tools file larger than this is not one: a thousand tools with their JSON schemas take a few MiB. */
+export const MAX_TOOLS_BYTES = 16 * 1024 * 1024;
 
 /**
  * Namespaces by name prefix when none are configured: tools sharing the part before their first `_` (or
@@ -65,9 +70,13 @@ export async function loadToolsFile(
   path: string,
   config: GuardConfig,
 ): Promise<{ tools: ToolLike[]; namespaces: Record<string, NamespaceConfig> }> {
+  // A FIFO, a device or a folder would hang or fail obscurely in a plain read: named and refused.
+  const read = await readBounded(path, MAX_TOOLS_BYTES);
+  if (read.kind !== "text")
+    throw new CatalogError(`--tools ${path}: ${readProblem(read, MAX_TOOLS_BYTES, "a tools file")}`);
   let raw: unknown;
   try {
-    raw = JSON.parse(await readFile(path, "utf8"));
+    raw = JSON.parse(read.text);
   } catch (error) {
     throw new CatalogError(`--tools ${path}: ${(error as Error).message}`);
   }
@@ -102,12 +111,16 @@ export async function loadRoutingCatalog(input: {
   cwd: string;
   config: GuardConfig;
 }): Promise<RoutingCatalog | undefined> {
-  const { loadSkills, loadSkillsFromDir } = await import("@earendil-works/pi-coding-agent");
+  const { loadSkills } = await import("@earendil-works/pi-coding-agent");
   let skills: SkillLike[];
   const sources: string[] = [];
   if (input.skillsDir !== undefined) {
-    const dir = resolve(input.skillsDir);
-    skills = loadSkillsFromDir({ dir, source: "cli" }).skills;
+    try {
+      skills = await loadSkillFolder(resolve(input.skillsDir), input.cwd, input.agentDir);
+    } catch (error) {
+      if (error instanceof SkillFolderError) throw new CatalogError(`--skills ${input.skillsDir}: ${error.message}`);
+      throw error;
+    }
     if (skills.length === 0) throw new CatalogError(`--skills ${input.skillsDir}: no SKILL.md found`);
     sources.push(`--skills ${input.skillsDir}`);
   } else {

@@ -4,11 +4,45 @@ import type { ModelView, SessionMoney, Split } from "../../core/replay/money.ts"
 import type { ReplayReport, SessionMetrics } from "../../core/replay/replay-metrics.ts";
 import { formatCount } from "../../core/shared/text.ts";
 
+/**
+ * Dollars no branch, session or folder of sessions costs: a larger figure (or NaN, or Infinity) comes from
+ * broken usage, not a bill, and is not shown.
+ */
+export const MAX_SHOWN_DOLLARS = 1_000_000;
+
+/** Whether a dollar figure is one to show. */
+export const shownDollars = (x: number): boolean => Number.isFinite(x) && Math.abs(x) < MAX_SHOWN_DOLLARS;
+
+/**
+ * "$0.42", "$0.0031", "−$1.20"; never an exponent. A figure not to show is "–": callers that can leave the
+ * figure out check shownDollars first, as for an unpriced model.
+ */
 export const dollars = (x: number): string => {
+  if (!shownDollars(x)) return "–";
   const a = Math.abs(x);
-  const s = a === 0 ? "0" : a >= 1 ? a.toFixed(2) : a >= 0.01 ? a.toFixed(3) : a.toPrecision(2);
+  // Two significant digits below a cent; toPrecision would switch to an exponent under a millionth.
+  const s =
+    a === 0
+      ? "0"
+      : a >= 1
+        ? a.toFixed(2)
+        : a >= 0.01
+          ? a.toFixed(3)
+          : a >= 1e-6
+            ? a.toPrecision(2)
+            : a.toFixed(Math.min(20, 1 - Math.floor(Math.log10(a))));
   return `${x < 0 ? "−" : ""}$${s}`;
 };
+
+/** Whether a session's dollars are shown: priced, and every headline figure one to show. */
+export const moneyShown = (m: SessionMoney): boolean =>
+  m.priced && [m.off.dollars, m.on.dollars, m.classifier.dollars, m.net].every(shownDollars);
+
+/** Why a session shows no dollars: its models are unpriced, or its figures are beyond any bill. */
+export function noDollarsText(m: SessionMoney): string {
+  if (!m.priced) return unpricedText(m);
+  return "its dollar figures are beyond any bill (recorded usage out of bounds)";
+}
 const signed = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
@@ -28,22 +62,24 @@ export function moneyLines(s: SessionMetrics): string[] {
   const lines: string[] = [];
   const asJev = m.classifier.source.startsWith("what Jev");
   const classifier = `classifier ${dollars(m.classifier.dollars)}${asJev ? " (Jev's price for the same requests)" : ""}`;
-  if (m.priced) {
+  if (moneyShown(m)) {
     lines.push(
       `  dollars           ${dollars(m.off.dollars)} → ${dollars(m.on.dollars)} main model (guard off → on) + ${classifier} · ${netText(m.off.dollars, m.net)}`,
     );
   } else {
-    lines.push(`  dollars           not priced: ${unpricedText(m)}; tokens only · ${classifier}`);
+    lines.push(`  dollars           not priced: ${noDollarsText(m)}; tokens only · ${classifier}`);
   }
-  if (m.priced && m.unpriced.length > 0) lines.push(`  not in dollars    ${unpricedText(m)}; tokens only`);
+  if (moneyShown(m) && m.unpriced.length > 0) lines.push(`  not in dollars    ${unpricedText(m)}; tokens only`);
   if (m.recorded && m.error) {
     const r = m.recorded;
     const o = m.off;
     const e = m.error.dollars;
     const money =
-      e !== undefined
-        ? ` · ${dollars(o.dollars)} vs ${dollars(r.dollars)} (${signed(e)})`
-        : " · the session recorded $0";
+      m.priced && !moneyShown(m)
+        ? ""
+        : e !== undefined
+          ? ` · ${dollars(o.dollars)} vs ${dollars(r.dollars)} (${signed(e)})`
+          : " · the session recorded $0";
     lines.push(
       `  calibration       guard off vs recorded: read ${formatCount(o.cacheRead)} vs ${formatCount(r.cacheRead)} (${signed(m.error.cacheRead)}) · write ${formatCount(o.cacheWrite)} vs ${formatCount(r.cacheWrite)} (${signed(m.error.cacheWrite)}) · uncached ${formatCount(o.input)} vs ${formatCount(r.input)}${money}`,
     );
@@ -58,7 +94,7 @@ export function moneyLines(s: SessionMetrics): string[] {
     if (!x.calibration || e === undefined || Math.abs(e) <= 0.1) continue;
     lines.push(`  parts             ${x.model}: ${partingsText(x, 3)}`);
   }
-  if (m.priced && m.passes.length > 0) {
+  if (moneyShown(m) && m.passes.length > 0) {
     const paid = m.passes.filter((p) => p.paidBackAt !== undefined);
     const after = paid.map((p) => (p.paidBackAt as number) - p.afterRequest).sort((a, b) => a - b);
     const median = after.length ? after[Math.floor((after.length - 1) / 2)] : undefined;
@@ -123,7 +159,7 @@ export function partingsText(x: ModelView, most: number): string {
 
 /** The folder's dollars over the priced sessions. */
 export function moneyTotalLine(report: ReplayReport): string | undefined {
-  const priced = report.sessions.filter((s) => s.money?.priced);
+  const priced = report.sessions.filter((s) => s.money && moneyShown(s.money));
   if (report.sessions.length < 2 || priced.length === 0) return undefined;
   let off = 0;
   let on = 0;
@@ -133,5 +169,6 @@ export function moneyTotalLine(report: ReplayReport): string | undefined {
     on += s.money?.on.dollars ?? 0;
     classifier += s.money?.classifier.dollars ?? 0;
   }
+  if (![off, on, classifier].every(shownDollars)) return undefined;
   return `all ${priced.length} priced sessions: ${dollars(off)} → ${dollars(on)} + classifier ${dollars(classifier)} · ${netText(off, off - on - classifier)}`;
 }

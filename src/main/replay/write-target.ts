@@ -7,12 +7,11 @@ import type { Stats } from "node:fs";
 import { constants } from "node:fs";
 import { access, open, realpath, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
+import { errorCode, fileKind } from "../platform/regular-file.ts";
 
 class WriteTargetError extends Error {
   override name = "WriteTargetError";
 }
-
-const codeOf = (error: unknown) => (error as NodeJS.ErrnoException)?.code ?? String(error);
 
 export interface WriteTarget {
   /** The file to replace: the target with its symlinks resolved. */
@@ -32,11 +31,12 @@ export async function checkWriteTarget(target: string, inputs: readonly string[]
   try {
     info = await stat(wanted);
   } catch (error) {
-    if (codeOf(error) !== "ENOENT") throw new WriteTargetError(`--write ${target}: cannot use it (${codeOf(error)})`);
+    if (errorCode(error) !== "ENOENT")
+      throw new WriteTargetError(`--write ${target}: cannot use it (${errorCode(error)})`);
   }
   if (info?.isDirectory()) throw new WriteTargetError(`--write ${target}: is a folder; give the name of a file`);
   if (info && !info.isFile()) {
-    throw new WriteTargetError(`--write ${target}: is not a regular file (a device, pipe or socket); give a file name`);
+    throw new WriteTargetError(`--write ${target}: is not a regular file (${fileKind(info)}); give a file name`);
   }
   if (info) {
     for (const input of inputs) {
@@ -50,7 +50,7 @@ export async function checkWriteTarget(target: string, inputs: readonly string[]
     try {
       await access(wanted, constants.W_OK);
     } catch (error) {
-      throw new WriteTargetError(`--write ${target}: not writable (${codeOf(error)})`);
+      throw new WriteTargetError(`--write ${target}: not writable (${errorCode(error)})`);
     }
   }
   const path = info ? await realpath(wanted) : wanted;
@@ -60,7 +60,7 @@ export async function checkWriteTarget(target: string, inputs: readonly string[]
     await (await open(probe, "wx")).close();
     await unlink(probe);
   } catch (error) {
-    throw new WriteTargetError(`--write ${target}: cannot create a file in ${dirname(path)} (${codeOf(error)})`);
+    throw new WriteTargetError(`--write ${target}: cannot create a file in ${dirname(path)} (${errorCode(error)})`);
   }
   return { path, mode: info ? info.mode & 0o777 : 0o644 };
 }

@@ -3,7 +3,7 @@ import { type Lifetime, type Savings, savedTokensText, savingsText } from "../..
 import type { SavedSoFar } from "../../core/replay/saved-so-far.ts";
 import { oneLine } from "../../core/shared/text.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
-import { dollars } from "../replay/summary-money.ts";
+import { dollars, shownDollars } from "../replay/summary-money.ts";
 
 /** Longest model reference the footer shows whole. */
 const FOOTER_REF_MAX = 60;
@@ -98,6 +98,8 @@ function otherText(state: Exclude<GuardState, { kind: "ready" }>): string {
  */
 function moneyText(saved: SavedSoFar | undefined): string | undefined {
   if (!saved?.priced || (saved.off === saved.on && saved.classifier === 0)) return undefined;
+  // A figure beyond any bill (broken usage) shows as an unpriced model does: tokens only.
+  if (![saved.off, saved.on, saved.classifier, saved.net].every(shownDollars)) return undefined;
   return saved.net >= 0 ? `${dollars(saved.net)} saved` : `cost ${dollars(-saved.net)} more so far`;
 }
 

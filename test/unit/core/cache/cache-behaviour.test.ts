@@ -186,6 +186,53 @@ describe("plans, prices and untrusted usage", () => {
     expect(at(6, { ...good, usage: tiny }).tokens?.input).toBe(1000);
   });
 
+  it("sets aside token counts no context holds and costs no request has (issue 44)", () => {
+    const gpt = { api: "openai-responses", provider: "openai", id: "gpt-5.1" };
+    const good = message(gpt, 0, { input: 1000 }, GPT);
+    const at = (m: object, list?: Prices) => checkRequest(1, m, 0, list);
+    const usage = (u: object) => ({ ...good, usage: u });
+    // As a session file holds them: JSON can carry 1e300 and MAX_VALUE; 1e309 parses to Infinity.
+    const parsed = JSON.parse(
+      `[{"input":1e300,"output":10},{"input":${Number.MAX_VALUE},"cacheRead":${Number.MAX_VALUE}},{"input":1e309}]`,
+    ) as object[];
+    const [huge, overflow, infinite] = parsed;
+    for (const list of [GPT, undefined]) {
+      for (const u of [huge, overflow, { input: 100, output: Number.MAX_VALUE }, { input: 10, cacheWrite1h: 1e300 }]) {
+        const c = at(usage(u as object), list);
+        expect(c.aside).toMatch(/token counts no context holds/);
+        // Not even the tokens count: priced, they overflow the dollars.
+        expect(c.tokens).toBeUndefined();
+      }
+      expect(at(usage(infinite as object), list)).toMatchObject({ aside: "usage unreadable" });
+      expect(at(usage(infinite as object), list).tokens).toBeUndefined();
+      // A cost of thousands of dollars for one request is set aside; its tokens still count.
+      for (const cost of [{ total: 1e300 }, { input: 5000, total: 5000 }, { output: Number.MAX_VALUE }]) {
+        const c = at(usage({ input: 1000, output: 100, cost }), list);
+        expect(c.aside).toMatch(/cost no request has/);
+        expect(c.cost).toBeUndefined();
+        expect(c.tokens?.input).toBe(1000);
+      }
+    }
+    // At the bounds, a real request still counts: a full 1M-token context at gpt-5.4-pro's long-context price.
+    const full = { input: 1_000_000, output: 100_000, cost: { input: 60, output: 27, total: 87 } };
+    expect(at(usage(full), { input: 60, output: 270, cacheRead: 0, cacheWrite: 0 })).toMatchObject({
+      tokens: { input: 1_000_000 },
+      cost: { total: 87 },
+    });
+    expect(at(usage(full), { input: 60, output: 270, cacheRead: 0, cacheWrite: 0 }).aside).toBeUndefined();
+    // A plausible total hiding an absurd kind (2 cache-read tokens billed a cent) gives no price of that kind.
+    const rounded = {
+      input: 1000,
+      cacheRead: 2,
+      output: 100,
+      cost: { input: 0.00125, output: 0.001, cacheRead: 0.01 },
+    };
+    const p = learnProfile(gpt, [at(usage(rounded), GPT)], GPT);
+    expect(p.priceSource).toBe("recorded");
+    expect(p.prices?.cacheRead).toBe(GPT.cacheRead);
+    expect(p.prices?.input).toBeCloseTo(GPT.input, 9);
+  });
+
   it("one bad entry moves no live decision", () => {
     const model = { api: "anthropic-messages", provider: "anthropic", id: "claude-opus-4-5" };
     const msgs = session(model, OPUS, [

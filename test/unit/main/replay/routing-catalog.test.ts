@@ -1,9 +1,16 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, symlink, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
-import { CatalogError, derivedNamespaces, loadToolsFile } from "../../../../src/main/replay/routing-catalog.ts";
+import {
+  CatalogError,
+  derivedNamespaces,
+  loadRoutingCatalog,
+  loadToolsFile,
+  MAX_TOOLS_BYTES,
+} from "../../../../src/main/replay/routing-catalog.ts";
 
 const config = { ...DEFAULT_CONFIG };
 
@@ -41,5 +48,77 @@ describe("the routing catalog's tools file", () => {
     await expect(loadToolsFile(path, config)).rejects.toThrow(/tools\.json: not a list of tools.*name/);
     await writeFile(path, "{ not json");
     await expect(loadToolsFile(path, config)).rejects.toThrow(/--tools .*tools\.json/);
+  });
+});
+
+describe("a --tools path that is not a tools file (issue 44)", () => {
+  it("a FIFO, a folder, a device or a huge file: an error naming the path and what it is, never a hang", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cg-tools-kind-"));
+    const fifo = join(dir, "tools.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const folder = join(dir, "a-folder");
+    await mkdir(folder);
+    // Sparse: its size is past the cap without writing it.
+    const huge = join(dir, "huge.json");
+    await writeFile(huge, "");
+    await truncate(huge, MAX_TOOLS_BYTES + 1);
+    const cases: Array<[string, RegExp]> = [
+      [fifo, /: it is a FIFO \(named pipe\), not a regular file$/],
+      [folder, /: it is a directory, not a regular file$/],
+      ["/dev/zero", /: it is a character device, not a regular file$/],
+      [huge, new RegExp(`: it is ${MAX_TOOLS_BYTES + 1} bytes, more than the 16 MiB a tools file may have$`)],
+      [join(dir, "missing.json"), /: no such file$/],
+    ];
+    for (const [path, why] of cases) {
+      const error = await loadToolsFile(path, config).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CatalogError);
+      expect((error as Error).message.startsWith(`--tools ${path}: `)).toBe(true);
+      expect((error as Error).message).toMatch(why);
+    }
+  });
+});
+
+describe("a --skills folder with symlinks (issue 44)", () => {
+  const skill = (name: string) => `---\nname: ${name}\ndescription: The ${name} skill.\n---\nBody of ${name}.\n`;
+  const catalog = (skillsDir: string) =>
+    loadRoutingCatalog({ skillsDir, agentDir: join(skillsDir, "no-agent"), cwd: skillsDir, config });
+
+  async function twoSkills(): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), "cg-skills-loop-"));
+    for (const name of ["alpha", "beta"]) {
+      await mkdir(join(dir, "group", name), { recursive: true });
+      await writeFile(join(dir, "group", name, "SKILL.md"), skill(name));
+    }
+    return dir;
+  }
+
+  it("a link back to a parent: each skill once, by real path", async () => {
+    const dir = await twoSkills();
+    await symlink("..", join(dir, "group", "loop"));
+    const skills = (await catalog(dir))?.skills ?? [];
+    expect(skills.map((s) => s.name).sort()).toEqual(["alpha", "beta"]);
+  });
+
+  it("two loops (a walk without memory is exponential) and a second link to one skill: still two", async () => {
+    const dir = await twoSkills();
+    await symlink("..", join(dir, "group", "up"));
+    await symlink(".", join(dir, "group", "here"));
+    await symlink(join(dir, "group", "alpha"), join(dir, "alpha-again"));
+    await mkdir(join(dir, "gamma"));
+    await symlink(join(dir, "group", "beta", "SKILL.md"), join(dir, "gamma", "SKILL.md"));
+    const skills = (await catalog(dir))?.skills ?? [];
+    expect(skills.map((s) => s.name).sort()).toEqual(["alpha", "beta"]);
+  });
+
+  it("a folder without links loads as Pi loads it; a path that is not a folder is named", async () => {
+    const dir = await twoSkills();
+    await writeFile(join(dir, ".gitignore"), "group/beta/\n");
+    // Pi's own loader runs where no folder repeats: its ignore files hold.
+    expect((await catalog(dir))?.skills.map((s) => s.name)).toEqual(["alpha"]);
+    const fifo = join(dir, "skills.fifo");
+    execFileSync("mkfifo", [fifo]);
+    await expect(catalog(fifo)).rejects.toThrow(`--skills ${fifo}: it is a FIFO (named pipe), not a folder`);
+    await expect(catalog("/dev/zero")).rejects.toThrow("--skills /dev/zero: it is a character device, not a folder");
+    await expect(catalog(join(dir, "nowhere"))).rejects.toThrow(/nowhere: no such folder/);
   });
 });
