@@ -12,8 +12,9 @@ import { countLines } from "../shared/text.ts";
 import type { Candidate, Chunk, ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
 import { chunkOutput, isGrepStyle, segmentChunks } from "./chunk.ts";
 import { citedFiles } from "./decide.ts";
+import { type PassBudget, takeNewest } from "./pass-budget.ts";
 import { buildRunEndRequest } from "./request.ts";
-import { collectCandidates, runWorthDistilling } from "./run.ts";
+import { runWorthDistilling } from "./run.ts";
 
 /** Chunk boundaries without their text: the text is a slice of the output the caller already has. */
 export type ChunkMeta = Omit<Chunk, "text">;
@@ -134,17 +135,16 @@ export function planOutputs(
   return { candidates, files };
 }
 
+/** The run's large outputs (`found`, already filtered), when together they are worth asking about. */
 export function planLarge(
-  entries: SnapEntry[],
+  found: Candidate[],
   span: RunSpan,
   config: PlanConfig,
-  pins: Pins,
   requests: ClassifierRequest[],
   kinds: ItemKind[],
   notes: OutputNotes,
 ): { candidates: PlannedCandidate[]; citedFiles: string[] } {
-  const found = collectCandidates(entries, span, config).filter((c) => unpinned(pins, c.entryId));
-  if (!runWorthDistilling(found, config.minRunChars)) return { candidates: [], citedFiles: [] };
+  if (found.length === 0 || !runWorthDistilling(found, config.minRunChars)) return { candidates: [], citedFiles: [] };
   // At run end only the disk's note is sent with a large output: an edit that superseded it is in the
   // final answer's run already, but a change from outside the agent is known from the disk alone.
   const build: SegmentRequestBuilder = (candidate, chunks, segmentIndex, segmentCount, totalLines) => {
@@ -192,13 +192,28 @@ export function planEarlierOutputs(
   requests: ClassifierRequest[],
   kinds: ItemKind[],
   otherIds: string[],
+  budget: PassBudget,
+  positionOf: (id: string) => number,
 ): { candidates: PlannedCandidate[]; small: SmallItem[]; smallBatches: PlannedBatch[] } {
   const out = { candidates: [] as PlannedCandidate[], small: [] as SmallItem[], smallBatches: [] as PlannedBatch[] };
-  const groups = collectRetries(entries, span.startIndex, config, judged)
+  const found = collectRetries(entries, span.startIndex, config, judged);
+  // What the pass can still take, newest first, over every earlier run's outputs together.
+  const fits = new Set(
+    takeNewest(
+      found.flatMap((g) => [
+        ...g.large.filter((c) => unpinned(pins, c.entryId)).map((c) => ({ id: c.entryId, chars: c.text.length })),
+        ...g.small.filter((i) => unpinned(pins, i.entryId)).map((i) => ({ id: i.entryId, chars: i.text.length })),
+      ]),
+      budget,
+      (x) => x.chars,
+      (x) => positionOf(x.id),
+    ).map((x) => x.id),
+  );
+  const groups = found
     .map((g) => ({
       ...g,
-      large: g.large.filter((c) => unpinned(pins, c.entryId)),
-      small: g.small.filter((i) => unpinned(pins, i.entryId)),
+      large: g.large.filter((c) => fits.has(c.entryId)),
+      small: g.small.filter((i) => fits.has(i.entryId)),
     }))
     .filter((g) => g.large.length + g.small.length > 0);
   const ids = groups.flatMap((g) => [...g.large.map((c) => c.entryId), ...g.small.map((i) => i.entryId)]);

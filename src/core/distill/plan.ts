@@ -17,14 +17,17 @@ import {
 import { type PlanBreakEven, planBreakEven } from "../cache/edit-gate.ts";
 import { buildExchangeRequests, collectExchanges, type Exchange, exchangeMemo } from "../items/exchanges.ts";
 import { collectImages, type ImageItem } from "../items/images.ts";
-import { readJudgments } from "../items/judged.ts";
+import { dueForRetry, readJudgments } from "../items/judged.ts";
 import { type KeepRule, ruleKeeps } from "../items/keep-rules.ts";
 import { outputNotes } from "../items/output-notes.ts";
+import { readOutputRecords } from "../items/skipped-runs.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
 import { type DiskCheck, earlierStaleReads, type StaleRead } from "../items/stale-reads.ts";
+import { madeWhileOff } from "../records/off-spans.ts";
 import { type Pins, readPins, unpinned } from "../records/pins.ts";
-import type { ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
+import type { Candidate, ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
 import { buildCheckpointRequest } from "./checkpoint-request.ts";
+import { type PassBudget, passBudget, takeNewest } from "./pass-budget.ts";
 import {
   type ChunkMeta,
   type ItemKind,
@@ -96,9 +99,21 @@ export function planRunEnd(
   const pins = pinsAnd(entries, landing);
 
   const notes = outputNotes(entries, span, diskCheck);
-  const large = planLarge(entries, span, config, pins, requests, kinds, notes);
+  const budget = passBudget(config);
+  const positionOf = positions(entries);
+  // An output of this run that a run end judged already (the run started before a resumed crash or a
+  // steer) is not asked again unless that judgment had no usable answer.
+  const atRunEnd = readOutputRecords(entries).atRunEnd;
+  const fresh = (id: string) => unpinned(pins, id) && (!atRunEnd.has(id) || dueForRetry(id, judged));
+  const outputs = newestOutputs(
+    collectCandidates(entries, span, config).filter((c) => fresh(c.entryId)),
+    collectSmall(entries, span, config, notes.superseded, (c) => fresh(c.entryId)),
+    budget,
+    positionOf,
+  );
+  const large = planLarge(outputs.large, span, config, requests, kinds, notes);
 
-  const small = collectSmall(entries, span, config, notes.superseded).filter((i) => unpinned(pins, i.entryId));
+  const small = outputs.small;
   const smallBatches = pushBatches(
     buildSmallRequests(small, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.entryIds })),
     "small",
@@ -106,13 +121,12 @@ export function planRunEnd(
     kinds,
   );
 
-  const exchanges = collectExchanges(
-    entries,
-    span.startIndex,
-    config,
-    exchangeMemo(entries, span.startIndex),
-    judged,
-  ).filter((x) => unpinned(pins, x.promptId, ...x.entryIds));
+  const exchanges = newestExchanges(
+    collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex), judged).filter((x) =>
+      unpinned(pins, x.promptId, ...x.entryIds),
+    ),
+    budget,
+  );
   const exchangeBatches = pushBatches(
     buildExchangeRequests(exchanges, span, "run-end", limits).map((r) => ({ request: r.request, ids: r.promptIds })),
     "exchange",
@@ -126,12 +140,24 @@ export function planRunEnd(
 
   // With a cold cache the retries' edits cost no rewrite: they are asked whatever they could save.
   const earlierConfig = breakEven.cold ? { ...config, exchangeBreakEven: false } : config;
-  const earlier = planEarlierOutputs(entries, span, earlierConfig, judged, pins, view?.family, requests, kinds, [
-    ...large.candidates.map((c) => c.entryId),
-    ...small.map((i) => i.entryId),
-    ...exchanges.flatMap((x) => [x.promptId, ...x.entryIds]),
-    ...images.map((i) => i.entryId),
-  ]);
+  const earlier = planEarlierOutputs(
+    entries,
+    span,
+    earlierConfig,
+    judged,
+    pins,
+    view?.family,
+    requests,
+    kinds,
+    [
+      ...large.candidates.map((c) => c.entryId),
+      ...small.map((i) => i.entryId),
+      ...exchanges.flatMap((x) => [x.promptId, ...x.entryIds]),
+      ...images.map((i) => i.entryId),
+    ],
+    budget,
+    positionOf,
+  );
   const candidates = [...large.candidates, ...earlier.candidates];
   const judging = new Set([...earlier.candidates.map((c) => c.entryId), ...earlier.small.map((i) => i.entryId)]);
   const staleReads = earlierStaleReads(entries, span.startIndex, config, judging, diskCheck).filter((r) =>
@@ -166,12 +192,55 @@ export function planRunEnd(
 
 /**
  * The branch's pins, with what a pass landing at the same boundary judged (core/boundary/landed-items.ts)
- * left alone like pinned entries.
+ * and what was made while the guard was off (core/records/off-spans.ts) left alone like pinned entries.
  */
 function pinsAnd(entries: SnapEntry[], landing: LandingPass | undefined): Pins {
   const pins = readPins(entries);
   for (const id of landing?.judged ?? []) pins.pinned.add(id);
+  for (const id of madeWhileOff(entries)) pins.pinned.add(id);
   return pins;
+}
+
+/** Each entry's position in the snapshot, read once when first asked. */
+function positions(entries: readonly SnapEntry[]): (id: string) => number {
+  let at: Map<string, number> | undefined;
+  return (id) => {
+    at ??= new Map(entries.map((e, i) => [e.id, i]));
+    return at.get(id) ?? -1;
+  };
+}
+
+/** The run's large and small outputs that fit in the pass's budget, newest first. */
+function newestOutputs(
+  large: Candidate[],
+  small: SmallItem[],
+  budget: PassBudget,
+  positionOf: (id: string) => number,
+): { large: Candidate[]; small: SmallItem[] } {
+  const items = [
+    ...large.map((c) => ({ id: c.entryId, chars: c.text.length })),
+    ...small.map((i) => ({ id: i.entryId, chars: i.text.length })),
+  ];
+  const fits = new Set(
+    takeNewest(
+      items,
+      budget,
+      (x) => x.chars,
+      (x) => positionOf(x.id),
+    ).map((x) => x.id),
+  );
+  if (fits.size === items.length) return { large, small };
+  return { large: large.filter((c) => fits.has(c.entryId)), small: small.filter((i) => fits.has(i.entryId)) };
+}
+
+/** The newest exchanges the pass's budget has items left for (their requests carry summaries, not text). */
+function newestExchanges(exchanges: Exchange[], budget: PassBudget): Exchange[] {
+  return takeNewest(
+    exchanges,
+    budget,
+    () => 0,
+    (x) => x.index,
+  );
 }
 
 /** The keep rules over every item the pass may remove (images are never the work's). */
@@ -228,10 +297,18 @@ export function planCheckpoint(
   const superseded = notes.superseded;
   const pins = pinsAnd(entries, landing);
   const free = (item: { entryId: string }) => unpinned(pins, item.entryId);
-  const large = collectCandidates(entries, span, config).filter((c) => eligible(c) && free(c));
-  const small = collectSmall(entries, span, config, superseded).filter((i) => eligible(i) && free(i));
-  const exchanges = collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex)).filter(
-    (x) => unpinned(pins, x.promptId, ...x.entryIds),
+  const budget = passBudget(config);
+  const { large, small } = newestOutputs(
+    collectCandidates(entries, span, config).filter((c) => eligible(c) && free(c)),
+    collectSmall(entries, span, config, superseded, (c) => eligible(c) && free(c)),
+    budget,
+    positions(entries),
+  );
+  const exchanges = newestExchanges(
+    collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex)).filter((x) =>
+      unpinned(pins, x.promptId, ...x.entryIds),
+    ),
+    budget,
   );
   const images = removableImages(entries, config.imageKeepTurns, span.startIndex).filter(free);
   const batch: CheckpointBatch = {

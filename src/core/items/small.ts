@@ -84,10 +84,13 @@ export function collectSmall(
   span: RunSpan,
   config: SmallConfig,
   superseded: Map<string, string>,
+  /** Which outputs may be items at all (checked before the item and its facts are made). */
+  keep: (c: Candidate) => boolean = () => true,
 ): SmallItem[] {
   if (config.smallResultMinChars <= 0) return [];
   const out: SmallItem[] = [];
   for (const c of collectRunResults(entries, span, config, config.smallResultMinChars, chunkedFrom(config))) {
+    if (!keep(c)) continue;
     const item = smallItem(c, superseded.get(c.entryId));
     if (item) out.push(item);
   }

@@ -28,6 +28,7 @@ import type { Judged } from "../pass/revalidate.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { watchPass } from "../platform/interrupts.ts";
 import { recordPass, type Telemetry } from "../platform/telemetry.ts";
+import { warn } from "../platform/warn.ts";
 import { BackgroundPass, type LandedDrafts, type RunningJob } from "./background-pass.ts";
 import type { CachePins } from "./cache-pins.ts";
 import { PassNotices } from "./pass-notices.ts";
@@ -36,6 +37,9 @@ import { within } from "./settle-budget.ts";
 import type { WarmUp } from "./warm-up.ts";
 
 type Drafts = { entries: SessionBoundaryDraft[] } | undefined;
+
+/** Print and JSON modes: Pi exits once the run has settled, and drops whatever is still behind it. */
+export const exitsAfterRun = (mode: ExtensionContext["mode"] | undefined) => mode === "print" || mode === "json";
 
 /** What the boundaries need of their session. */
 export interface BoundaryHost {
@@ -67,6 +71,8 @@ export class Boundary {
   #queued = false;
   /** The last turn_end landed a background pass: the next checkpoint starts a turn later. */
   #landed = false;
+  /** Print mode's hand-over was said once. */
+  #saidPrintHandOver = false;
 
   constructor(host: BoundaryHost) {
     this.#host = host;
@@ -199,6 +205,7 @@ export class Boundary {
     });
     const ready = await this.hold(handOver, ctx, () => within(judging, left()));
     if (!ready.done) {
+      if (exitsAfterRun(ctx.mode) && !ctx.hasUI) this.#sayPrintHandOver(ctx, config);
       this.#detach(ctx, detached);
       this.#background.adoptPass(ctx, context(), judging, restStop);
       return landed && { entries: before };
@@ -207,6 +214,21 @@ export class Boundary {
     if (!judged) return landed && { entries: before };
     if (judged.rest) this.#background.adopt(ctx, context(), judged.rest, restStop);
     return { entries: [...before, ...judged.edits, recordDraft(judged.record)] };
+  }
+
+  /**
+   * Print mode with a budget the settings chose: a pass handed over lands only if another prompt follows
+   * in the same process. Said once.
+   */
+  #sayPrintHandOver(ctx: ExtensionContext, config: GuardConfig): void {
+    if (this.#saidPrintHandOver) return;
+    this.#saidPrintHandOver = true;
+    warn(
+      ctx,
+      `the run end waited settleBudgetMs (${config.settleBudgetMs} ms) and its pass goes on behind; it lands ` +
+        "only if another prompt follows before Pi exits. Leave settleBudgetMs unset to have print mode wait " +
+        `for the pass (up to timeoutMs, ${config.timeoutMs} ms)`,
+    );
   }
 
   /** The boundary stopped waiting for its pass: from now on it is a background pass for the footer. */

@@ -18,6 +18,8 @@ export class BranchIndex {
   /** Tool result entry id → its tool call id, and back. */
   readonly callOf = new Map<string, string>();
   readonly entryOfCall = new Map<string, string>();
+  /** How many times a sync dropped known entries (the branch changed under them): readers start over. */
+  resets = 0;
 
   /** Brings the index to the current leaf and returns it. */
   sync(sm: SessionView): this {
@@ -45,6 +47,7 @@ export class BranchIndex {
   }
 
   #truncate(length: number): void {
+    if (this.entries.length > length) this.resets++;
     while (this.entries.length > length) {
       const e = this.entries.pop() as IndexedEntry;
       this.position.delete(e.id);

@@ -1,4 +1,4 @@
-// `/guard`: status (the default), stats, on, off, reload, and list, restore and pin (out-list.ts), on the
+// `/guard`: status (the default), stats, trace, on, off, judge, reload, and list, restore and pin (out-list.ts), on the
 // session the command runs in.
 import type { ExtensionCommandContext, ExtensionContext, RegisteredCommand } from "@earendil-works/pi-coding-agent";
 import { redactKnown } from "../platform/secrets.ts";
@@ -9,7 +9,7 @@ import { OUT_COMMANDS, type OutCommand, runOutCommand } from "./out-list.ts";
 import { traceReport } from "./report.ts";
 import { type SessionGuard, terminalWidth } from "./session-guard.ts";
 
-const SUBCOMMANDS = ["status", "stats", "trace", "on", "off", "reload", ...OUT_COMMANDS];
+const SUBCOMMANDS = ["status", "stats", "trace", "on", "off", "judge", "reload", ...OUT_COMMANDS];
 
 /** Appends a custom entry on the branch (Pi's `appendEntry`), for restore and pin. */
 type Append = (customType: string, data: unknown) => void;
@@ -24,7 +24,7 @@ export function guardCommand(
   append?: Append,
 ): Omit<RegisteredCommand, "name" | "sourceInfo"> {
   return {
-    description: "context-guard: status, stats, trace, on, off, reload, list, restore <id>, pin <id>",
+    description: "context-guard: status, stats, trace, on, off, judge, reload, list, restore <id>, pin <id>",
     getArgumentCompletions: argumentCompletions,
     handler: (args, ctx) => runGuardCommand(args, ctx, session(), append),
   };
@@ -58,6 +58,7 @@ export async function runGuardCommand(
   if (command === "on" || command === "off") {
     const enabled = command === "on";
     session.config = { ...session.config, enabled };
+    session.markSwitch(ctx);
     try {
       const saved = await saveSetting("enabled", enabled, session.settingsPath);
       const where = saved.file === session.settingsPath ? "" : ` → ${saved.file}`;
@@ -74,15 +75,30 @@ export async function runGuardCommand(
   }
   if (command === "reload") {
     const loaded = await loadSettings(session.settingsPath);
-    session.config = loaded.config;
+    session.useSettings(loaded, ctx.mode);
     // A reload usually follows a fix (a key, a model): a paused classifier is asked again at once.
     session.pipeline.breaker.reset();
+    session.markSwitch(ctx);
     for (const w of loaded.warnings) warn(ctx, w);
     ctx.ui.notify(
       `context-guard: settings reloaded from ${loaded.path}${loaded.warnings.length ? "" : " (no warnings)"}`,
       "info",
     );
     session.draw(ctx);
+    return;
+  }
+  if (command === "judge") {
+    if (!session.config.enabled) {
+      ctx.ui.notify("context-guard is off: /guard on first, then /guard judge", "warning");
+      return;
+    }
+    const held = session.judgeOffSpans(ctx);
+    ctx.ui.notify(
+      held > 0
+        ? `context-guard: ${held} entries made while the guard was off are no longer held back; later passes judge them like the rest`
+        : "context-guard: nothing on this branch was made while the guard was off",
+      "info",
+    );
     return;
   }
   if (command === "stats") {
@@ -100,7 +116,7 @@ export async function runGuardCommand(
   }
   if (command !== "status") {
     ctx.ui.notify(
-      `context-guard: unknown argument "${command}"; use /guard, /guard stats, /guard trace, /guard on, /guard off, /guard reload, /guard list, /guard restore <id> or /guard pin <id>`,
+      `context-guard: unknown argument "${command}"; use /guard, /guard stats, /guard trace, /guard on, /guard off, /guard judge, /guard reload, /guard list, /guard restore <id> or /guard pin <id>`,
       "warning",
     );
     return;

@@ -36,7 +36,7 @@ export async function runOutCommand(
   session: SessionGuard,
   append: RestoreHost["appendEntry"],
 ): Promise<void> {
-  const host: RestoreHost = { snapshot: (c) => session.snapshot(c), appendEntry: append };
+  const host: RestoreHost = session.restoreHost(append);
   if (command === "restore" || command === "pin") {
     tell(ctx, command === "restore" ? restoreEntry(host, ctx, arg) : pinEntry(host, ctx, arg));
     session.draw(ctx);

@@ -4,17 +4,14 @@
 // the original through Pi's `context` event. The model's recalls are a signal too: an entry recalled
 // twice in a run, or whole, comes back the same way at the next boundary. Everything is read from the
 // branch, so a reload or /tree sees the same.
-import {
-  type ExtensionContext,
-  type SessionBoundaryDraft,
-  sessionEntryToContextMessages,
-} from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import { runMayRecall } from "../../core/recall/recall-gate.ts";
 import { recallNote, recallSaysNeeded, recallsInRun } from "../../core/recall/recall-signal.ts";
 import { itemFor, type OutItem, outOfContext } from "../../core/records/out-of-context.ts";
-import { PIN_TYPE, type PinEntryLike, pendingRestores, pinData, readPins } from "../../core/records/pins.ts";
+import { PIN_TYPE, type PinEntryLike, pinData, readPinData, readPins } from "../../core/records/pins.ts";
 import { formatCount } from "../../core/shared/text.ts";
-import type { SnapEntry } from "../../core/shared/types.ts";
+import type { RecordResult, SnapEntry } from "../../core/shared/types.ts";
+import type { Judged } from "../pass/revalidate.ts";
 import type { ProjectedLike, SnapshotBuilder } from "../pass/snapshot.ts";
 import { contentSize } from "../pass/validate.ts";
 import { BranchIndex } from "./branch-index.ts";
@@ -28,6 +25,8 @@ export type Message = ReturnType<SessionView["buildSessionProjection"]>["message
 export interface RestoreHost {
   snapshot(ctx: ExtensionContext): SnapEntry[];
   appendEntry(customType: string, data: unknown): void;
+  /** The drafts of a pass that has ended behind the agent and not landed yet (requests already show them). */
+  ready?(ctx: ExtensionContext): Judged | undefined;
 }
 
 export interface CommandOutcome {
@@ -58,6 +57,19 @@ export function restoreEntry(host: RestoreHost, ctx: ExtensionContext, id: strin
   if (!item) {
     const pins = readPins(snap);
     if (pins.restored.has(id)) return { ok: false, message: `context-guard: ${id} is restored already` };
+    const waiting = readyResult(host.ready?.(ctx), id);
+    if (waiting && !pins.pinned.has(id)) {
+      // Requests already show the draft; pinned, it is dropped from them at once and never lands.
+      const ids = [waiting.entryId, ...(waiting.omitted ?? [])];
+      host.appendEntry(PIN_TYPE, pinData("pin", ids));
+      const what = waiting.kind === "exchange" ? `the exchange "${waiting.label}"` : waiting.label;
+      return {
+        ok: true,
+        message:
+          `context-guard: restored ${what}: a pass had judged it and its edit was about to land; that edit is ` +
+          "cancelled, the model sees the original from its next request on, and it is never judged again",
+      };
+    }
     const shown = snap.find((e) => e.id === id);
     const why =
       shown?.edited === true
@@ -75,6 +87,15 @@ export function restoreEntry(host: RestoreHost, ctx: ExtensionContext, id: strin
   };
 }
 
+/** The result of a ready pass that edits `id` (an exchange: any of its entries), if any. */
+function readyResult(ready: Judged | undefined, id: string): RecordResult | undefined {
+  if (!ready) return undefined;
+  const targets = new Set(ready.edits.map((e) => e.targetId));
+  return ready.record.results.find(
+    (r) => r.outcome !== "kept" && (r.entryId === id || r.omitted?.includes(id) === true) && targets.has(r.entryId),
+  );
+}
+
 /** `/guard pin <id>`: no pass judges this entry (nor an exchange that holds it) again. */
 export function pinEntry(host: RestoreHost, ctx: ExtensionContext, id: string): CommandOutcome {
   if (!id) return { ok: false, message: "context-guard: /guard pin needs an entry id (see /guard list)" };
@@ -90,76 +111,71 @@ export function pinEntry(host: RestoreHost, ctx: ExtensionContext, id: string): 
   if (readPins(snap).pinned.has(id)) return { ok: false, message: `context-guard: ${id} is pinned already` };
   host.appendEntry(PIN_TYPE, pinData("pin", [id]));
   const out = itemFor(items, id);
-  return {
-    ok: true,
-    message: out
-      ? `context-guard: pinned ${id}; it stays as it is now (out of context): /guard restore ${out.entryId} puts it back`
-      : `context-guard: pinned ${id}; no pass judges it again`,
-  };
+  if (out) {
+    return {
+      ok: true,
+      message: `context-guard: pinned ${id}; it stays as it is now (out of context): /guard restore ${out.entryId} puts it back`,
+    };
+  }
+  const cancelled = readyResult(host.ready?.(ctx), id) ? "; the edit a pass had ready for it is cancelled" : "";
+  return { ok: true, message: `context-guard: pinned ${id}; no pass judges it again${cancelled}` };
 }
-
-/** The original message(s) of a raw entry, as the model would see them unedited. */
-function originals(entry: ProjectedLike["sourceEntry"]): Message[] {
-  return sessionEntryToContextMessages(entry as unknown as RawEntry) as Message[];
-}
-
-const same = (a: Message | undefined, b: Message) =>
-  a !== undefined &&
-  a.role === b.role &&
-  (a as { timestamp?: unknown }).timestamp === (b as { timestamp?: unknown }).timestamp;
 
 /**
- * Restores still waiting for their boundary, tracked on an incremental view of the branch so the check
- * before every request costs what is new.
+ * What the user's restores and pins say on the active branch, kept on an incremental view of it so the
+ * check before every request costs what is new: the restores still waiting for their boundary, and every
+ * entry no pass may touch (pinned, restored, or a note of a restore).
  */
 export class PendingRestores {
   readonly #index = new BranchIndex();
   /** Targets a boundary did not find in its context (compacted away): no later request shows them either. */
   readonly #unreachable = new Set<string>();
+  /** The index's entries read so far, and the reset of the index they belong to. */
+  #read = 0;
+  #resets = -1;
+  /** Restores whose edit has not been appended yet, in the order they were asked for. */
+  readonly #pending = new Set<string>();
+  readonly #pinned = new Set<string>();
+
+  #sync(sm: SessionView): void {
+    const index = this.#index.sync(sm);
+    if (index.resets !== this.#resets) {
+      // Another branch (/tree): read it from the start.
+      this.#resets = index.resets;
+      this.#read = 0;
+      this.#pending.clear();
+      this.#pinned.clear();
+    }
+    const entries = index.entries as unknown as PinEntryLike[];
+    for (; this.#read < entries.length; this.#read++) {
+      const e = entries[this.#read] as PinEntryLike;
+      if (e.type === "context_edit") {
+        // Pi shows the latest edit: any later edit of the target ends the wait.
+        if (typeof e.targetId === "string") this.#pending.delete(e.targetId);
+        continue;
+      }
+      const d = readPinData(e);
+      if (!d) continue;
+      for (const id of [...d.ids, ...(d.notes ?? [])]) this.#pinned.add(id);
+      if (d.action === "restore") for (const id of d.ids) this.#pending.add(id);
+    }
+  }
 
   pending(sm: SessionView): string[] {
-    const entries = this.#index.sync(sm).entries as unknown as PinEntryLike[];
-    const pending = pendingRestores(entries);
+    this.#sync(sm);
+    const pending = [...this.#pending];
     return this.#unreachable.size ? pending.filter((id) => !this.#unreachable.has(id)) : pending;
   }
 
-  /**
-   * Pi's `context` event: each pending restore's original in place of what the projection shows. An
-   * edited message gets its original content in place (Pi then keeps its system messages where they
-   * are); an omitted one is inserted, which needs a new list. Returns that list, or undefined when the
-   * messages were left as they are or changed in place. Messages that do not line up with the projection
-   * are left alone: the boundary lands the restore.
-   */
-  apply(messages: Message[], sm: SessionView): Message[] | undefined {
-    const pending = new Set(this.pending(sm));
-    if (pending.size === 0) return undefined;
-    const projection = sm.buildSessionProjection();
-    const out: Message[] = [];
-    const inPlace: Array<{ at: number; content: unknown }> = [];
-    let inserted = false;
-    let k = 0;
-    for (const projected of projection.entries) {
-      const restoring = pending.has(projected.sourceEntry.id);
-      const shown = projected.messages.filter((m) => m.role !== "system");
-      const original = restoring ? originals(projected.sourceEntry as unknown as ProjectedLike["sourceEntry"]) : [];
-      for (let j = 0; j < shown.length; j++) {
-        if (!same(messages[k], shown[j] as Message)) return undefined;
-        const before = original[j] as { content?: unknown } | undefined;
-        if (restoring && before) inPlace.push({ at: k, content: before.content });
-        out.push(messages[k] as Message);
-        k++;
-      }
-      if (restoring && shown.length === 0 && original.length > 0) {
-        out.push(...original.map((m) => structuredClone(m)));
-        inserted = true;
-      }
-    }
-    for (const { at, content } of inPlace) {
-      (messages[at] as { content?: unknown }).content = structuredClone(content);
-    }
-    if (!inserted) return undefined;
-    // The in-place changes are in `out` too: it holds the same message objects.
-    return [...out, ...messages.slice(k)];
+  /** Whether an entry is on the active branch. */
+  onBranch(sm: SessionView, id: string): boolean {
+    return this.#index.sync(sm).position.has(id);
+  }
+
+  /** Every entry the user pinned or restored on the branch (and the notes of restores). */
+  pinned(sm: SessionView): ReadonlySet<string> {
+    this.#sync(sm);
+    return this.#pinned;
   }
 
   /** At a boundary: the edits that put each pending restore's original back (targets on this context only). */

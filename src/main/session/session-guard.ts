@@ -9,9 +9,17 @@ import type {
   BeforeProviderRequestEvent,
   ExtensionContext,
   SessionBoundaryDraft,
+  SessionEntry,
 } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
 import { runMayRecall } from "../../core/recall/recall-gate.ts";
+import {
+  madeWhileOff,
+  SWITCH_TYPE,
+  type SwitchEntryLike,
+  switchData,
+  switchedOff,
+} from "../../core/records/off-spans.ts";
 import { pinCounts, readPins } from "../../core/records/pins.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
@@ -20,28 +28,30 @@ import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/cl
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { PassPipeline } from "../pass/pass-pipeline.ts";
 import { RELEASE_TIMEOUT_MS } from "../pass/pass-worker.ts";
+import type { Judged } from "../pass/revalidate.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { callback, setCallbackReporter } from "../platform/callbacks.ts";
 import { watchExitSignals } from "../platform/interrupts.ts";
 import { createTaskRunner, type TaskRunner } from "../platform/pool.ts";
 import { watchRetryAfter } from "../platform/retry-after.ts";
 import { classifierSecretValues } from "../platform/secrets.ts";
-import { loadSettings } from "../platform/settings.ts";
+import { type LoadedSettings, loadSettings } from "../platform/settings.ts";
 import { Telemetry } from "../platform/telemetry.ts";
 import { createThreadFetch } from "../platform/thread-fetch.ts";
 import { warn } from "../platform/warn.ts";
 import { priceBookOf } from "../replay/prices.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
-import { Boundary } from "./boundary.ts";
+import { Boundary, exitsAfterRun } from "./boundary.ts";
 import { branchBreaks, needsShapeCheckIn, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
+import { BranchIndex } from "./branch-index.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
 import { LiveProjection } from "./live-projection.ts";
 import { LiveSavings } from "./live-savings.ts";
-import { withReadyDrafts } from "./ready-drafts.ts";
+import { carriedDrafts, withWaitingEdits } from "./ready-drafts.ts";
 import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
-import { type Message, PendingRestores, restoringDrafts } from "./restore.ts";
+import { type Message, PendingRestores, type RestoreHost, restoringDrafts } from "./restore.ts";
 import type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
 import { type GuardState, lookupProblem } from "./status.ts";
 import { WarmUp } from "./warm-up.ts";
@@ -102,8 +112,9 @@ export class SessionGuard {
   readonly #footer = new Footer();
   /** The snapshot built after start and the worker sent the session: a pass waits for them. */
   readonly #warmUp: WarmUp;
-  /** Dollars saved so far on the branch, priced on the pass pool's thread. */
+  /** Dollars saved so far on the branch, priced on the pass pool's thread, and the branch they follow. */
   readonly #dollars = new LiveSavings();
+  readonly #dollarsBranch = new BranchIndex();
   #unwatchSignals: () => void = () => undefined;
   /** The branch as Pi projects it, kept between boundaries: a checkpoint starts at turn_start from it. */
   readonly #live = new LiveProjection();
@@ -117,6 +128,8 @@ export class SessionGuard {
   #recallMaybe = true;
   /** The branch holds a tool result apart from its call, which a boundary repairs. */
   #repairDue = false;
+  /** The branch's last switch of the guard (off-spans.ts), read at start and after /tree, kept when written. */
+  #switch: { off: boolean } | undefined;
 
   constructor(parts: SessionGuardParts) {
     this.#parts = parts;
@@ -180,9 +193,23 @@ export class SessionGuard {
       : classifierFor(ctx.modelRegistry, found, this.#fetch);
   }
 
+  /**
+   * Settings as this session uses them. Print and JSON modes exit right after the run, so a run-end pass
+   * left behind the agent would be dropped with its answers: there, unless the settings chose a budget,
+   * the run end waits for its pass whole (bounded by `timeoutMs`).
+   */
+  useSettings(settings: Pick<LoadedSettings, "config" | "settleBudgetChosen">, mode: ExtensionContext["mode"]): void {
+    const config = settings.config;
+    this.config =
+      exitsAfterRun(mode) && !settings.settleBudgetChosen && config.settleBudgetMs < config.timeoutMs
+        ? { ...config, settleBudgetMs: config.timeoutMs }
+        : config;
+  }
+
   /** session_start: notices, the footer, the snapshot built in the background, routing restored. */
   start(ctx: ExtensionContext): void {
     this.#sessionManager = ctx.sessionManager;
+    this.useSettings(this.#parts.settings, ctx.mode);
     // The process is going away: a pass in flight stops at once and writes nothing.
     this.#unwatchSignals = (this.#parts.watchExit ?? watchExitSignals)(() => this.#exiting());
     setCallbackReporter((message) => warn(ctx, message));
@@ -229,6 +256,7 @@ export class SessionGuard {
   /** agent_start: the HTTP thread boots and the worker is warmed while the main model works. */
   runStarted(ctx: ExtensionContext): void {
     this.#toolTurn = false;
+    this.markSwitch(ctx);
     if (this.#warmUp.workerWarm) return;
     const found = this.config.enabled ? this.lookup(ctx) : undefined;
     if (found?.ok && !found.local) {
@@ -310,19 +338,13 @@ export class SessionGuard {
   restoreContext(messages: Message[], ctx: ExtensionContext): { messages: Message[] } | undefined {
     let out: Message[] | undefined;
     try {
-      out = this.restores.apply(messages, ctx.sessionManager);
+      const sm = ctx.sessionManager;
+      const restoring = new Set(this.restores.pending(sm));
+      const ready = this.#readyHere(sm);
+      const edits = ready ? carriedDrafts(ready, this.restores.pinned(sm)) : [];
+      out = withWaitingEdits(messages, sm, restoring, edits);
     } catch {
-      // The boundary still lands the restore.
-    }
-    const ready = this.closed || !this.config.enabled ? undefined : this.boundary.ready;
-    // Drafts judged on a branch the session has left (/tree) never reach its requests (nor land).
-    if (ready && (ready.leaf === undefined || ctx.sessionManager.getBranch().some((e) => e.id === ready.leaf))) {
-      try {
-        const edited = withReadyDrafts(out ?? messages, ctx.sessionManager, ready.edits);
-        if (edited) out = edited;
-      } catch {
-        // The boundary still lands the drafts.
-      }
+      // The boundary still lands the restores and the drafts.
     }
     try {
       // A tool result without its call fails the request at any strict provider: it stays out until a
@@ -335,6 +357,22 @@ export class SessionGuard {
     }
     this.#syncTurnEnd();
     return out ? { messages: out } : undefined;
+  }
+
+  /** The drafts of a pass that ended behind the agent, if they belong to this branch (not one left by /tree). */
+  #readyHere(sm: ExtensionContext["sessionManager"]): Judged | undefined {
+    const ready = this.closed || !this.config.enabled ? undefined : this.boundary.ready;
+    if (!ready) return undefined;
+    return ready.leaf === undefined || this.restores.onBranch(sm, ready.leaf) ? ready : undefined;
+  }
+
+  /** What `/guard restore` and `/guard pin` need: the snapshot, and the drafts waiting to land. */
+  restoreHost(append: RestoreHost["appendEntry"]): RestoreHost {
+    return {
+      snapshot: (c) => this.snapshot(c),
+      appendEntry: append,
+      ready: (c) => this.#readyHere(c.sessionManager),
+    };
   }
 
   /**
@@ -385,6 +423,35 @@ export class SessionGuard {
     }
   }
 
+  /**
+   * Leaves a switch entry on the branch when the guard's setting differs from the branch's last switch:
+   * what a run makes while the guard is off is never judged later (core/records/off-spans.ts).
+   */
+  markSwitch(ctx: ExtensionContext): void {
+    if (this.closed) return;
+    try {
+      const branch = () => ctx.sessionManager.getBranch() as unknown as SwitchEntryLike[];
+      this.#switch ??= switchedOff(branch());
+      const off = !this.config.enabled;
+      if (this.#switch.off === off) return;
+      const from = off ? undefined : switchedOff(branch()).at;
+      this.#parts.pi.appendEntry(SWITCH_TYPE, switchData(!off, from));
+      this.#switch = { off };
+    } catch (error) {
+      warn(
+        ctx,
+        `could not mark the guard ${this.config.enabled ? "on" : "off"} on this branch: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /** `/guard judge`: what was made while the guard was off is judged like anything else from now on. */
+  judgeOffSpans(ctx: ExtensionContext): number {
+    const held = madeWhileOff(ctx.sessionManager.getBranch() as unknown as SwitchEntryLike[]).size;
+    if (held > 0) this.#parts.pi.appendEntry(SWITCH_TYPE, switchData(true, undefined, true));
+    return held;
+  }
+
   /** before_agent_start: skill routing and tool surfacing, on the same settings and classifier. */
   route(event: BeforeAgentStartEvent, ctx: ExtensionContext): Promise<void> {
     return this.routing.route(event, ctx);
@@ -433,6 +500,7 @@ export class SessionGuard {
 
   /** session_tree: another branch, so another footer and routing state. */
   treeChanged(ctx: ExtensionContext): void {
+    this.#switch = undefined;
     this.draw(ctx);
     this.#checkBranch(ctx);
     this.routing.restore(ctx);
@@ -472,14 +540,15 @@ export class SessionGuard {
     if (!ctx.hasUI || this.closed) return;
     this.#footer.show(ctx, this.status(ctx));
     this.routing.redraw(ctx);
-    // Priced while the agent waits for the user (after a run settles): pricing a long branch takes the
-    // pass thread for a while, which a checkpoint during a run should not queue behind.
+    // Priced while the agent waits for the user (after a run settles), in slices that yield the pass
+    // thread to any pass (live-savings.ts).
     if (this.config.enabled && ctx.isIdle?.() !== false) this.#refreshDollars(ctx);
   });
 
   #refreshDollars(ctx: ExtensionContext): void {
     this.#dollars.refresh({
-      branch: () => ctx.sessionManager.getBranch(),
+      // Walked back from the leaf only to the first entry already known.
+      branch: () => this.#dollarsBranch.sync(ctx.sessionManager).entries as unknown as SessionEntry[],
       lookup: (id) => ctx.sessionManager.getEntry(id),
       book: () => priceBookOf(ctx.modelRegistry),
       runner: () => (this.closed ? undefined : this.pipeline.runner),

@@ -5,6 +5,7 @@ import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { PIN_TYPE, pinData } from "../../../../src/core/records/pins.ts";
 import type { ProjectedLike } from "../../../../src/main/pass/snapshot.ts";
+import { withWaitingEdits } from "../../../../src/main/session/ready-drafts.ts";
 import { PendingRestores } from "../../../../src/main/session/restore.ts";
 
 let clock = 1;
@@ -55,11 +56,15 @@ function session() {
   return { sm, ids };
 }
 
+/** The request as the context event makes it with the pending restores (and no ready drafts). */
+const restored = (messages: unknown[], sm: SessionManager) =>
+  withWaitingEdits(messages as never, sm, new Set(new PendingRestores().pending(sm)), []);
+
 describe("PendingRestores", () => {
   it("changes nothing while no restore waits", () => {
     const { sm } = session();
     const messages = requestMessages(sm);
-    expect(new PendingRestores().apply(messages, sm)).toBeUndefined();
+    expect(restored(messages, sm)).toBeUndefined();
     expect(texts(messages)).toEqual([
       "[context-guard] omitted exchange",
       "new task",
@@ -72,16 +77,19 @@ describe("PendingRestores", () => {
     const { sm, ids } = session();
     sm.appendCustomEntry(PIN_TYPE, pinData("restore", [ids.t2]));
     const messages = requestMessages(sm);
-    // In place: Pi keeps its system messages where they are when the list itself is the same.
-    expect(new PendingRestores().apply(messages, sm)).toBeUndefined();
-    expect(texts(messages)).toEqual(["[context-guard] omitted exchange", "new task", "big output", "done"]);
+    expect(texts(restored(messages, sm) ?? [])).toEqual([
+      "[context-guard] omitted exchange",
+      "new task",
+      "big output",
+      "done",
+    ]);
   });
 
   it("puts an omitted exchange back where it stood, followed by what the run added since", () => {
     const { sm, ids } = session();
     sm.appendCustomEntry(PIN_TYPE, pinData("restore", [ids.u1, ids.a1]));
     const messages = [...requestMessages(sm), { role: "user", content: text("queued"), timestamp: clock++ }];
-    const out = new PendingRestores().apply(messages as never, sm);
+    const out = restored(messages, sm);
     expect(texts(out ?? [])).toEqual([
       "old task",
       "old answer",
@@ -96,7 +104,7 @@ describe("PendingRestores", () => {
     const { sm, ids } = session();
     sm.appendCustomEntry(PIN_TYPE, pinData("restore", [ids.t2]));
     const messages = requestMessages(sm).slice(1);
-    expect(new PendingRestores().apply(messages, sm)).toBeUndefined();
+    expect(restored(messages, sm)).toBeUndefined();
     expect(texts(messages)).toEqual(["new task", "[context-guard] distilled", "done"]);
   });
 

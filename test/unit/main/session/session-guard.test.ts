@@ -64,7 +64,7 @@ function fakeCtx(branch: unknown[] = entries): Fake {
       getSessionId: () => "host-session-test",
       getLeafId: () => "leaf",
       getEntry: (id: string) => entries.find((e) => e.id === id),
-      getLeafEntry: () => entries.at(-1),
+      getLeafEntry: () => branch.at(-1),
     },
   };
   return { ctx: ctx as never, statuses, notices, branch };
