@@ -50,3 +50,12 @@ export function faultRejectLater(): string {
   }, 10);
   return "ok";
 }
+
+/** Keeps the thread busy for `ms`, then answers `tag` (the order tasks ran in shows in what they answered). */
+export function busy(input: { ms: number; tag: string }): string {
+  const end = performance.now() + input.ms;
+  while (performance.now() < end) {
+    // busy, as a long pricing slice or a large plan would be
+  }
+  return input.tag;
+}

@@ -1503,6 +1503,56 @@ export function generateSession(opts: GenerateOptions): SessionEntryLike[] {
   return g.out;
 }
 
+/**
+ * The session with `count` compactions where Pi makes them, between two turns: each one keeps the branch
+ * from the turn just done (the assistant message that called the tools, then their results), so a long
+ * session's context stays bounded as a real one's does, even inside one long run. Spread evenly over the
+ * session's turns; the chain is relinked through them.
+ */
+export function withCompactions(entries: readonly SessionEntryLike[], count: number): SessionEntryLike[] {
+  const role = (e: SessionEntryLike | undefined) =>
+    e?.type === "message" ? (e.message as { role?: string } | undefined)?.role : undefined;
+  const points: Array<{ after: number; keep: number }> = [];
+  let turn = -1;
+  entries.forEach((e, i) => {
+    if (role(e) === "assistant") turn = i;
+    if (role(e) === "toolResult" && role(entries[i + 1]) === "assistant" && turn >= 0) {
+      points.push({ after: i, keep: turn });
+    }
+  });
+  const at = new Map<number, number>();
+  const n = Math.min(count, points.length);
+  for (let k = 1; k <= n; k++) {
+    const p = points[Math.floor((k * points.length) / (n + 1))] as { after: number; keep: number };
+    at.set(p.after, p.keep);
+  }
+  const out: SessionEntryLike[] = [];
+  let previous: string | null = null;
+  let made = 0;
+  entries.forEach((e, i) => {
+    const entry = { ...e, parentId: previous };
+    out.push(entry);
+    previous = entry.id;
+    const keep = at.get(i);
+    if (keep === undefined) return;
+    made++;
+    const compaction: SessionEntryLike = {
+      type: "compaction",
+      id: `c0${made.toString(16).padStart(6, "0")}`,
+      parentId: previous,
+      timestamp: e.timestamp,
+      summary: `## Goal\nThe work so far (compaction ${made}).\n\n## Progress\n${"- a step that was done\n".repeat(40)}`,
+      firstKeptEntryId: (entries[keep] as SessionEntryLike).id,
+      tokensBefore: 150_000,
+      details: { readFiles: [], modifiedFiles: [] },
+      fromHook: false,
+    };
+    out.push(compaction);
+    previous = compaction.id;
+  });
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Projection and files
 

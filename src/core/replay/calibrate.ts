@@ -47,14 +47,24 @@ export class TokenCalibrator {
    * share what the known pieces leave of it; without one (or when the prompt did not grow), estimates.
    */
   off(pieces: readonly Piece[], recorded?: number): number[] {
-    let known = 0;
+    return this.offFrom(pieces, 0, 0, recorded);
+  }
+
+  /**
+   * As `off`, for the pieces from `from` on: every piece before it is known already, `knownBefore` their
+   * tokens together (a prompt that grew at its end is calibrated in the time of what is new).
+   */
+  offFrom(pieces: readonly Piece[], from: number, knownBefore: number, recorded?: number): number[] {
+    let known = knownBefore;
     let fresh = 0;
-    for (const p of pieces) {
+    let system: Piece | undefined;
+    for (let i = from; i < pieces.length; i++) {
+      const p = pieces[i] as Piece;
       const t = this.#tokens.get(p.id);
       if (t !== undefined) known += t;
       else if (p.kind !== "system") fresh += estimate(p.chars);
+      else system ??= p;
     }
-    const system = pieces.find((p) => p.kind === "system" && !this.#tokens.has(p.id));
     let remaining = recorded === undefined ? fresh : recorded - known;
     if (system) {
       // The system prompt is whatever the first recorded request holds beyond its messages.
@@ -63,20 +73,29 @@ export class TokenCalibrator {
       remaining -= sys;
     }
     const scale = remaining > 0 && fresh > 0 ? remaining / fresh : 1;
-    for (const p of pieces) {
-      if (this.#tokens.has(p.id)) continue;
-      this.#tokens.set(p.id, Math.round(estimate(p.chars) * scale));
+    const out: number[] = [];
+    for (let i = from; i < pieces.length; i++) {
+      const p = pieces[i] as Piece;
+      let t = this.#tokens.get(p.id);
+      if (t === undefined) {
+        t = Math.round(estimate(p.chars) * scale);
+        this.#tokens.set(p.id, t);
+      }
+      out.push(t);
     }
-    return pieces.map((p) => this.#tokens.get(p.id) as number);
+    return out;
   }
 
   /** Tokens of each piece of a guard-on prompt: the off count, scaled by characters for an edited piece. */
   on(pieces: readonly Piece[]): number[] {
-    return pieces.map((p) => {
-      const t = this.#tokens.get(p.id);
-      if (t === undefined) return estimate(p.chars);
-      if (p.chars === p.origChars || p.origChars === 0) return t;
-      return Math.round((t * p.chars) / p.origChars);
-    });
+    return pieces.map((p) => this.onPiece(p));
+  }
+
+  /** Tokens of one piece of a guard-on prompt. */
+  onPiece(p: Piece): number {
+    const t = this.#tokens.get(p.id);
+    if (t === undefined) return estimate(p.chars);
+    if (p.chars === p.origChars || p.origChars === 0) return t;
+    return Math.round((t * p.chars) / p.origChars);
   }
 }

@@ -10,13 +10,23 @@ import {
   familyOfBehaviour,
   type ProfilePriceSource,
 } from "../cache/cache-behaviour.ts";
-import { type CacheFamily, type Prices, PromptCache, type RequestCost } from "../cache/prompt-cache.ts";
+import {
+  type CacheFamily,
+  dollars,
+  type Prices,
+  PromptCache,
+  type PromptMark,
+  PromptTrack,
+  type PromptView,
+  type RequestCost,
+  ScaledPrompt,
+} from "../cache/prompt-cache.ts";
 import { type Piece, promptTokens, TokenCalibrator, type Usage } from "./calibrate.ts";
 import { type PassCost, type PassMoney, passPayback } from "./payback.ts";
 
 export type { PassCost, PassMoney };
 
-import { anthropicPins, firstChange, lastBlockWithin, toBlocks } from "./prompt-marks.ts";
+import { anthropicPins, lastBlockWithin } from "./prompt-marks.ts";
 
 export interface MoneyRequest {
   /** 1-based request number (as in RequestPoint). */
@@ -27,6 +37,13 @@ export interface MoneyRequest {
   model: string;
   off: readonly Piece[];
   on: readonly Piece[];
+  /**
+   * The first piece of `off` (of `on`) that may differ from the previous request's: a caller that keeps
+   * its prompt as one growing list says so, and the request is priced in the time of what changed.
+   * Without it the pieces are compared with the previous request's.
+   */
+  offFrom?: number;
+  onFrom?: number;
   /** Characters of the answer (its output when no usage was recorded). */
   outputChars: number;
   /** Recorded tokens, and the cost when it is plausible (0 otherwise, see `aside`). */
@@ -173,32 +190,97 @@ export function priceSession(
 /** What priceSession needs of every request before the first is priced: no prompt. */
 export type RequestHead = Pick<MoneyRequest, "n" | "at" | "model" | "usage">;
 
+/** Token counts of one request in one arm (its dollars come from the model's prices at the end). */
+type Tokens = Omit<RequestCost, "dollars">;
+
+const tokensOf = (c: RequestCost): Tokens => ({
+  input: c.input,
+  cacheRead: c.cacheRead,
+  cacheWrite: c.cacheWrite,
+  output: c.output,
+});
+
+/** What of a piece tells whether the next request's prompt still holds it as it was. */
+type Seen = { key: string; chars: number };
+const seen = (p: Piece): Seen => ({ key: p.key, chars: p.chars });
+
+/** The first piece of `pieces` that differs from `before` (the previous request's), or its length. */
+function changedFrom(before: readonly Seen[], pieces: readonly Piece[]): number {
+  const n = Math.min(before.length, pieces.length);
+  for (let i = 0; i < n; i++) {
+    const b = before[i] as Seen;
+    const p = pieces[i] as Piece;
+    if (b.key !== p.key || b.chars !== p.chars) return i;
+  }
+  return n;
+}
+
+/** What of a profile the simulation itself depends on: a change of it means pricing again from the start. */
+const shapeOf = (p: CacheProfile | undefined) => `${p?.behaviour ?? "none"}|${p?.ttlMs ?? 0}`;
+
 /**
  * priceSession one request at a time, for a replay that cannot keep every request's prompt: the heads
  * of all requests are known up front (they decide calibration; the profiles were learned from them), each
- * prompt is priced as it comes and only the last one is kept.
+ * prompt is priced as it comes and only the last one is kept. Requests are simulated in tokens; dollars
+ * come from each model's prices when the figures are read, so a live branch whose learned prices move
+ * (medians over more requests) is priced again without simulating again.
  */
 export class MoneySimulator {
   #profiles: ReadonlyMap<string, CacheProfile>;
   #calibrated: boolean;
   #models = new Map<string, ModelView>();
   #tallies = new Map<string, ModelTally>();
-  #caches = new Map<string, { off: PromptCache; on: PromptCache; previous?: readonly Piece[] }>();
+  #caches = new Map<string, { off: PromptCache; on: PromptCache; previous?: PromptMark }>();
   #calibrator = new TokenCalibrator();
-  #off = zero();
-  #on = zero();
+  /** Each arm's prompt as of the last billed request, in tokens. */
+  readonly #off = new PromptTrack();
+  readonly #on = new PromptTrack();
+  /** The first piece of each arm changed since the last billed request. */
+  #offPending = 0;
+  #onPending = 0;
+  /** The previous request's pieces, for a caller that does not say where its prompt changed. */
+  #offSeen: Seen[] = [];
+  #onSeen: Seen[] = [];
   #recorded = zero();
-  /** Requests priced so far, in order, with their dollars when billed. */
-  #done: Array<{ n: number; cost?: { off: number; on: number } }> = [];
+  /** Requests priced so far, in order, with their tokens in each arm when billed. */
+  #done: Array<{ n: number; model: string; cost?: { off: Tokens; on: Tokens } }> = [];
 
-  constructor(heads: readonly RequestHead[], profiles: ReadonlyMap<string, CacheProfile>) {
+  /** `heads`: every request's head (calibrated when one recorded a prompt), or whether it is calibrated. */
+  constructor(heads: readonly RequestHead[] | boolean, profiles: ReadonlyMap<string, CacheProfile>) {
     this.#profiles = profiles;
-    this.#calibrated = heads.some((r) => r.usage && promptTokens(r.usage) > 0);
+    this.#calibrated =
+      typeof heads === "boolean" ? heads : heads.some((r) => r.usage !== undefined && promptTokens(r.usage) > 0);
+  }
+
+  /** Whether the requests priced so far are calibrated on recorded usage. */
+  get calibrated(): boolean {
+    return this.#calibrated;
+  }
+
+  /**
+   * Newer profiles for the figures read from now on. Returns false (and changes nothing) when a model
+   * already simulated would now cache otherwise (behaviour or TTL): its requests must be simulated again.
+   */
+  useProfiles(profiles: ReadonlyMap<string, CacheProfile>): boolean {
+    for (const model of this.#caches.keys()) {
+      if (shapeOf(profiles.get(model)) !== shapeOf(this.#profiles.get(model))) return false;
+    }
+    this.#profiles = profiles;
+    for (const [model, view] of this.#models) {
+      const { prices: _old, ...rest } = view;
+      this.#models.set(model, { ...rest, ...viewPrices(profiles.get(model)) });
+    }
+    return true;
   }
 
   request(r: MoneyRequest): void {
     const calibrated = this.#calibrated;
     const total = r.usage ? promptTokens(r.usage) : 0;
+    // What changed since the previous request, gathered until a billed request prices it.
+    this.#offPending = Math.min(this.#offPending, r.offFrom ?? changedFrom(this.#offSeen, r.off));
+    this.#onPending = Math.min(this.#onPending, r.onFrom ?? changedFrom(this.#onSeen, r.on));
+    if (r.offFrom === undefined) this.#offSeen = r.off.map(seen);
+    if (r.onFrom === undefined) this.#onSeen = r.on.map(seen);
     // A request that recorded nothing (an error before the answer) was not billed; it stays in the history.
     const billed = !calibrated || total > 0;
     const profile = this.#profiles.get(r.model);
@@ -212,8 +294,7 @@ export class MoneySimulator {
         behaviourWhy: profile
           ? `${profile.why}${profile.behaviourSource === "pi" ? " (Pi's provider code)" : ""}`
           : "no profile",
-        priceSource: profile?.priceSource ?? "none",
-        ...(profile?.prices && hasDollars(profile) ? { prices: profile.prices } : {}),
+        ...viewPrices(profile),
         ttlMs: profile?.ttlMs ?? 0,
         requests: 0,
         aside: profile?.aside ?? [],
@@ -221,24 +302,47 @@ export class MoneySimulator {
       this.#models.set(r.model, view);
     }
     if (!billed) {
-      this.#done.push({ n: r.n });
+      this.#done.push({ n: r.n, model: r.model });
       return;
     }
-    let offTokens = this.#calibrator.off(r.off, calibrated ? total : undefined);
-    let onTokens = this.#calibrator.on(r.on);
+    // Each arm's prompt from its first changed piece on: the pieces before it kept their tokens.
+    const offFrom = Math.min(this.#offPending, r.off.length, this.#off.length);
+    const fresh = this.#calibrator.offFrom(
+      r.off,
+      offFrom,
+      offFrom > 0 ? this.#off.sumAt(offFrom - 1) : 0,
+      calibrated ? total : undefined,
+    );
+    this.#off.update(
+      offFrom,
+      r.off.length,
+      (i) => (r.off[i] as Piece).key,
+      (i) => fresh[i - offFrom] as number,
+    );
+    const onFrom = Math.min(this.#onPending, r.on.length, this.#on.length);
+    this.#on.update(
+      onFrom,
+      r.on.length,
+      (i) => (r.on[i] as Piece).key,
+      (i) => this.#calibrator.onPiece(r.on[i] as Piece),
+    );
+    this.#offPending = Number.POSITIVE_INFINITY;
+    this.#onPending = Number.POSITIVE_INFINITY;
+    let offView: PromptView = this.#off;
+    let onView: PromptView = this.#on;
     // A prompt smaller than the pieces the file still holds: the host trimmed it (OpenClaw prunes old
     // tool results). Both arms shrink alike, so the simulated prompt is the one the provider billed.
-    const held = offTokens.reduce((a, b) => a + b, 0);
+    const held = this.#off.total;
     if (calibrated && total > 0 && held > total * (1 + TRIM_SLACK)) {
       const k = total / held;
-      offTokens = offTokens.map((t) => Math.round(t * k));
-      onTokens = onTokens.map((t) => Math.round(t * k));
+      offView = new ScaledPrompt(this.#off, k);
+      onView = new ScaledPrompt(this.#on, k);
     }
-    const prices = hasDollars(profile) ? (profile?.prices ?? FREE) : FREE;
     let arm = this.#caches.get(r.model);
     if (!arm) {
+      // Tokens only: the dollars come from the model's prices when the figures are read.
       const options = { ttlMs: profile?.ttlMs ?? 0 };
-      arm = { off: new PromptCache(view.family, prices, options), on: new PromptCache(view.family, prices, options) };
+      arm = { off: new PromptCache(view.family, FREE, options), on: new PromptCache(view.family, FREE, options) };
       this.#caches.set(r.model, arm);
     }
     let tally = this.#tallies.get(r.model);
@@ -247,44 +351,42 @@ export class MoneySimulator {
       this.#tallies.set(r.model, tally);
     }
     const output = r.usage ? r.usage.output : Math.round(r.outputChars / OUTPUT_CHARS_PER_TOKEN);
-    const offBlocks = toBlocks(r.off, offTokens);
-    const onBlocks = toBlocks(r.on, onTokens);
     // What the provider did not read was gone whatever the guard did: a miss (nothing read) is cold in
     // both arms, and a partial one forgets, in both, every prefix longer than what was read.
     // The share of the previous prompt the provider read is kept in the simulated one (the host may
     // have trimmed the real prompt, so the recorded token counts cannot be compared directly).
     let lost = 0;
-    const offTotal = offTokens.reduce((a, b) => a + b, 0);
+    const offTotal = offView.total;
     if (calibrated && r.usage && view.family !== "none") {
       const prev = tally.previous;
       if (r.usage.cacheRead === 0) {
         arm.off.clear();
         arm.on.clear();
       } else if (prev && r.usage.cacheRead < (1 - PART_SHARE) * prev.recorded) {
-        const last = lastBlockWithin(offBlocks, (r.usage.cacheRead / prev.recorded) * prev.sim);
+        const last = lastBlockWithin(offView, (r.usage.cacheRead / prev.recorded) * prev.sim);
         lost = arm.off.forgetBeyond(last, r.at);
         arm.on.forgetBeyond(last, r.at);
         if (lost > 0) tally.partialMisses++;
       }
       tally.previous = { recorded: total, sim: offTotal };
     }
-    const changedAt = firstChange(arm.previous, r.on);
-    const offCost: RequestCost = arm.off.request({
-      at: r.at,
-      blocks: offBlocks,
-      breakpoints: [0, r.off.length - 1],
-      output,
-    });
-    const onCost: RequestCost = arm.on.request({
-      at: r.at,
-      blocks: onBlocks,
-      breakpoints: view.family === "anthropic" ? anthropicPins(arm.on, r.on, onBlocks, changedAt, r.at) : [],
-      output,
-    });
-    arm.previous = r.on;
+    // Where the guard-on prompt first changed since this model's previous request (an edit), if before its end.
+    let changedAt: number | undefined;
+    if (arm.previous) {
+      const n = this.#on.shared(arm.previous);
+      if (n < Math.min(arm.previous.length, this.#on.length)) changedAt = n;
+      this.#on.release(arm.previous);
+    }
+    arm.previous = this.#on.mark();
+    const offCost = tokensOf(arm.off.requestOn(offView, { at: r.at, breakpoints: [0, r.off.length - 1], output }));
+    const onCost = tokensOf(
+      arm.on.requestOn(onView, {
+        at: r.at,
+        breakpoints: view.family === "anthropic" ? anthropicPins(arm.on, r.on, onView, changedAt, r.at) : [],
+        output,
+      }),
+    );
     view.requests++;
-    addTo(this.#off, offCost);
-    addTo(this.#on, onCost);
     addTo(tally.sim, offCost);
     if (r.usage) {
       const rec = { ...r.usage, dollars: hasDollars(profile) ? r.usage.cost : 0 };
@@ -308,15 +410,22 @@ export class MoneySimulator {
         });
       }
     }
-    this.#done.push({ n: r.n, cost: { off: offCost.dollars, on: onCost.dollars } });
+    this.#done.push({ n: r.n, model: r.model, cost: { off: offCost, on: onCost } });
   }
 
+  /** The figures so far, priced with the current profiles; it can be called again as requests come. */
   finish(passes: readonly PassCost[], classifierSource: string): SessionMoney {
     const calibrated = this.#calibrated;
-    const off = this.#off;
-    const on = this.#on;
+    const off = zero();
+    const on = zero();
     const recorded = this.#recorded;
     const models = this.#models;
+    const pricesOf = new Map<string, Prices>();
+    for (const [model] of models) {
+      const profile = this.#profiles.get(model);
+      pricesOf.set(model, hasDollars(profile) ? (profile?.prices ?? FREE) : FREE);
+    }
+    const priced = (t: Tokens, model: string) => ({ ...t, dollars: dollars(t, pricesOf.get(model) ?? FREE) });
     const classifierAfter = new Map<number, number>();
     for (const p of passes)
       classifierAfter.set(p.afterRequest, (classifierAfter.get(p.afterRequest) ?? 0) + p.classifier);
@@ -326,20 +435,25 @@ export class MoneySimulator {
     let cumOn = classifierAfter.get(0) ?? 0;
     for (const r of this.#done) {
       if (r.cost) {
-        cumOff += r.cost.off;
-        cumOn += r.cost.on;
-        perRequest.set(r.n, r.cost);
+        const o = priced(r.cost.off, r.model);
+        const n = priced(r.cost.on, r.model);
+        addTo(off, o);
+        addTo(on, n);
+        cumOff += o.dollars;
+        cumOn += n.dollars;
+        perRequest.set(r.n, { off: o.dollars, on: n.dollars });
       }
       cumOn += classifierAfter.get(r.n) ?? 0;
       cumulative.push({ n: r.n, off: cumOff, on: cumOn });
     }
+    const views = [...models.values()].map((v) => ({ ...v }));
     if (calibrated) {
-      for (const [model, t] of this.#tallies) {
-        const view = models.get(model) as ModelView;
-        view.calibration = calibrationOf(t);
+      for (const view of views) {
+        const t = this.#tallies.get(view.model);
+        if (t) view.calibration = calibrationOf({ ...t, sim: priced(t.sim, view.model) });
       }
     }
-    const billedViews = [...models.values()].filter((v) => v.requests > 0);
+    const billedViews = views.filter((v) => v.requests > 0);
     const classifier = passes.reduce((a, p) => a + p.classifier, 0);
     const error = calibrated
       ? {
@@ -353,14 +467,22 @@ export class MoneySimulator {
       calibrated,
       priced: billedViews.some((v) => v.prices !== undefined),
       unpriced: billedViews.filter((v) => v.prices === undefined).map((v) => v.model),
-      models: [...models.values()],
+      models: views,
       off,
       on,
-      ...(calibrated ? { recorded, error } : {}),
+      ...(calibrated ? { recorded: { ...recorded }, error } : {}),
       classifier: { dollars: classifier, source: classifierSource },
       net: off.dollars - on.dollars - classifier,
       cumulative,
       passes: passPayback(passes, perRequest, this.#done.at(-1)?.n ?? 0),
     };
   }
+}
+
+/** A model view's price fields from its profile: dollars only for a model the session pays. */
+function viewPrices(profile: CacheProfile | undefined): Pick<ModelView, "priceSource" | "prices"> {
+  return {
+    priceSource: profile?.priceSource ?? "none",
+    ...(profile?.prices && hasDollars(profile) ? { prices: profile.prices } : {}),
+  };
 }

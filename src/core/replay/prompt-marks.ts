@@ -1,6 +1,6 @@
 // Where a replayed prompt changed since the previous one, where its cache read ends, and where Anthropic's
 // breakpoints sit, guard off and on (money.ts prices the requests with them).
-import type { PromptBlock, PromptCache } from "../cache/prompt-cache.ts";
+import type { PromptBlock, PromptCache, PromptView } from "../cache/prompt-cache.ts";
 import type { Piece } from "./calibrate.ts";
 
 /** Block sizes are estimates: a recorded read this close past a block boundary still reaches it. */
@@ -10,7 +10,7 @@ const READ_SLACK = { share: 0.03, tokens: 256 };
 export function anthropicPins(
   cache: PromptCache,
   pieces: readonly Piece[],
-  blocks: readonly PromptBlock[],
+  view: PromptView,
   changedAt: number | undefined,
   at: number,
 ): number[] {
@@ -23,7 +23,7 @@ export function anthropicPins(
     }
   }
   if (changedAt !== undefined) {
-    const read = cache.liveBefore(blocks, changedAt, at);
+    const read = cache.liveBefore(view, changedAt, at);
     if (read >= 0) marks.push(read);
     let anchor = changedAt;
     while (pieces[anchor + 1]?.kind === "toolResult") anchor++;
@@ -45,15 +45,15 @@ export function firstChange(previous: readonly Piece[] | undefined, pieces: read
 }
 
 /** Last block whose prefix fits in `read` tokens (with slack for estimated block sizes), or -1. */
-export function lastBlockWithin(blocks: readonly PromptBlock[], read: number): number {
-  const total = blocks.reduce((n, x) => n + x.tokens, 0);
-  const limit = read + Math.max(READ_SLACK.tokens, READ_SLACK.share * total);
-  let sum = 0;
-  let last = -1;
-  for (let i = 0; i < blocks.length; i++) {
-    sum += (blocks[i] as PromptBlock).tokens;
-    if (sum > limit) break;
-    last = i;
+export function lastBlockWithin(view: PromptView, read: number): number {
+  const limit = read + Math.max(READ_SLACK.tokens, READ_SLACK.share * view.total);
+  // The first block whose prefix goes past the limit, by halving (prefix sums only grow).
+  let lo = 0;
+  let hi = view.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (view.sumAt(mid) > limit) hi = mid;
+    else lo = mid + 1;
   }
-  return last;
+  return lo - 1;
 }

@@ -7,8 +7,8 @@
 import type { CacheProfile } from "../cache/cache-behaviour.ts";
 import { CHARS_PER_TOKEN } from "../shared/size.ts";
 import type { Piece, PieceKind, Usage } from "./calibrate.ts";
-import { SYSTEM_ID } from "./calibrate.ts";
-import { type MoneyRequest, type PassCost, priceSession } from "./money.ts";
+import { promptTokens, SYSTEM_ID } from "./calibrate.ts";
+import { MoneySimulator, type PassCost } from "./money.ts";
 
 /** One branch entry, as much of it as the money model needs. */
 export interface LedgerEntry {
@@ -51,11 +51,30 @@ export interface SavedSoFar {
 
 const SYSTEM: Piece = { id: SYSTEM_ID, key: SYSTEM_ID, chars: 0, origChars: 0, kind: "system" };
 
-/** One arm's prompt, kept per entry and rebuilt after an edit or a compaction (PromptPieces' rule). */
+/** One entry of an arm's prompt: its piece unedited, and the piece it shows (none: omitted). */
+interface Slot {
+  base: Piece;
+  shown: Piece | undefined;
+}
+
+/**
+ * One arm's prompt as Pi projects the branch: from the latest compaction (its kept entries first), each
+ * entry with its latest edit. Entries and edits are applied as they come and the prompt is rebuilt only
+ * from the first entry an edit changed; a compaction projects the list again.
+ */
 class Arm {
-  #pieces: Piece[] = [SYSTEM];
+  #slots: Slot[] = [{ base: SYSTEM, shown: SYSTEM }];
+  /** Where each entry's slot stands. */
+  #at = new Map<string, number>();
   #dirty = false;
+  /** The latest edit of each target seen so far, compacted away or not. */
   readonly #edits = new Map<string, LedgerEntry>();
+  /** The prompt handed out, the slot each piece index stands at, and the first slot changed since. */
+  #pieces: Piece[] = [];
+  #pos: number[] = [];
+  #changedSlot = 0;
+  /** Characters of the prompt handed out. */
+  #chars = 0;
 
   readonly withEdits: boolean;
 
@@ -67,23 +86,51 @@ class Arm {
     if (e.type === "context_edit") {
       if (!this.withEdits || !e.edit) return;
       this.#edits.set(e.edit.targetId, e);
-      this.#dirty = true;
+      if (this.#dirty) return;
+      const at = this.#at.get(e.edit.targetId);
+      const slot = at === undefined ? undefined : this.#slots[at];
+      if (at === undefined || !slot) return;
+      slot.shown =
+        e.edit.messages === 0 ? undefined : { ...slot.base, key: `${slot.base.id}@${e.id}`, chars: e.edit.chars };
+      this.#changedSlot = Math.min(this.#changedSlot, at);
     } else if (e.type === "compaction") this.#dirty = true;
     else if (!this.#dirty && e.messages > 0) {
-      this.#pieces.push({ id: e.id, key: e.id, chars: e.chars, origChars: e.chars, kind: e.kind });
+      const piece: Piece = { id: e.id, key: e.id, chars: e.chars, origChars: e.chars, kind: e.kind };
+      this.#at.set(e.id, this.#slots.length);
+      this.#changedSlot = Math.min(this.#changedSlot, this.#slots.length);
+      this.#slots.push({ base: piece, shown: piece });
     }
   }
 
-  current(list: readonly LedgerEntry[]): Piece[] {
+  /**
+   * The prompt before the next request, its characters, and the first piece that may differ from the
+   * previous call's. The list is this object's own: read it before the next `add`.
+   */
+  current(list: readonly LedgerEntry[]): { pieces: readonly Piece[]; from: number; chars: number } {
     if (this.#dirty) {
-      this.#pieces = [SYSTEM, ...this.#project(list)];
+      this.#slots = [{ base: SYSTEM, shown: SYSTEM }, ...this.#project(list)];
+      this.#at = new Map(this.#slots.map((s, i) => [s.base.id, i]));
+      this.#changedSlot = 0;
       this.#dirty = false;
     }
-    return [...this.#pieces];
+    const slot = this.#changedSlot;
+    const from = slot < this.#pos.length ? (this.#pos[slot] as number) : this.#pieces.length;
+    for (let i = from; i < this.#pieces.length; i++) this.#chars -= (this.#pieces[i] as Piece).chars;
+    this.#pieces.length = from;
+    this.#pos.length = Math.min(this.#pos.length, slot);
+    for (let s = slot; s < this.#slots.length; s++) {
+      this.#pos.push(this.#pieces.length);
+      const shown = (this.#slots[s] as Slot).shown;
+      if (!shown) continue;
+      this.#pieces.push(shown);
+      this.#chars += shown.chars;
+    }
+    this.#changedSlot = this.#slots.length;
+    return { pieces: this.#pieces, from, chars: this.#chars };
   }
 
   /** Pi's projection: from the latest compaction (its kept entries first), each entry with its latest edit. */
-  #project(list: readonly LedgerEntry[]): Piece[] {
+  #project(list: readonly LedgerEntry[]): Slot[] {
     let compactionAt = -1;
     for (let i = list.length - 1; i >= 0; i--) {
       if (list[i]?.type === "compaction") {
@@ -106,95 +153,192 @@ class Arm {
     }
     const edits = new Map<string, LedgerEntry>();
     if (this.withEdits) for (const e of context) if (e.type === "context_edit" && e.edit) edits.set(e.edit.targetId, e);
-    const pieces: Piece[] = [];
+    const slots: Slot[] = [];
     context.forEach((e, index) => {
       // Only the newest compaction, at the head, shows its summary.
-      if (e.type === "compaction" && index > 0) return;
+      if ((e.type === "compaction" && index > 0) || e.messages === 0) return;
+      const base: Piece = { id: e.id, key: e.id, chars: e.chars, origChars: e.chars, kind: e.kind };
       const edit = edits.get(e.id);
-      const messages = edit?.edit ? edit.edit.messages : e.messages;
-      if (messages === 0 || e.messages === 0) return;
+      if (edit?.edit?.messages === 0) {
+        slots.push({ base, shown: undefined });
+        return;
+      }
       const known = this.#edits.get(e.id);
-      pieces.push({
-        id: e.id,
-        key: known ? `${e.id}@${known.id}` : e.id,
-        chars: edit?.edit ? edit.edit.chars : e.chars,
-        origChars: e.chars,
-        kind: e.kind,
+      slots.push({
+        base,
+        shown: { ...base, key: known ? `${e.id}@${known.id}` : e.id, chars: edit?.edit ? edit.edit.chars : e.chars },
       });
     });
-    return pieces;
+    return slots;
+  }
+}
+
+/** Recorded usage with a prompt: the branch's requests are calibrated once one has it. */
+const hasUsage = (e: LedgerEntry) => e.request?.usage !== undefined && promptTokens(e.request.usage) > 0;
+
+/** Where one pricing of the branch stands: both arms, the simulated requests, the passes. */
+class Pricing {
+  readonly on = new Arm(true);
+  readonly off = new Arm(false);
+  readonly onList: LedgerEntry[] = [];
+  readonly offList: LedgerEntry[] = [];
+  readonly simulator: MoneySimulator;
+  readonly passes: PassCost[] = [];
+  requests = 0;
+  editsSinceRecord = 0;
+  /** Prompt tokens kept out, Σ over the requests (chars ÷ 4). */
+  tokens = 0;
+  last?: { model: string; offTokens: number; onTokens: number };
+
+  constructor(calibrated: boolean, profiles: ReadonlyMap<string, CacheProfile>) {
+    const heads = calibrated
+      ? [{ n: 1, at: 0, model: "", usage: { input: 1, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 } }]
+      : [];
+    this.simulator = new MoneySimulator(heads, profiles);
+  }
+
+  add(e: LedgerEntry): void {
+    if (e.request) {
+      const off = this.off.current(this.offList);
+      const on = this.on.current(this.onList);
+      this.requests++;
+      this.simulator.request({
+        n: this.requests,
+        at: e.request.at,
+        model: e.request.model,
+        off: off.pieces,
+        on: on.pieces,
+        offFrom: off.from,
+        onFrom: on.from,
+        outputChars: e.request.outputChars,
+        ...(e.request.usage ? { usage: e.request.usage } : {}),
+      });
+      const offTokens = off.chars / CHARS_PER_TOKEN;
+      const onTokens = on.chars / CHARS_PER_TOKEN;
+      this.tokens += Math.max(0, offTokens - onTokens);
+      this.last = { model: e.request.model, offTokens, onTokens };
+    }
+    if (e.type === "context_edit") this.editsSinceRecord++;
+    else if (e.record) {
+      this.passes.push({
+        pass: this.passes.length + 1,
+        afterRequest: this.requests,
+        edited: this.editsSinceRecord > 0,
+        classifier: e.record.costUsd,
+      });
+      this.editsSinceRecord = 0;
+    } else if (e.messages > 0) this.editsSinceRecord = 0;
+    this.onList.push(e);
+    this.on.add(e);
+    if (e.type !== "context_edit") {
+      this.offList.push(e);
+      this.off.add(e);
+    }
   }
 }
 
 /**
- * Guard on (the branch) against guard off (the branch without its context edits), priced per request
- * with each model's cache profile, learned from the branch's recorded usage as the replay learns it
- * (main/replay/money-log's learnProfiles). Classifier dollars are the guard records' own.
+ * The branch priced as it grows: entries are appended as the branch gets them and priced a slice at a
+ * time, so each new entry costs its own request's pricing, not the branch's. Guard on is the branch as it
+ * is, guard off the same branch without its context edits; each model's cache profile is learned from the
+ * branch's recorded usage as the replay learns it (main/replay/money-log's learnProfiles) and handed in as
+ * it changes. A profile that changes how a model caches (behaviour, TTL) prices the branch again from its
+ * start; new prices alone only change the dollars. Classifier dollars are the guard records' own.
  */
-export function savedSoFar(ledger: readonly LedgerEntry[], profiles: ReadonlyMap<string, CacheProfile>): SavedSoFar {
-  const on = new Arm(true);
-  const off = new Arm(false);
-  const onList: LedgerEntry[] = [];
-  const offList: LedgerEntry[] = [];
-  const requests: MoneyRequest[] = [];
-  const passes: PassCost[] = [];
-  let editsSinceRecord = 0;
-  for (const e of ledger) {
-    if (e.request) {
-      requests.push({
-        n: requests.length + 1,
-        at: e.request.at,
-        model: e.request.model,
-        off: off.current(offList),
-        on: on.current(onList),
-        outputChars: e.request.outputChars,
-        ...(e.request.usage ? { usage: e.request.usage } : {}),
-      });
-    }
-    if (e.type === "context_edit") editsSinceRecord++;
-    else if (e.record) {
-      passes.push({
-        pass: passes.length + 1,
-        afterRequest: requests.length,
-        edited: editsSinceRecord > 0,
-        classifier: e.record.costUsd,
-      });
-      editsSinceRecord = 0;
-    } else if (e.messages > 0) editsSinceRecord = 0;
-    onList.push(e);
-    on.add(e);
-    if (e.type !== "context_edit") {
-      offList.push(e);
-      off.add(e);
+export class LivePricer {
+  readonly #ledger: LedgerEntry[] = [];
+  #profiles: ReadonlyMap<string, CacheProfile> = new Map();
+  #pricing: Pricing | undefined;
+  /** Ledger entries the pricing has taken. */
+  #done = 0;
+  #calibrated = false;
+
+  /** Entries appended so far. */
+  get length(): number {
+    return this.#ledger.length;
+  }
+
+  /** Whether every appended entry is priced. */
+  get priced(): boolean {
+    return this.#pricing !== undefined && this.#done === this.#ledger.length;
+  }
+
+  /** The branch's next entries, in order. */
+  append(entries: readonly LedgerEntry[]): void {
+    for (const e of entries) {
+      this.#ledger.push(e);
+      if (!this.#calibrated && hasUsage(e)) {
+        // Calibration on recorded usage covers every request: the branch is priced again.
+        this.#calibrated = true;
+        this.#pricing = undefined;
+      }
     }
   }
-  const money = priceSession(requests, profiles, passes, "the guard's records");
-  const tokensOf = (pieces: readonly Piece[]) => pieces.reduce((a, p) => a + p.chars, 0) / CHARS_PER_TOKEN;
-  let tokens = 0;
-  for (const r of requests) tokens += Math.max(0, tokensOf(r.off) - tokensOf(r.on));
-  const last = requests.at(-1);
-  const lastProfile = last ? profiles.get(last.model) : undefined;
-  // Dollars only for a model the session pays (a free plan or an unpriced model shows tokens).
-  const lastPrices =
-    lastProfile?.priceSource === "recorded" || lastProfile?.priceSource === "registry" ? lastProfile.prices : undefined;
-  return {
-    requests: requests.length,
-    priced: money.priced,
-    off: money.off.dollars,
-    on: money.on.dollars,
-    classifier: money.classifier.dollars,
-    net: money.net,
-    tokens: Math.round(tokens),
-    ...(last
-      ? {
-          last: {
-            offTokens: Math.round(tokensOf(last.off)),
-            onTokens: Math.round(tokensOf(last.on)),
-            ...(lastPrices ? { cacheRead: lastPrices.cacheRead || lastPrices.input } : {}),
-          },
-        }
-      : {}),
-  };
+
+  /** The profiles learned from the branch so far. */
+  useProfiles(profiles: ReadonlyMap<string, CacheProfile>): void {
+    this.#profiles = profiles;
+    if (this.#pricing && !this.#pricing.simulator.useProfiles(profiles)) this.#pricing = undefined;
+  }
+
+  /**
+   * Prices appended entries while `more()` says to go on (checked between entries, at least one is
+   * priced); returns whether all are priced.
+   */
+  advance(more: () => boolean = () => true): boolean {
+    if (!this.#pricing) {
+      this.#pricing = new Pricing(this.#calibrated, this.#profiles);
+      this.#done = 0;
+    }
+    const pricing = this.#pricing;
+    do {
+      const e = this.#ledger[this.#done];
+      if (!e) break;
+      pricing.add(e);
+      this.#done++;
+    } while (more());
+    return this.#done === this.#ledger.length;
+  }
+
+  /** The figures of what is priced so far. */
+  result(): SavedSoFar {
+    const pricing = this.#pricing ?? new Pricing(this.#calibrated, this.#profiles);
+    const money = pricing.simulator.finish(pricing.passes, "the guard's records");
+    const last = pricing.last;
+    const lastProfile = last ? this.#profiles.get(last.model) : undefined;
+    // Dollars only for a model the session pays (a free plan or an unpriced model shows tokens).
+    const lastPrices =
+      lastProfile?.priceSource === "recorded" || lastProfile?.priceSource === "registry"
+        ? lastProfile.prices
+        : undefined;
+    return {
+      requests: pricing.requests,
+      priced: money.priced,
+      off: money.off.dollars,
+      on: money.on.dollars,
+      classifier: money.classifier.dollars,
+      net: money.net,
+      tokens: Math.round(pricing.tokens),
+      ...(last
+        ? {
+            last: {
+              offTokens: Math.round(last.offTokens),
+              onTokens: Math.round(last.onTokens),
+              ...(lastPrices ? { cacheRead: lastPrices.cacheRead || lastPrices.input } : {}),
+            },
+          }
+        : {}),
+    };
+  }
+}
+
+/** The whole branch priced at once (LivePricer in one go). */
+export function savedSoFar(ledger: readonly LedgerEntry[], profiles: ReadonlyMap<string, CacheProfile>): SavedSoFar {
+  const pricer = new LivePricer();
+  pricer.append(ledger);
+  pricer.useProfiles(profiles);
+  pricer.advance();
+  return pricer.result();
 }
 
 /**

@@ -23,7 +23,7 @@ import type {
 import { callback } from "../platform/callbacks.ts";
 import { InFlight } from "../platform/in-flight.ts";
 import { nextTurn } from "../platform/pace.ts";
-import type { TaskRunner } from "../platform/pool.ts";
+import { type TaskRunner, TaskTimeoutError } from "../platform/pool.ts";
 import type { RequestSource } from "./classify-queue.ts";
 import { same, WorkerMirror } from "./worker-mirror.ts";
 
@@ -85,23 +85,27 @@ export class PassWorker {
    * becomes a PassWorkerError with a code: the worker's own, or one from what this side saw.
    */
   async #send<K extends PassKind>(message: MessageOf<K>, ms = this.#timeoutMs): Promise<PassReplies[K]> {
-    const controller = new AbortController();
-    const timer = setTimeout(
-      callback("worker-timer", () => controller.abort()),
-      ms,
-    );
+    // The limit counts from when a thread takes the message, not from when it was queued; a runner that
+    // does not time its tasks gets a timer of ours, from now.
+    const own = this.#runner.timesTasks ? undefined : new AbortController();
+    const timer = own
+      ? setTimeout(
+          callback("worker-timer", () => own.abort()),
+          ms,
+        )
+      : undefined;
     let reply: unknown;
     try {
-      reply = await this.#runner.run("pass", message, { signal: controller.signal });
+      reply = await this.#runner.run("pass", message, own ? { signal: own.signal } : { timeoutMs: ms });
     } catch (error) {
-      if (controller.signal.aborted) {
+      if (error instanceof TaskTimeoutError || own?.signal.aborted) {
         throw new PassWorkerError("timeout", `a worker task took longer than ${ms} ms and was stopped`, {
           cause: error,
         });
       }
       throw new PassWorkerError("worker-failed", (error as Error)?.message ?? String(error), { cause: error });
     } finally {
-      clearTimeout(timer);
+      if (timer) clearTimeout(timer);
     }
     return unwrapFailure(reply as PassReplies[K]);
   }

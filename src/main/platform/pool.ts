@@ -16,10 +16,27 @@ export type PoolBackend = "piscina" | "tinypool" | "inline";
 
 export interface RunOptions {
   signal?: AbortSignal;
+  /**
+   * Most time the task may run once a thread has taken it (waiting for one does not count): past it the
+   * task is stopped, its thread replaced, and it fails with a TaskTimeoutError.
+   */
+  timeoutMs?: number;
+  /** Runs only when no other task waits: work no pass should queue behind (the footer's dollars). */
+  background?: boolean;
+}
+
+/** A task that ran longer than its `timeoutMs` and was stopped. */
+export class TaskTimeoutError extends Error {
+  constructor(ms: number, options?: ErrorOptions) {
+    super(`a worker task took longer than ${ms} ms and was stopped`, options);
+    this.name = "TaskTimeoutError";
+  }
 }
 
 export interface TaskRunner {
   readonly backend: PoolBackend;
+  /** It stops a task past its `timeoutMs` itself (the runners createTaskRunner makes do). */
+  readonly timesTasks?: boolean;
   run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>>;
   /**
    * A runner whose tasks all reach the same thread, for work that keeps state between tasks (a pass).
@@ -87,14 +104,32 @@ interface PoolLike {
 
 type MakePool = (threads: { minThreads: number; maxThreads: number }) => PoolLike;
 
+/** A task waiting for a thread. */
+interface Waiting {
+  name: string;
+  input: unknown;
+  options: RunOptions | undefined;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
 class ThreadRunner implements TaskRunner {
   readonly backend: PoolBackend;
+  readonly timesTasks = true;
   #make: MakePool;
   #threads: { minThreads: number; maxThreads: number };
   #pool: PoolLike | undefined;
   #failed = new WeakMap<PoolLike, Error>();
   #destroyed = false;
   #single: ThreadRunner | undefined;
+  /**
+   * Tasks wait here rather than in the pool, so that the time limit counts from when a thread takes a
+   * task and a background task never holds up one sent after it.
+   */
+  readonly #waiting: Waiting[] = [];
+  readonly #waitingBehind: Waiting[] = [];
+  #running = 0;
+
   constructor(backend: PoolBackend, make: MakePool, threads: { minThreads: number; maxThreads: number }) {
     this.backend = backend;
     this.#make = make;
@@ -118,20 +153,58 @@ class ThreadRunner implements TaskRunner {
     );
     return pool;
   }
-  async run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>> {
-    if (this.#destroyed) throw new Error("the worker pool is shut down");
-    this.#pool ??= this.#start();
-    const pool = this.#pool;
-    try {
-      const out = await pool.run(input, { name, ...(options?.signal ? { signal: options.signal } : {}) });
-      return out as TaskOutput<K>;
-    } catch (error) {
-      // A task of a pool that failed was rejected by its teardown: say why the pool went down.
-      const failed = this.#failed.get(pool);
-      if (failed) {
-        throw new Error(`the worker pool failed: ${failed.message}`, { cause: error });
+  run<K extends TaskName>(name: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>> {
+    if (this.#destroyed) return Promise.reject(new Error("the worker pool is shut down"));
+    return new Promise((resolve, reject) => {
+      const task: Waiting = { name, input, options, resolve: resolve as (v: unknown) => void, reject };
+      (options?.background ? this.#waitingBehind : this.#waiting).push(task);
+      this.#next();
+    });
+  }
+  /** Hands waiting tasks to free threads, foreground first. */
+  #next(): void {
+    while (this.#running < this.#threads.maxThreads) {
+      const task = this.#waiting.shift() ?? this.#waitingBehind.shift();
+      if (!task) return;
+      if (task.options?.signal?.aborted) {
+        task.reject(task.options.signal.reason ?? new Error("aborted"));
+        continue;
       }
-      throw error;
+      this.#running++;
+      this.#dispatch(task).finally(() => {
+        this.#running--;
+        this.#next();
+      });
+    }
+  }
+  async #dispatch(task: Waiting): Promise<void> {
+    const { signal, timeoutMs } = task.options ?? {};
+    const limit = new AbortController();
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(
+            callback("worker-timer", () => limit.abort()),
+            timeoutMs,
+          );
+    const stop = signal ? AbortSignal.any([signal, limit.signal]) : limit.signal;
+    try {
+      if (this.#destroyed) throw new Error("the worker pool is shut down");
+      this.#pool ??= this.#start();
+      const pool = this.#pool;
+      try {
+        task.resolve(await pool.run(task.input, { name: task.name, signal: stop }));
+      } catch (error) {
+        if (limit.signal.aborted) throw new TaskTimeoutError(timeoutMs ?? 0, { cause: error });
+        // A task of a pool that failed was rejected by its teardown: say why the pool went down.
+        const failed = this.#failed.get(pool);
+        if (failed) throw new Error(`the worker pool failed: ${failed.message}`, { cause: error });
+        throw error;
+      }
+    } catch (error) {
+      task.reject(error);
+    } finally {
+      if (timer) clearTimeout(timer);
     }
   }
   oneThread(): TaskRunner {
@@ -146,6 +219,8 @@ class ThreadRunner implements TaskRunner {
   async destroy() {
     if (this.#destroyed) return;
     this.#destroyed = true;
+    const shut = new Error("the worker pool is shut down");
+    for (const task of [...this.#waiting.splice(0), ...this.#waitingBehind.splice(0)]) task.reject(shut);
     await Promise.all([this.#pool?.destroy(), this.#single?.destroy()]);
   }
 }

@@ -154,10 +154,14 @@ export class MoneyLog {
       const usage = usageOf(c);
       head = { n, at: c.at || entryTime, model, ...(usage ? { usage } : {}), ...(c.aside ? { aside: c.aside } : {}) };
     }
+    const offPrompt = this.off.next(off);
+    const onPrompt = this.on.next(on, onProjected);
     this.#simulator.request({
       ...head,
-      off: this.off.current(off),
-      on: this.on.current(on, onProjected),
+      off: offPrompt.pieces,
+      on: onPrompt.pieces,
+      offFrom: offPrompt.from,
+      onFrom: onPrompt.from,
       outputChars: messageChars(message),
     });
   }

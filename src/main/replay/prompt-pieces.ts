@@ -25,6 +25,8 @@ export function kindOf(messages: readonly unknown[]): PieceKind {
 export class PromptPieces {
   #pieces: Piece[] = [SYSTEM];
   #dirty = false;
+  /** The first piece changed since the last `current` (appends: where they start). */
+  #from = 0;
   /** Target id → the latest context_edit entry that replaced it. */
   #edits = new Map<string, string>();
 
@@ -43,9 +45,21 @@ export class PromptPieces {
 
   /**
    * The prompt before the next request, given the list the pieces were added from and, when the caller
-   * keeps it, Pi's projection of that list (else it is built here).
+   * keeps it, Pi's projection of that list (else it is built here). A copy.
    */
   current(list: readonly SessionEntry[], projected?: readonly ProjectedSessionEntry[]): Piece[] {
+    return [...this.next(list, projected).pieces];
+  }
+
+  /**
+   * As `current`, without a copy, and the first piece that may differ from what the previous call returned
+   * (the money view prices what changed). The list is this object's own: read it before the next `add`.
+   */
+  next(
+    list: readonly SessionEntry[],
+    projected?: readonly ProjectedSessionEntry[],
+  ): { pieces: readonly Piece[]; from: number } {
+    let from = Math.min(this.#from, this.#pieces.length);
     if (this.#dirty) {
       const last = list[list.length - 1];
       const entries = projected ?? buildSessionProjection(list as SessionEntry[], last?.id ?? null).entries;
@@ -58,9 +72,15 @@ export class PromptPieces {
         const origChars = edit ? sumMessages(sessionEntryToContextMessages(p.sourceEntry)) : chars;
         pieces.push({ id, key: edit ? `${id}@${edit}` : id, chars, origChars, kind: kindOf(p.messages) });
       }
+      // Projected again: the first piece that differs from before.
+      const n = Math.min(pieces.length, this.#pieces.length);
+      let same = 0;
+      while (same < n && pieces[same]?.key === this.#pieces[same]?.key) same++;
+      from = Math.min(from, same);
       this.#pieces = pieces;
       this.#dirty = false;
     }
-    return [...this.#pieces];
+    this.#from = this.#pieces.length;
+    return { pieces: this.#pieces, from };
   }
 }

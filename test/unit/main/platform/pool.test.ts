@@ -2,11 +2,17 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierRequest, SnapEntry } from "../../../../src/core/shared/types.ts";
 import { runPass } from "../../../../src/main/pass/library-run-pass.ts";
-import { createTaskRunner, type PoolBackend, type TaskRunner } from "../../../../src/main/platform/pool.ts";
+import {
+  createTaskRunner,
+  type PoolBackend,
+  type TaskRunner,
+  TaskTimeoutError,
+} from "../../../../src/main/platform/pool.ts";
 import { PassWorkerError, unwrapFailure } from "../../../../src/workers/pass/failures.ts";
 import { packedCount, unpackValue } from "../../../../src/workers/pass/packed-values.ts";
 import type { MessageOf, PassKind, PassReply } from "../../../../src/workers/pass/protocol.ts";
 import { dropAll } from "../../../kit/answers.ts";
+import { FAULT_TASKS } from "../../../kit/fault-tasks.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
 
 const runners: TaskRunner[] = [];
@@ -132,5 +138,37 @@ describe("a pass and the pool's size", () => {
     const one = await createTaskRunner({ backend: "piscina", maxThreads: 1 });
     runners.push(one);
     expect(one.oneThread?.()).toBe(one);
+  });
+});
+
+describe("one thread, tasks in order of need", () => {
+  const run = (runner: TaskRunner, input: { ms: number; tag: string }, options?: Parameters<TaskRunner["run"]>[2]) =>
+    (runner.run as (n: string, i: unknown, o?: unknown) => Promise<string>)("busy", input, options);
+
+  it("a background task waits behind every task sent before it runs, whenever those were sent", async () => {
+    const runner = await createTaskRunner({ minThreads: 1, maxThreads: 1, taskModule: FAULT_TASKS });
+    runners.push(runner);
+    const done: string[] = [];
+    const note = (p: Promise<string>) => p.then((tag) => done.push(tag));
+    const first = note(run(runner, { ms: 300, tag: "pass-1" }));
+    const behind = note(run(runner, { ms: 10, tag: "pricing" }, { background: true }));
+    const second = note(run(runner, { ms: 10, tag: "pass-2" }));
+    await Promise.all([first, behind, second]);
+    expect(done).toEqual(["pass-1", "pass-2", "pricing"]);
+  });
+
+  it("a task's time limit counts from when the thread takes it, not while it waits", async () => {
+    const runner = await createTaskRunner({ minThreads: 1, maxThreads: 1, taskModule: FAULT_TASKS });
+    runners.push(runner);
+    const long = run(runner, { ms: 3000, tag: "long" });
+    // Queued behind three seconds of work, with a two-second limit of its own.
+    const quick = run(runner, { ms: 0, tag: "quick" }, { timeoutMs: 2000 });
+    expect(await long).toBe("long");
+    expect(await quick).toBe("quick");
+    // A task that does outlive its limit is stopped with a typed error, and the thread is replaced.
+    await expect(run(runner, { ms: 60_000, tag: "stuck" }, { timeoutMs: 200 })).rejects.toBeInstanceOf(
+      TaskTimeoutError,
+    );
+    expect(await run(runner, { ms: 0, tag: "after" })).toBe("after");
   });
 });

@@ -15,6 +15,7 @@ import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform
 import { LOCAL_NOTE, replayFiles } from "../../../../src/main/replay/command.ts";
 import { loadPriceBook, type PriceBook } from "../../../../src/main/replay/prices.ts";
 import { BranchLedger, LiveSavings } from "../../../../src/main/session/live-savings.ts";
+import type { SavedInput } from "../../../../src/workers/saved/saved-task.ts";
 
 const FIXTURES = join(import.meta.dirname, "../../../fixtures/sessions");
 const classifier = { ref: LOCAL_MODEL_REF, note: LOCAL_NOTE, classify: localClassify() };
@@ -83,21 +84,27 @@ describe("live dollars equal the replay's guard-on vs guard-off on a real sessio
     });
   }
 
-  it("the pass pool prices it on its thread once per new leaf, and the figure arrives", async () => {
-    const { session, manager } = await guardedBranch("rycerzes__trl__session.jsonl");
+  it("the pass thread prices it in slices behind any pass, then only what the branch gained", async () => {
+    const { session, manager } = await guardedBranch("badlogic__pi-mono__large-session.jsonl");
     const live = new LiveSavings();
     let changed = 0;
-    let runs = 0;
+    const sent: number[] = [];
     const counting: TaskRunner = {
       backend: runner.backend,
+      timesTasks: true,
       run: (name, input, options) => {
-        runs++;
+        if (name === "saved") {
+          sent.push((input as SavedInput).entries.length);
+          expect(options).toMatchObject({ background: true });
+        }
         return runner.run(name, input, options);
       },
       destroy: () => runner.destroy(),
     };
+    const branch = manager.getBranch();
+    let upTo = branch.length - 40;
     const host = {
-      branch: () => manager.getBranch(),
+      branch: () => branch.slice(0, upTo),
       lookup: (id: string) => manager.getEntry(id),
       book: () => prices,
       runner: () => counting,
@@ -106,10 +113,21 @@ describe("live dollars equal the replay's guard-on vs guard-off on a real sessio
       },
     };
     live.refresh(host);
+    // A refresh while one runs is not a second pricing of the same entries.
     live.refresh(host);
-    await expect.poll(() => changed).toBe(1);
+    await expect.poll(() => live.latest?.requests ?? 0, { timeout: 60_000 }).toBeGreaterThan(0);
+    await expect.poll(() => sent.length > 0 && !live.pricing, { timeout: 60_000 }).toBe(true);
+    const first = sent.reduce((a, b) => a + b, 0);
+    expect(first).toBe(branch.length - 40);
+    upTo = branch.length;
     live.refresh(host);
-    expect(runs).toBe(1);
-    expect(live.latest?.net).toBeCloseTo(session.money?.net ?? Number.NaN, 9);
+    await expect.poll(() => live.latest?.net, { timeout: 60_000 }).toBeCloseTo(session.money?.net ?? Number.NaN, 9);
+    // The second refresh sent the 40 new entries only.
+    expect(sent.reduce((a, b) => a + b, 0) - first).toBe(40);
+    const count = sent.length;
+    live.refresh(host);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sent.length).toBe(count);
+    expect(changed).toBeGreaterThan(1);
   });
 });
