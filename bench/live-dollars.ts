@@ -1,7 +1,7 @@
 /**
  * What the footer's live dollars cost: on Pi's thread, turning branch entries into the light ledger (all
  * of them once, then only the new ones at a boundary); on the pass pool's thread, pricing both arms of
- * the whole branch. On a real session's guarded branch (the replay's --write of pi-mono, 1,100+ entries).
+ * the whole branch once, then only a boundary's new entries. On a real session's guarded branch (the replay's --write of pi-mono, 1,100+ entries).
  *
  *   node bench/live-dollars.ts [--reps 7]
  */
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { LOCAL_MODEL_REF } from "../src/core/classifier/lexical.ts";
-import { savedSoFar } from "../src/core/replay/saved-so-far.ts";
+import { LivePricer } from "../src/core/replay/saved-so-far.ts";
 import { DEFAULT_CONFIG } from "../src/core/shared/config.ts";
 import { localClassify } from "../src/main/pass/classifier.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
@@ -45,18 +45,33 @@ const lookup = (id: string) => manager.getEntry(id);
 const first: number[] = [];
 const boundary: number[] = [];
 const pricing: number[] = [];
+const step: number[] = [];
 let net = 0;
 for (let r = 0; r < REPS; r++) {
   const ledger = new BranchLedger();
   let t = performance.now();
-  ledger.read(branch.slice(0, -20), prices, lookup);
+  ledger.sync(branch.slice(0, -20), prices, lookup);
+  const earlier = [...ledger.entries];
+  const profiles = new Map(ledger.profiles(prices));
   first.push(performance.now() - t);
   t = performance.now();
-  const input = ledger.read(branch, prices, lookup);
+  ledger.sync(branch, prices, lookup);
+  const fresh = ledger.entries.slice(earlier.length);
+  const after = new Map(ledger.profiles(prices));
   boundary.push(performance.now() - t);
+  // The pool thread: the branch before the boundary priced whole, then the boundary's entries alone.
+  const pricer = new LivePricer();
   t = performance.now();
-  net = savedSoFar(input.ledger, new Map(input.profiles)).net;
+  pricer.append(earlier);
+  pricer.useProfiles(profiles);
+  pricer.advance();
   pricing.push(performance.now() - t);
+  t = performance.now();
+  pricer.append(fresh);
+  pricer.useProfiles(after);
+  pricer.advance();
+  net = pricer.result().net;
+  step.push(performance.now() - t);
 }
 const line = (what: string, xs: number[]) => {
   const s = summarize(xs);
@@ -66,3 +81,4 @@ console.log(`${branch.length} entries on the guarded branch; saved so far $${net
 console.log(line("Pi's thread, the whole branch the first time", first));
 console.log(line("Pi's thread, a boundary with 20 new entries", boundary));
 console.log(line("pool thread, pricing both arms of the branch", pricing));
+console.log(line("pool thread, pricing the boundary's 20 new entries", step));

@@ -1,6 +1,7 @@
 /**
  * A long session in the real Pi (issue 44, break 1): a generated session of `--entries` entries with
- * `--compactions` compactions is resumed and one run of `--turns` tool turns (8–45 KB outputs) is made
+ * `--compactions` compactions (after runs, so its last long run stays whole; `--compact-at turns`: between
+ * turns) is resumed and one run of `--turns` tool turns (8–45 KB outputs) is made
  * against a scripted main model and a loopback classifier. Each arm runs it on its own copy:
  *
  * - rpc: `pi --mode rpc`, where the footer prices the branch in dollars;
@@ -11,7 +12,7 @@
  * per arm: the guard's records by phase, the classifier requests, how long after the run the footer first
  * showed dollars, and the Pi process's peak memory.
  *
- *   node bench/long-session.ts [--entries 20000] [--compactions 29] [--turns 8] [--latency 200]
+ *   node bench/long-session.ts [--entries 20000] [--compactions 29] [--compact-at runs] [--turns 8] [--latency 200]
  *                              [--arms rpc,print,off] [--out FILE]
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     latency: { type: "string", default: "200" },
     arms: { type: "string", default: "rpc,print,off" },
     seed: { type: "string", default: "5" },
+    "compact-at": { type: "string", default: "runs" },
     out: { type: "string" },
   },
 });
@@ -44,11 +46,13 @@ const PROMPT = "Run the next steps of the migration and report";
 
 /** The session, generated once per size and kept under bench/out. */
 function sessionFile(): string {
-  const file = join(REPO_ROOT, `bench/out/long-${ENTRIES}-${values.compactions}-${values.seed}.jsonl`);
+  const at = values["compact-at"] === "turns" ? "turns" : "runs";
+  const file = join(REPO_ROOT, `bench/out/long-${ENTRIES}-${values.compactions}-${at}-${values.seed}.jsonl`);
   if (existsSync(file)) return file;
   const entries = withCompactions(
     generateSession({ entries: ENTRIES, seed: Number(values.seed) }),
     Number(values.compactions),
+    at,
   );
   writeSessionFile(file, entries, "/tmp", `bench/long-session.ts --entries ${ENTRIES}`);
   return file;
@@ -122,7 +126,9 @@ async function arm(
       },
     },
   });
-  const copy = join(agentDir, "session.jsonl");
+  // Not in the agent dir itself: Pi moves a session file found there into its sessions folder at start.
+  mkdirSync(join(agentDir, "resumed"));
+  const copy = join(agentDir, "resumed", "session.jsonl");
   copyFileSync(source, copy);
   const asked = classifier.requests.length;
   const started = performance.now();
@@ -194,6 +200,9 @@ for (let i = 0; i < TURNS; i++) {
 }
 // Each prompt: TURNS turns, one `cat` each, then the answer.
 const main = await startFakeOpenAI((req) => {
+  // A long session's request bodies are large: keep none of them.
+  main.requests.length = 0;
+  main.log.length = 0;
   const { done } = lastPrompt(req.messages);
   return done < TURNS
     ? { toolCalls: [{ name: "bash", arguments: { command: `cat out${done}.txt` } }] }
@@ -204,9 +213,6 @@ const machine = machineInfo();
 const results: ArmResult[] = [];
 try {
   for (const name of String(values.arms).split(",")) {
-    // The fake keeps every request body: drop them between arms (a long session's are large).
-    main.requests.length = 0;
-    main.log.length = 0;
     results.push(await arm(name, source, main, classifier, cwd));
     console.log(JSON.stringify(results.at(-1)));
   }

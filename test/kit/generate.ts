@@ -1504,27 +1504,38 @@ export function generateSession(opts: GenerateOptions): SessionEntryLike[] {
 }
 
 /**
- * The session with `count` compactions where Pi makes them, between two turns: each one keeps the branch
- * from the turn just done (the assistant message that called the tools, then their results), so a long
- * session's context stays bounded as a real one's does, even inside one long run. Spread evenly over the
- * session's turns; the chain is relinked through them.
+ * The session with `count` compactions where Pi makes them: between two turns, keeping the branch from the
+ * turn just done (the assistant message that called the tools, then their results), or (`at: "runs"`)
+ * only after an answer that ends a run, keeping that run from its prompt, so a run of the session can grow
+ * on uncompacted. Spread evenly over those points; the chain is relinked through them.
  */
-export function withCompactions(entries: readonly SessionEntryLike[], count: number): SessionEntryLike[] {
+export function withCompactions(
+  entries: readonly SessionEntryLike[],
+  count: number,
+  at: "turns" | "runs" = "turns",
+): SessionEntryLike[] {
   const role = (e: SessionEntryLike | undefined) =>
     e?.type === "message" ? (e.message as { role?: string } | undefined)?.role : undefined;
+  const calls = (e: SessionEntryLike | undefined) =>
+    ((e?.message as { content?: Array<{ type: string }> } | undefined)?.content ?? []).some((b) => b.type === "toolCall");
   const points: Array<{ after: number; keep: number }> = [];
   let turn = -1;
+  let prompt = -1;
   entries.forEach((e, i) => {
     if (role(e) === "assistant") turn = i;
-    if (role(e) === "toolResult" && role(entries[i + 1]) === "assistant" && turn >= 0) {
+    if (role(e) === "user") prompt = i;
+    if (at === "turns" && role(e) === "toolResult" && role(entries[i + 1]) === "assistant" && turn >= 0) {
       points.push({ after: i, keep: turn });
     }
+    if (at === "runs" && role(e) === "assistant" && !calls(e) && role(entries[i + 1]) === "user" && prompt >= 0) {
+      points.push({ after: i, keep: prompt });
+    }
   });
-  const at = new Map<number, number>();
+  const where = new Map<number, number>();
   const n = Math.min(count, points.length);
   for (let k = 1; k <= n; k++) {
     const p = points[Math.floor((k * points.length) / (n + 1))] as { after: number; keep: number };
-    at.set(p.after, p.keep);
+    where.set(p.after, p.keep);
   }
   const out: SessionEntryLike[] = [];
   let previous: string | null = null;
@@ -1533,7 +1544,7 @@ export function withCompactions(entries: readonly SessionEntryLike[], count: num
     const entry = { ...e, parentId: previous };
     out.push(entry);
     previous = entry.id;
-    const keep = at.get(i);
+    const keep = where.get(i);
     if (keep === undefined) return;
     made++;
     const compaction: SessionEntryLike = {

@@ -13,13 +13,6 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
 import { runMayRecall } from "../../core/recall/recall-gate.ts";
-import {
-  madeWhileOff,
-  SWITCH_TYPE,
-  type SwitchEntryLike,
-  switchData,
-  switchedOff,
-} from "../../core/records/off-spans.ts";
 import { pinCounts, readPins } from "../../core/records/pins.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
@@ -46,6 +39,7 @@ import { branchBreaks, needsShapeCheckIn, repairNotice, settleBoundary, withoutO
 import { BranchIndex } from "./branch-index.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
+import { GuardSwitch } from "./guard-switch.ts";
 import { LiveProjection } from "./live-projection.ts";
 import { LiveSavings } from "./live-savings.ts";
 import { carriedDrafts, withWaitingEdits } from "./ready-drafts.ts";
@@ -128,11 +122,12 @@ export class SessionGuard {
   #recallMaybe = true;
   /** The branch holds a tool result apart from its call, which a boundary repairs. */
   #repairDue = false;
-  /** The branch's last switch of the guard (off-spans.ts), read at start and after /tree, kept when written. */
-  #switch: { off: boolean } | undefined;
+  /** The guard's on/off state as the branch records it. */
+  readonly #switch: GuardSwitch;
 
   constructor(parts: SessionGuardParts) {
     this.#parts = parts;
+    this.#switch = new GuardSwitch((type, data) => parts.pi.appendEntry(type, data));
     this.pipeline = new PassPipeline({
       config: parts.settings.config,
       runner: parts.passRunner,
@@ -425,31 +420,21 @@ export class SessionGuard {
 
   /**
    * Leaves a switch entry on the branch when the guard's setting differs from the branch's last switch:
-   * what a run makes while the guard is off is never judged later (core/records/off-spans.ts).
+   * what a run makes while the guard is off is never judged later (guard-switch.ts).
    */
   markSwitch(ctx: ExtensionContext): void {
     if (this.closed) return;
     try {
-      const branch = () => ctx.sessionManager.getBranch() as unknown as SwitchEntryLike[];
-      this.#switch ??= switchedOff(branch());
-      const off = !this.config.enabled;
-      if (this.#switch.off === off) return;
-      const from = off ? undefined : switchedOff(branch()).at;
-      this.#parts.pi.appendEntry(SWITCH_TYPE, switchData(!off, from));
-      this.#switch = { off };
+      this.#switch.mark(ctx, this.config.enabled);
     } catch (error) {
-      warn(
-        ctx,
-        `could not mark the guard ${this.config.enabled ? "on" : "off"} on this branch: ${(error as Error).message}`,
-      );
+      const state = this.config.enabled ? "on" : "off";
+      warn(ctx, `could not mark the guard ${state} on this branch: ${(error as Error).message}`);
     }
   }
 
   /** `/guard judge`: what was made while the guard was off is judged like anything else from now on. */
   judgeOffSpans(ctx: ExtensionContext): number {
-    const held = madeWhileOff(ctx.sessionManager.getBranch() as unknown as SwitchEntryLike[]).size;
-    if (held > 0) this.#parts.pi.appendEntry(SWITCH_TYPE, switchData(true, undefined, true));
-    return held;
+    return this.#switch.judge(ctx);
   }
 
   /** before_agent_start: skill routing and tool surfacing, on the same settings and classifier. */
@@ -500,7 +485,7 @@ export class SessionGuard {
 
   /** session_tree: another branch, so another footer and routing state. */
   treeChanged(ctx: ExtensionContext): void {
-    this.#switch = undefined;
+    this.#switch.forget();
     this.draw(ctx);
     this.#checkBranch(ctx);
     this.routing.restore(ctx);
