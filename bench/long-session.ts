@@ -168,10 +168,13 @@ async function arm(
     let dollarsAfterMs: number | undefined;
     if (enabled) {
       const dollars = await pi
-        .waitFor((r) => r.method === "setStatus" && r.statusKey === "context-guard" && /\$/.test(String(r.statusText)), {
-          from,
-          timeoutMs: 240_000,
-        })
+        .waitFor(
+          (r) => r.method === "setStatus" && r.statusKey === "context-guard" && /\$/.test(String(r.statusText)),
+          {
+            from,
+            timeoutMs: 240_000,
+          },
+        )
         .catch(() => undefined);
       if (dollars) dollarsAfterMs = Math.max(0, Math.round(dollars.at - settled.at));
     }
@@ -196,7 +199,10 @@ async function arm(
 const source = sessionFile();
 const cwd = await mkdtemp(join(tmpdir(), "cg-long-"));
 for (let i = 0; i < TURNS; i++) {
-  writeFileSync(join(cwd, `out${i}.txt`), generateOutput(i % 2 ? "log" : "grep", 8000 + ((i * 5000) % 37_000), 100 + i));
+  writeFileSync(
+    join(cwd, `out${i}.txt`),
+    generateOutput(i % 2 ? "log" : "grep", 8000 + ((i * 5000) % 37_000), 100 + i),
+  );
 }
 // Each prompt: TURNS turns, one `cat` each, then the answer.
 const main = await startFakeOpenAI((req) => {

@@ -1517,7 +1517,9 @@ export function withCompactions(
   const role = (e: SessionEntryLike | undefined) =>
     e?.type === "message" ? (e.message as { role?: string } | undefined)?.role : undefined;
   const calls = (e: SessionEntryLike | undefined) =>
-    ((e?.message as { content?: Array<{ type: string }> } | undefined)?.content ?? []).some((b) => b.type === "toolCall");
+    ((e?.message as { content?: Array<{ type: string }> } | undefined)?.content ?? []).some(
+      (b) => b.type === "toolCall",
+    );
   const points: Array<{ after: number; keep: number }> = [];
   let turn = -1;
   let prompt = -1;
