@@ -94,6 +94,11 @@ export interface LoopbackOptions {
   latencyMs?: number;
   /** Extra uniform random delay in [0, jitterMs), from a seeded PRNG. Default 0. */
   jitterMs?: number;
+  /**
+   * Answers wait for this too (after `latencyMs`): a test lets them go once it has seen what must happen
+   * before any answer, instead of betting on a latency.
+   */
+  hold?: Promise<unknown>;
   /** PRNG seed for the jitter. Default 1. */
   seed?: number;
   /** Default "answer". */
@@ -136,6 +141,8 @@ export interface LoopbackClassifier {
   requests: SystemOneRequestBody[];
   /** Answers of behaviour "late" that were written after their delay (the client had not hung up). */
   lateAnswers: number;
+  /** Answers written (behaviour "answer"), so far. */
+  answered: number;
   /** Request headers, parallel to `requests`. */
   requestHeaders: IncomingHttpHeaders[];
   /** Change options for later requests. Setting `seed` restarts the jitter PRNG. */
@@ -378,6 +385,7 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
   const requestHeaders: IncomingHttpHeaders[] = [];
   let closed = false;
   let lateAnswers = 0;
+  let answered = 0;
 
   const basePath = (): string => `/${(options.basePath ?? "/api/v1").replace(/^\/+|\/+$/g, "")}`.replace(/^\/$/, "");
 
@@ -430,6 +438,7 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
     // The latency is the service's response time, as a remote classifier's is: reading the request,
     // parsing it and computing the answers happen within it, not on top of it.
     await delay((options.latencyMs ?? 0) + jitter - (performance.now() - arrived));
+    if (options.hold) await options.hold;
     if (closed || res.destroyed || req.socket.destroyed) return;
 
     switch (behaviour) {
@@ -476,6 +485,7 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
       return;
     }
     sendJson(res, 200, reply);
+    answered++;
   };
 
   /** Headers at once, then one byte per interval; stops when the client hangs up or the server closes. */
@@ -522,6 +532,9 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
     requestHeaders,
     get lateAnswers() {
       return lateAnswers;
+    },
+    get answered() {
+      return answered;
     },
     set(next) {
       Object.assign(options, next);

@@ -6,8 +6,8 @@
 
 import type { GuardConfig } from "../shared/config.ts";
 
-/** Items (outputs, exchanges, images) one pass plans at most: its record stays a few tens of kilobytes. */
-export const MAX_PASS_ITEMS = 300;
+/** Items (outputs, exchanges) one pass plans at most: its record stays within a few hundred kilobytes. */
+export const MAX_PASS_ITEMS = 1000;
 /** The answer time a request is planned for: about what a hosted classifier takes for a full segment. */
 const REQUEST_MS = 1000;
 /**

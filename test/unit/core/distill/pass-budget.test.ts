@@ -69,10 +69,10 @@ describe("passBudget and takeNewest", () => {
 
 describe("a run end in a run that spans the session", () => {
   it("plans at most MAX_PASS_ITEMS outputs, the newest", () => {
-    const entries = megaRun(1000, 1000);
+    const entries = megaRun(1200, 1000);
     const ids = planned(planRunEnd(entries, CONFIG));
     expect(ids.length).toBe(MAX_PASS_ITEMS);
-    expect(ids).toContain("t999");
+    expect(ids).toContain("t1199");
     expect(ids).not.toContain("t0");
   });
 
@@ -115,7 +115,7 @@ describe("a run end in a run that spans the session", () => {
   });
 
   it("a checkpoint in such a run plans within the same bounds", () => {
-    const entries = megaRun(1000, 1000).slice(0, -1);
+    const entries = megaRun(1200, 1000).slice(0, -1);
     const plan = planCheckpoint(entries, { ...CONFIG, midRunMinAgeTurns: 1 }, {
       family: "none",
       lastPromptTokens: 0,
