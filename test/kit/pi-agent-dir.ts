@@ -78,6 +78,8 @@ export interface PiRunOptions {
   agentDir?: string;
   /** Written to stdin, which is then closed. Default: stdin is `/dev/null`. */
   stdin?: string;
+  /** Node's own flags, before Pi's script (they reach `process.execArgv`). */
+  nodeArgs?: string[];
 }
 
 export interface PiRunResult {
@@ -114,7 +116,7 @@ export function runPiCli(args: string[], env: Record<string, string>, opts: PiRu
   }
   const started = Date.now();
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(NODE_BIN, [PI_BIN, ...args], {
+    const child = spawn(NODE_BIN, [...(opts.nodeArgs ?? []), PI_BIN, ...args], {
       cwd: opts.cwd ?? tmpdir(),
       env: fullEnv,
       stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],

@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import type { ResourceLimits } from "node:worker_threads";
 import type * as Tasks from "../../workers/tasks.ts";
 import { callback } from "./callbacks.ts";
+import { workerExecArgv } from "./worker-flags.ts";
 
 /** The pool's tasks: every message of a pass goes through "pass" (workers/pass/protocol.ts). */
 export type TaskName = "pass" | "recall" | "saved" | "ping";
@@ -44,6 +45,8 @@ export interface TaskRunner {
    * started on first use and shut down with this one. A runner without it is used as it is.
    */
   oneThread?(): TaskRunner;
+  /** Why its threads do not start, until a task has run on one (the footer and `/guard` say it). */
+  readonly failure?: Error | undefined;
   destroy(): Promise<void>;
 }
 
@@ -69,12 +72,17 @@ function taskModulePath(): string {
 // the terminal, so keep the worker quiet. Piscina loads a task module with require() first and falls
 // back to import(): with require(esm) off, the module loads through the ESM loader, which a worker
 // stopped mid-load (a timeout, a pool shut down) leaves cleanly. A Node without the flag gets none.
+// Pi's own flags go along, but not those a worker refuses (worker-flags.ts): one would stop every worker.
 const ESM_LOADER_ONLY = "--no-experimental-require-module";
-export const WORKER_EXEC_ARGV = [
-  ...process.execArgv,
-  "--disable-warning=ExperimentalWarning",
-  ...(process.allowedNodeEnvironmentFlags.has(ESM_LOADER_ONLY) ? [ESM_LOADER_ONLY] : []),
-];
+let workerArgv: readonly string[] | undefined;
+export function workerFlags(): string[] {
+  workerArgv ??= workerExecArgv([
+    ...process.execArgv,
+    "--disable-warning=ExperimentalWarning",
+    ...(process.allowedNodeEnvironmentFlags.has(ESM_LOADER_ONLY) ? [ESM_LOADER_ONLY] : []),
+  ]);
+  return [...workerArgv];
+}
 
 class InlineRunner implements TaskRunner {
   readonly backend = "inline" as const;
@@ -120,6 +128,8 @@ class ThreadRunner implements TaskRunner {
   #threads: { minThreads: number; maxThreads: number };
   #pool: PoolLike | undefined;
   #failed = new WeakMap<PoolLike, Error>();
+  #failure: Error | undefined;
+  #ran = false;
   #destroyed = false;
   #single: ThreadRunner | undefined;
   /**
@@ -134,7 +144,14 @@ class ThreadRunner implements TaskRunner {
     this.backend = backend;
     this.#make = make;
     this.#threads = threads;
-    this.#pool = this.#start();
+    try {
+      this.#pool = this.#start();
+    } catch {
+      // Said through `failure`; the next task tries again.
+    }
+  }
+  get failure(): Error | undefined {
+    return this.#failure;
   }
   /**
    * A pool whose worker fails outside a task (e.g. its module does not load) emits "error": unhandled,
@@ -142,11 +159,19 @@ class ThreadRunner implements TaskRunner {
    * pool is dropped (its tasks reject) and the next task starts a new one.
    */
   #start(): PoolLike {
-    const pool = this.#make(this.#threads);
+    let pool: PoolLike;
+    try {
+      pool = this.#make(this.#threads);
+    } catch (error) {
+      // E.g. a Node flag no worker takes: no thread can start, and no task will run until that changes.
+      this.#failure = error as Error;
+      throw new Error(`the worker pool could not start: ${(error as Error).message}`, { cause: error });
+    }
     pool.on(
       "error",
       callback("pool-error", (error: Error) => {
         this.#failed.set(pool, error);
+        if (!this.#ran) this.#failure = error;
         if (this.#pool === pool) this.#pool = undefined;
         pool.destroy().catch(() => {});
       }),
@@ -194,6 +219,8 @@ class ThreadRunner implements TaskRunner {
       const pool = this.#pool;
       try {
         task.resolve(await pool.run(task.input, { name: task.name, signal: stop }));
+        this.#ran = true;
+        this.#failure = undefined;
       } catch (error) {
         if (limit.signal.aborted) throw new TaskTimeoutError(timeoutMs ?? 0, { cause: error });
         // A task of a pool that failed was rejected by its teardown: say why the pool went down.
@@ -240,7 +267,7 @@ export async function createTaskRunner(options: PoolOptions = {}): Promise<TaskR
   const maxThreads = options.maxThreads ?? 1;
   const threads = { minThreads: Math.min(options.minThreads ?? 0, maxThreads), maxThreads };
   const idleTimeout = options.idleTimeoutMs ?? 30_000;
-  const common = { filename, idleTimeout, execArgv: WORKER_EXEC_ARGV, ...resourceLimits };
+  const common = { filename, idleTimeout, execArgv: workerFlags(), ...resourceLimits };
   if (backend === "tinypool") {
     const { Tinypool } = await import("tinypool");
     const make: MakePool = (t) => new Tinypool({ ...common, ...t }) as unknown as PoolLike;

@@ -18,7 +18,7 @@ import {
 } from "../../workers/http/http-protocol.ts";
 import { callback } from "./callbacks.ts";
 import { InFlight } from "./in-flight.ts";
-import { WORKER_EXEC_ARGV } from "./pool.ts";
+import { workerFlags } from "./pool.ts";
 
 export interface ThreadFetch {
   /** Same contract as the global fetch. */
@@ -116,7 +116,7 @@ export function createThreadFetch(options: { entry?: string } = {}): ThreadFetch
     if (worker) return worker;
     let w: Worker;
     try {
-      w = new Worker(options.entry ?? httpWorkerPath(), { execArgv: WORKER_EXEC_ARGV });
+      w = new Worker(options.entry ?? httpWorkerPath(), { execArgv: workerFlags() });
     } catch (error) {
       unavailable = `the HTTP worker could not start: ${(error as Error).message}`;
       return undefined;
