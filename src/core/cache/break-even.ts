@@ -117,6 +117,8 @@ export interface ExchangeGateInput {
   family: CacheModel["family"];
   /** Requests-to-rewrite factor (rewriteFactor); the family's fixed one when absent. */
   factor?: number;
+  /** The minimum saving holds even when the omission adds no rewrite (a checkpoint's). */
+  minSavingAlways?: boolean;
 }
 
 export interface ExchangeGate {
@@ -150,7 +152,7 @@ export function exchangeGate(input: ExchangeGateInput): ExchangeGate {
   const without = rewriteChars(entries, otherEditIds, family);
   const marginalChars = Math.max(0, withThem - without);
   const saves = `saves ${formatCount(savingChars)} chars`;
-  if (marginalChars === 0) {
+  if (marginalChars === 0 && !(input.minSavingAlways && savingChars < input.minSavingChars)) {
     return { pass: true, reason: `${saves}; no extra cache rewrite`, marginalChars, savingChars };
   }
   const costs = `rewrites ${formatCount(marginalChars)} more`;

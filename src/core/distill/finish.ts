@@ -236,12 +236,21 @@ function finishEarlierOutputs(
   return [...pay];
 }
 
-/** Run end with the break-even gate on and a warm cache: a cold one makes every edit free. */
+/**
+ * The money gates apply wherever a pass is made, run end or checkpoint, unless the cache is cold (a cold
+ * one makes every edit free) or the setting for that point turns them off.
+ */
 function gatesOn(input: FinishInput): boolean {
   const planned = input.plan.breakEven;
-  if (planned) return input.plan.phase === "run-end" && planned.on;
+  if (planned) return planned.on;
   return input.plan.phase === "run-end" && input.config.exchangeBreakEven;
 }
+
+/**
+ * A run still going may need an old exchange again: mid-run, omitting one must pay this many times over
+ * what the run end asks (else it waits for the run end).
+ */
+export const CHECKPOINT_OMIT_MARGIN = 2;
 
 function factorOf(input: FinishInput): number {
   return input.plan.breakEven?.factor ?? REWRITE_FACTOR[input.family ?? "other"];
@@ -276,6 +285,7 @@ export function finishPass(input: FinishInput): FinishOutput {
     .map((v) => exById.get(v.promptId) as Exchange);
   const inRunImages = input.plan.images.filter((i) => !i.beforePrompt);
   const otherEditIds = [...drafts.map((d) => d.targetId), ...inRunImages.map((i) => i.entryId), ...paid];
+  const midRun = input.plan.phase === "mid-run";
   const gate =
     gatesOn(input) && unrelated.length > 0
       ? exchangeGate({
@@ -285,7 +295,8 @@ export function finishPass(input: FinishInput): FinishOutput {
           sessionRequests: sessionRequests(input.entries),
           minSavingChars: input.config.exchangeMinSavingChars,
           family,
-          factor: factorOf(input),
+          factor: factorOf(input) * (midRun ? CHECKPOINT_OMIT_MARGIN : 1),
+          minSavingAlways: midRun,
         })
       : { pass: true };
   const omittedIds = new Set<string>();

@@ -106,7 +106,7 @@ export function planRunEnd(
   const atRunEnd = readOutputRecords(entries).atRunEnd;
   const fresh = (id: string) => unpinned(pins, id) && (!atRunEnd.has(id) || dueForRetry(id, judged));
   const outputs = newestOutputs(
-    collectCandidates(entries, span, config).filter((c) => fresh(c.entryId)),
+    collectCandidates(entries, span, config, notes.superseded).filter((c) => fresh(c.entryId)),
     collectSmall(entries, span, config, notes.superseded, (c) => fresh(c.entryId)),
     budget,
     positionOf,
@@ -299,7 +299,7 @@ export function planCheckpoint(
   const free = (item: { entryId: string }) => unpinned(pins, item.entryId);
   const budget = passBudget(config);
   const { large, small } = newestOutputs(
-    collectCandidates(entries, span, config).filter((c) => eligible(c) && free(c)),
+    collectCandidates(entries, span, config, superseded).filter((c) => eligible(c) && free(c)),
     collectSmall(entries, span, config, superseded, (c) => eligible(c) && free(c)),
     budget,
     positions(entries),

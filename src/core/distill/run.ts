@@ -235,13 +235,22 @@ export function chunkedFrom(config: Pick<CandidateConfig, "minResultChars" | "sm
 export type CandidateRuleConfig = Pick<GuardConfig, "excludeTools" | "distillErrors"> &
   Partial<Pick<GuardConfig, "keepReads">>;
 
-/** The candidate rules for one tool result of the run, except its size (large and small outputs share them). */
-export function passesCandidateRules(e: SnapEntry, config: CandidateRuleConfig, tool: string): boolean {
+/**
+ * The candidate rules for one tool result of the run, except its size (large and small outputs share them).
+ * `superseded` says a later call of the run changed or re-read what it shows.
+ */
+export function passesCandidateRules(
+  e: SnapEntry,
+  config: CandidateRuleConfig,
+  tool: string,
+  superseded = false,
+): boolean {
   if (!e.visible || e.role !== "toolResult" || e.images !== 0) return false;
   if (e.isError === true && !config.distillErrors) return false;
   if (config.excludeTools.includes(tool)) return false;
-  // Removed reads were needed later more often than other outputs (docs/replay.md).
-  if (config.keepReads === true && tool === "read") return false;
+  // Removed reads were needed later more often than other outputs (docs/replay.md), unless the run read
+  // the file again or changed it since: then the work goes by the newer text.
+  if (config.keepReads === true && tool === "read" && !superseded) return false;
   // An edited output is either ours (distilled already) or someone else's (recall returns the raw entry,
   // so whatever that edit added could not be recovered): both are left alone. The visible text is never
   // the test: a tool's own output may start with the guard's marker, and is judged like any other.
@@ -253,11 +262,12 @@ export function resultCandidate(
   e: SnapEntry,
   calls: ReadonlyMap<string, SnapToolCall>,
   config: CandidateRuleConfig,
+  superseded?: ReadonlyMap<string, string>,
 ): Candidate | undefined {
   if (e.role !== "toolResult") return undefined;
   const call = e.toolCallId === undefined ? undefined : calls.get(e.toolCallId);
   const tool = e.toolName ?? call?.name ?? "tool";
-  if (!passesCandidateRules(e, config, tool)) return undefined;
+  if (!passesCandidateRules(e, config, tool, superseded?.has(e.id) === true)) return undefined;
   const args = call?.args ?? {};
   return { entryId: e.id, tool, label: toolLabel(tool, args), args, isError: e.isError === true, text: e.text };
 }
@@ -272,20 +282,26 @@ export function collectRunResults(
   config: CandidateRuleConfig,
   minChars: number,
   maxChars = Number.POSITIVE_INFINITY,
+  superseded?: ReadonlyMap<string, string>,
 ): Candidate[] {
   const out: Candidate[] = [];
   for (let i = span.startIndex + 1; i < entries.length; i++) {
     const e = entries[i];
     if (e?.role !== "toolResult" || e.text.length < minChars || e.text.length >= maxChars) continue;
-    const candidate = resultCandidate(e, span.calls, config);
+    const candidate = resultCandidate(e, span.calls, config, superseded);
     if (candidate) out.push(candidate);
   }
   return out;
 }
 
 /** Tool results of the run that the pass may distill. */
-export function collectCandidates(entries: SnapEntry[], span: RunSpan, config: CandidateConfig): Candidate[] {
-  return collectRunResults(entries, span, config, chunkedFrom(config));
+export function collectCandidates(
+  entries: SnapEntry[],
+  span: RunSpan,
+  config: CandidateConfig,
+  superseded?: ReadonlyMap<string, string>,
+): Candidate[] {
+  return collectRunResults(entries, span, config, chunkedFrom(config), Number.POSITIVE_INFINITY, superseded);
 }
 
 /** Only worth a classifier request when the candidates together are big enough. */

@@ -89,7 +89,14 @@ export function collectSmall(
 ): SmallItem[] {
   if (config.smallResultMinChars <= 0) return [];
   const out: SmallItem[] = [];
-  for (const c of collectRunResults(entries, span, config, config.smallResultMinChars, chunkedFrom(config))) {
+  for (const c of collectRunResults(
+    entries,
+    span,
+    config,
+    config.smallResultMinChars,
+    chunkedFrom(config),
+    superseded,
+  )) {
     if (!keep(c)) continue;
     const item = smallItem(c, superseded.get(c.entryId));
     if (item) out.push(item);

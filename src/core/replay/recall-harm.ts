@@ -1,8 +1,8 @@
 // What the likely-needed removals cost, in the report's units: items, characters and dollars. Each
 // likely-needed removal is charged one `recall` round trip just before the request that used it (the
 // whole guarded prompt read once more, plus the call's output), and its recalled text is kept in the
-// context from then on (written to the cache once, read by every later request). So a saving quoted
-// "after recalls" already pays for the guard's mistakes, as far as the proxy finds them.
+// context from then on (written to the cache once, read by every later request until a compaction drops it).
+// So a saving quoted "after recalls" already pays for the guard's mistakes, as far as the proxy finds them.
 import type { Prices } from "../cache/prompt-cache.ts";
 
 const CHARS_PER_TOKEN = 4;
@@ -34,13 +34,15 @@ export interface RecallHarm {
 
 /**
  * Harm of the likely-needed removals of one session. `prices` are the main model's (per million tokens);
- * `cached` says whether its provider caches prompts (else every token is billed as input).
+ * `cached` says whether its provider caches prompts (else every token is billed as input);
+ * `compactionLines` are the session file's lines of its compactions, in order.
  */
 export function recallHarm(
   removed: readonly RemovedItem[],
   requests: readonly RequestAt[],
   prices: Prices | undefined,
   cached: boolean,
+  compactionLines: readonly number[] = [],
 ): RecallHarm {
   const harm: RecallHarm = { removedItems: removed.length, removedChars: 0, items: 0, chars: 0, dollars: 0 };
   const read = prices ? (cached ? prices.cacheRead : prices.input) : 0;
@@ -55,7 +57,11 @@ export function recallHarm(
     if (at === -1) continue;
     const tokens = item.chars / CHARS_PER_TOKEN;
     const prompt = (requests[at] as RequestAt).on / CHARS_PER_TOKEN;
-    const later = requests.length - at - 1;
+    // The recalled text rides along until the next compaction summarises it away.
+    const line = (requests[at] as RequestAt).line;
+    const dropAt = compactionLines.find((c) => c > line);
+    const end = dropAt === undefined ? requests.length : requests.findIndex((r) => r.line > dropAt);
+    const later = (end === -1 ? requests.length : end) - at - 1;
     harm.dollars += (prompt * read + RECALL_CALL_TOKENS * output + tokens * write + later * tokens * read) / 1e6;
   }
   return harm;

@@ -457,6 +457,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     requests,
     main?.prices,
     main !== undefined && main.family !== "none",
+    compactionsOf(branch).map((c) => lineOf.get(branch[c.index] as SessionEntry) ?? 0),
   );
   options.onGuarded?.(on);
   return {

@@ -1,5 +1,6 @@
 // keepReads: a read's output is not judged (the classifier never sees it, so nothing removes it), while a
-// command's output of the same size is. Off, reads are judged as before.
+// command's output of the same size is, unless the run read the file again or changed it afterwards. Off,
+// reads are judged as before.
 import { describe, expect, it } from "vitest";
 import { type PassPlan, planRunEnd } from "../../../../src/core/distill/plan.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
@@ -45,5 +46,20 @@ describe("keepReads", () => {
       "t2",
       "t3",
     ]);
+  });
+
+  it("judges a read the run superseded: the file re-read, or edited after it", () => {
+    const entries = run();
+    const reread = toolCall("c4", "read", { path: "src/a.ts" });
+    const edit = toolCall("c5", "edit", { path: "src/c.ts", oldText: "gamma item 1", newText: "gamma item one" });
+    entries.splice(
+      6,
+      0,
+      assistantEntry("b", "again", [reread, edit]),
+      callResultEntry("t4", reread, big("alpha")),
+      callResultEntry("t5", edit, "edited"),
+    );
+    // t0 (re-read by t4) and t2 (edited by c5) are judged; t4, the newest read, is not.
+    expect(judged(planRunEnd(entries, { ...DEFAULT_CONFIG, minRunChars: 0 }))).toEqual(["t0", "t1", "t2", "t3"]);
   });
 });

@@ -37,4 +37,14 @@ describe("recallHarm", () => {
       dollars: 0,
     });
   });
+
+  it("stops charging the recalled text at the compaction that drops it", () => {
+    // Used at request 1 (line 10); a compaction at line 25 drops it: only request 2 reads it again.
+    const h = recallHarm([{ chars: 4000, neededAtLine: 10 }], requests, prices, true, [25]);
+    const expected = (10_000 * 0.3 + RECALL_CALL_TOKENS * 15 + 1000 * 3.75 + 1 * 1000 * 0.3) / 1e6;
+    expect(h.dollars).toBeCloseTo(expected, 12);
+    // A compaction before the use changes nothing.
+    const before = recallHarm([{ chars: 4000, neededAtLine: 30 }], requests, prices, true, [5]);
+    expect(before.dollars).toBeCloseTo((10_000 * 0.3 + RECALL_CALL_TOKENS * 15 + 1000 * 3.75 + 1000 * 0.3) / 1e6, 12);
+  });
 });
