@@ -79,6 +79,18 @@ function resultsOf(e: MissEntryLike): RecordResult[] {
   return results.filter((r): r is RecordResult => typeof r === "object" && r !== null && typeof r.entryId === "string");
 }
 
+/**
+ * A record's reason as the misses line names it: an output's reason lists its segments' reasons joined by
+ * commas ("chunks,none-needed"), which would read as two entries of the line's own comma-separated list.
+ */
+function reasonWords(reason: unknown): string {
+  const parts = String(reason)
+    .split(",")
+    .map((r) => r.trim())
+    .filter((r) => r !== "");
+  return [...new Set(parts)].join(" + ") || "unknown";
+}
+
 function levelOf(misses: number, removals: number): number {
   if (misses < MISS_RULE.minMisses || misses < MISS_RULE.minRate * removals) return 0;
   return Math.min(MISS_RULE.maxLevel, misses - 1);
@@ -101,7 +113,7 @@ export function sessionMisses(entries: readonly MissEntryLike[]): KindMisses[] {
     for (const r of resultsOf(e)) {
       if (r.outcome === "kept") continue;
       const kind = missKind(r);
-      removed.set(r.entryId, { kind, reason: String(r.reason) });
+      removed.set(r.entryId, { kind, reason: reasonWords(r.reason) });
       const set = removals.get(kind) ?? new Set<string>();
       set.add(r.entryId);
       removals.set(kind, set);
@@ -196,6 +208,7 @@ export function missesLine(misses: readonly KindMisses[]): string | undefined {
   if (missedKinds.length === 0) return undefined;
   const parts = missedKinds.map((m) => {
     const why = Object.entries(m.reasons)
+      .sort((a, b) => b[1] - a[1])
       .map(([reason, n]) => `${reason} ${n}`)
       .join(", ");
     const moved = m.level > 0 && m.kind !== "stale" ? `; keeping more (step ${m.level} of ${MISS_RULE.maxLevel})` : "";

@@ -6,7 +6,7 @@ import { loadSettings, saveSetting } from "../platform/settings.ts";
 import { telemetryStatsReport } from "../platform/telemetry.ts";
 import { warn } from "../platform/warn.ts";
 import { OUT_COMMANDS, type OutCommand, runOutCommand } from "./out-list.ts";
-import { traceReport } from "./report.ts";
+import { moneyLine, traceReport } from "./report.ts";
 import { type SessionGuard, terminalWidth } from "./session-guard.ts";
 
 const SUBCOMMANDS = ["status", "stats", "trace", "on", "off", "judge", "reload", ...OUT_COMMANDS];
@@ -102,7 +102,10 @@ export async function runGuardCommand(
     return;
   }
   if (command === "stats") {
-    ctx.ui.notify(await telemetryStatsReport(session.telemetry, session.config), "info");
+    const stats = await telemetryStatsReport(session.telemetry, session.config);
+    // The telemetry file has no dollars: this session's, the footer's figure, once it has been priced.
+    const saved = session.savedSoFar;
+    ctx.ui.notify(saved ? `${stats}\n${moneyLine(saved, "This session, ")}` : stats, "info");
     return;
   }
   if (command === "trace") {

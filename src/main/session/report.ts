@@ -16,13 +16,15 @@ import { type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
 import { knownSecrets } from "../platform/secrets.ts";
 import { dollars } from "../replay/summary-money.ts";
-import { lookupShort } from "./status.ts";
+import { lookupProblem, lookupShort, workersProblem } from "./status.ts";
 
 type Branch = ReturnType<ExtensionContext["sessionManager"]["getBranch"]>;
 
 export interface ReportInput {
   config: GuardConfig;
   found: ClassifierLookup;
+  /** Why the pass pool's threads do not start, while they do not. */
+  workers?: string;
   savings: Savings;
   branch: Branch;
   paused: BreakerState;
@@ -63,8 +65,16 @@ function ago(ms: number): string {
   return `${Math.round(s / 3600)} h ago`;
 }
 
-/** The money line: saved so far, or plainly that the guard has cost more so far. */
-export function moneyLine(saved: SavedSoFar | undefined): string {
+/**
+ * The money line: saved so far, or plainly that the guard has cost more so far. With `prefix` (e.g.
+ * "This session, ") the sentence goes on after it.
+ */
+export function moneyLine(saved: SavedSoFar | undefined, prefix = ""): string {
+  const line = moneySentence(saved);
+  return prefix ? `${prefix}${line.charAt(0).toLowerCase()}${line.slice(1)}` : line;
+}
+
+function moneySentence(saved: SavedSoFar | undefined): string {
   if (!saved || saved.requests === 0 || (saved.off === saved.on && saved.classifier === 0)) {
     return "Saved so far: nothing yet.";
   }
@@ -85,6 +95,13 @@ function aheadLine(saved: SavedSoFar | undefined): string | undefined {
   return `Ahead: each further request costs ≈${dollars(per)} less at today's context.`;
 }
 
+/** A pass's time: milliseconds under 0.1 s, where one decimal of a second would read "0.0 s". */
+export function passTime(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return "an unknown time";
+  if (ms < 1) return "under 1 ms";
+  return ms < 100 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
 /** The last pass in one line. */
 function lastPassLine(last: GuardRecord & { at?: number }, now: number): string {
   const results = Array.isArray(last.results) ? last.results : [];
@@ -98,7 +115,7 @@ function lastPassLine(last: GuardRecord & { at?: number }, now: number): string 
       : results.length > 0
         ? `kept all ${count(results.length, "item")}`
         : "nothing to judge";
-  const time = `${(last.ms / 1000).toFixed(1)} s${last.timedOut ? ", timed out" : ""}`;
+  const time = `${passTime(last.ms)}${last.timedOut ? ", timed out" : ""}`;
   return `Last pass (${when}${phase}): ${what} in ${time}.`;
 }
 
@@ -112,9 +129,13 @@ function behindLine(state: BoundaryState | undefined): string | undefined {
 export function statusReport(input: ReportInput): string {
   const { config: c, found, savings, branch, paused } = input;
   const now = input.now ?? Date.now();
+  // On but judging nothing: the first line says so, the second what is missing and how to fix it.
+  const stuck = c.enabled && (!found.ok || input.workers !== undefined);
   const lines = [
-    `context-guard is ${c.enabled ? "on" : "off"} · classifier ${c.model}${found.ok ? "" : ` (${lookupShort(found)})`}`,
+    `context-guard is ${c.enabled ? "on" : "off"}${stuck ? ", but judges nothing" : ""} · classifier ${c.model}${found.ok ? "" : ` (${lookupShort(found)})`}`,
   ];
+  if (c.enabled && input.workers !== undefined) lines.push(`Not working: ${workersProblem(input.workers)}.`);
+  else if (c.enabled && !found.ok) lines.push(`Not working: ${lookupProblem(found)}.`);
   if (c.enabled) {
     lines.push(moneyLine(input.dollars));
     if (savings.items > 0) {

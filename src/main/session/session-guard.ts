@@ -47,7 +47,7 @@ import { executeRecall } from "./recall-tool.ts";
 import { statusReport } from "./report.ts";
 import { type Message, PendingRestores, type RestoreHost, restoringDrafts } from "./restore.ts";
 import type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
-import { type GuardState, lookupProblem } from "./status.ts";
+import { type GuardState, lookupProblem, workersProblem } from "./status.ts";
 import { WarmUp } from "./warm-up.ts";
 
 export type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
@@ -213,6 +213,7 @@ export class SessionGuard {
     if (this.config.enabled && ctx.mode !== "tui") {
       const found = this.lookup(ctx);
       if (!found.ok) warn(ctx, lookupProblem(found));
+      if (this.pipeline.runner.failure) warn(ctx, workersProblem(this.pipeline.runner.failure.message));
     }
     this.draw(ctx);
     this.#checkBranch(ctx);
@@ -495,6 +496,7 @@ export class SessionGuard {
   /** The footer's state. */
   status(ctx: ExtensionContext): GuardState {
     if (!this.config.enabled) return { kind: "off" };
+    if (this.pipeline.runner.failure) return { kind: "no-workers", error: this.pipeline.runner.failure.message };
     const found = this.lookup(ctx);
     if (!found.ok) return { kind: "unavailable", lookup: found };
     const view = this.boundary.view;
@@ -512,6 +514,7 @@ export class SessionGuard {
       savings: built ? currentSavings(snap) : NO_SAVINGS,
       lifetime: lifetime(ctx.sessionManager.getBranch()),
       pins: pinCounts(readPins(snap)),
+      pending: this.boundary.state.kind === "background",
     };
   }
 
@@ -541,12 +544,18 @@ export class SessionGuard {
     });
   }
 
+  /** The footer's dollars saved on this branch, once priced (`/guard stats`). */
+  get savedSoFar(): LiveSavings["latest"] {
+    return this.#dollars.latest;
+  }
+
   /** What `/guard` (status) reports. */
   report(ctx: ExtensionContext): string {
     const snap = this.snapshot(ctx);
     return statusReport({
       config: this.config,
       found: this.lookup(ctx),
+      ...(this.pipeline.runner.failure ? { workers: this.pipeline.runner.failure.message } : {}),
       savings: currentSavings(snap),
       pins: pinCounts(readPins(snap)),
       branch: ctx.sessionManager.getBranch(),

@@ -11,6 +11,8 @@ const FOOTER_REF_MAX = 60;
 export type GuardState =
   | { kind: "off" }
   | { kind: "unavailable"; lookup: Extract<ClassifierLookup, { ok: false }> }
+  /** The pass pool's threads do not start (pool.ts `failure`): nothing can be judged. */
+  | { kind: "no-workers"; error: string }
   | { kind: "busy" }
   /** A mid-run checkpoint asks the classifier while the agent goes on. */
   | { kind: "checkpoint" }
@@ -25,6 +27,8 @@ export type GuardState =
       pins?: { restored: number; pinned: number };
       /** Dollars saved on the branch so far, once computed. */
       dollars?: SavedSoFar;
+      /** A pass behind the agent (a handed-over rest, a checkpoint) whose edits have not landed yet. */
+      pending?: boolean;
     };
 
 /** The classifier problem as one sentence, for a notice (the footer has only the short form). */
@@ -38,6 +42,14 @@ export function lookupProblem(lookup: Extract<ClassifierLookup, { ok: false }>):
   return (
     `classifier "${lookup.ref}" cannot be used: ${what}. Nothing is judged until that is fixed ` +
     '(old images are still dropped); set "model" in the settings, or "local/lexical" for the offline scorer'
+  );
+}
+
+/** Why the guard does nothing when its worker threads do not start, as one sentence. */
+export function workersProblem(error: string): string {
+  return (
+    `its worker threads do not start (${oneLine(error, 300)}), so nothing is judged. ` +
+    "Fix what the error names (a Node flag on Pi's command line or in NODE_OPTIONS, a broken install) and restart Pi"
   );
 }
 
@@ -58,11 +70,15 @@ export function statusText(state: GuardState): string {
  * when no dollar figure shows) and the rest. No `saved` part when nothing was saved or it cost more.
  */
 export function readyParts(state: Extract<GuardState, { kind: "ready" }>): { saved?: string; rest: string } {
+  // "🛡 0 saved" alone would hide that edits are on their way.
+  const pending = state.pending ? " · pass pending" : "";
   const tokens = savingsText(state.savings, state.lifetime);
-  const pins = pinsText(state.pins);
+  const pins = pinsText(state.pins) + pending;
   const money = moneyText(state.dollars);
   if (!money) {
-    if (state.savings.items === 0) return { rest: tokens + pins };
+    if (state.savings.items === 0) {
+      return { rest: pending && tokens === "🛡 0 saved" ? `🛡 pass pending${pinsText(state.pins)}` : tokens + pins };
+    }
     const saved = savedTokensText(state.savings);
     return { saved, rest: tokens.slice(saved.length) + pins };
   }
@@ -84,6 +100,8 @@ function otherText(state: Exclude<GuardState, { kind: "ready" }>): string {
       return "🛡 prompt waiting · handing over…";
     case "paused":
       return "🛡 classifier failing · paused";
+    case "no-workers":
+      return `🛡 off: worker threads do not start (${oneLine(state.error, FOOTER_REF_MAX)})`;
     case "unavailable":
       if (state.lookup.problem === "no-key") return `🛡 no ${state.lookup.provider} key`;
       // Named, so a typo in "model" shows where it is.

@@ -185,4 +185,20 @@ describe("missesLine", () => {
       "Misses (recalled or restored): outputs 2 of 10 (none-needed 2); keeping more (step 1 of 3); stale reads 1 of 1 (changed-on-disk 1).",
     );
   });
+
+  it("names an output's joined segment reasons as one reason, most frequent first", () => {
+    const misses = sessionMisses([
+      record("rec1", [
+        result("o1", "large", "distilled", "chunks,none-needed"),
+        result("o2", "large", "removed", "none-needed"),
+        result("o3", "large", "removed", "none-needed"),
+      ]),
+      recallOf("o1"),
+      recallOf("o2"),
+      recallOf("o3"),
+    ]);
+    expect(missesLine(misses)).toBe(
+      "Misses (recalled or restored): outputs 3 of 3 (none-needed 2, chunks + none-needed 1); keeping more (step 2 of 3).",
+    );
+  });
 });

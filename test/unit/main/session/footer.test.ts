@@ -26,6 +26,21 @@ describe("the footer", () => {
     );
   });
 
+  it("says a pass is pending rather than 0 saved, and next to what was saved", () => {
+    const none = { chars: 0, items: 0 };
+    expect(styledStatus({ kind: "ready", savings: none }, theme)).toBe("<dim>🛡 0 saved</dim>");
+    expect(styledStatus({ kind: "ready", savings: none, pending: true }, theme)).toBe("<dim>🛡 pass pending</dim>");
+    expect(styledStatus({ kind: "ready", savings: { chars: 8000, items: 3 }, pending: true }, theme)).toMatch(
+      /^<success>🛡 −\S+<\/success><dim> · 3 · pass pending<\/dim>$/u,
+    );
+  });
+
+  it("says why the guard is off when its worker threads do not start", () => {
+    expect(styledStatus({ kind: "no-workers", error: "invalid execArgv flags: --expose-gc" }, theme)).toBe(
+      "<warning>🛡 off: worker threads do not start (invalid execArgv flags: --expose-gc)</warning>",
+    );
+  });
+
   it("sends a text to the UI only when it changed", () => {
     const sent: Array<string | undefined> = [];
     const ctx = { ui: { theme, setStatus: (_key: string, text: string | undefined) => sent.push(text) } } as never;

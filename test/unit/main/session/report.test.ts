@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { SavedSoFar } from "../../../../src/core/replay/saved-so-far.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import { RECORD_TYPE } from "../../../../src/core/shared/types.ts";
-import { statusReport, traceReport } from "../../../../src/main/session/report.ts";
+import { passTime, statusReport, traceReport } from "../../../../src/main/session/report.ts";
 
 const base = {
   config: { ...DEFAULT_CONFIG, model: "openrouter/no-such" },
@@ -67,17 +67,50 @@ const record = {
 };
 
 describe("statusReport", () => {
-  it("names the classifier and its problem once", () => {
+  it("says that nothing is judged, what is missing and how to fix it", () => {
     const lines = statusReport({
       ...base,
       found: { ok: false, problem: "not-found", ref: "openrouter/no-such", provider: "openrouter" },
     }).split("\n");
-    expect(lines[0]).toBe("context-guard is on · classifier openrouter/no-such (not found)");
+    expect(lines[0]).toBe("context-guard is on, but judges nothing · classifier openrouter/no-such (not found)");
     const noKey = statusReport({
       ...base,
       found: { ok: false, problem: "no-key", ref: "openrouter/no-such", provider: "openrouter" },
+    }).split("\n");
+    expect(noKey[0]).toBe(
+      "context-guard is on, but judges nothing · classifier openrouter/no-such (no openrouter key)",
+    );
+    // The TUI has no start notice: the fix is in /guard itself.
+    expect(noKey[1]).toMatch(/^Not working: /);
+    expect(noKey.join(" ")).toMatch(/Not working: .*no credential for openrouter .*\/login.*local\/lexical/);
+    const off = statusReport({
+      ...base,
+      config: { ...base.config, enabled: false },
+      found: { ok: false, problem: "no-key", ref: "openrouter/no-such", provider: "openrouter" },
     });
-    expect(noKey.split("\n")[0]).toBe("context-guard is on · classifier openrouter/no-such (no openrouter key)");
+    expect(off).not.toMatch(/judges nothing|Not working/);
+  });
+
+  it("says that the worker threads do not start, and why", () => {
+    const text = statusReport({ ...base, found: local, workers: "invalid execArgv flags: --no-such-flag" });
+    expect(text.split("\n")[0]).toBe("context-guard is on, but judges nothing · classifier openrouter/no-such");
+    expect(text.replace(/\s+/g, " ")).toContain(
+      "Not working: its worker threads do not start (invalid execArgv flags: --no-such-flag), so nothing is judged.",
+    );
+  });
+
+  it("gives a short pass its time in ms, not as 0.0 s", () => {
+    expect([0, 0.4, 3, 49, 99.4, 100, 2100].map(passTime)).toEqual([
+      "under 1 ms",
+      "under 1 ms",
+      "3 ms",
+      "49 ms",
+      "99 ms",
+      "0.1 s",
+      "2.1 s",
+    ]);
+    const quick = { ...record, data: { ...record.data, ms: 30 } };
+    expect(statusReport({ ...base, found: local, branch: [quick] as never })).toMatch(/kept 1 in 30 ms\./);
   });
 
   it("says the dollars saved net of the classifier, the projection ahead, and the last pass in one line", () => {

@@ -198,6 +198,35 @@ describe("SessionGuard: start and shutdown", () => {
   });
 });
 
+describe("SessionGuard: a pass pool whose threads do not start", () => {
+  it("says so and why in the footer and /guard, and once on stderr in print mode", async () => {
+    const { session } = await open();
+    const failure = new Error("Initiated Worker with invalid execArgv flags: --no-such-flag");
+    Object.defineProperty(session.pipeline.runner, "failure", { value: failure });
+    const tui = fakeCtx();
+    session.start(tui.ctx);
+    expect(session.status(tui.ctx)).toEqual({ kind: "no-workers", error: failure.message });
+    expect(tui.statuses.at(-1)?.[1]).toMatch(/^🛡 off: worker threads do not start \(Initiated Worker/);
+    await runGuardCommand("", tui.ctx, session);
+    const report = tui.notices.at(-1) ?? "";
+    expect(report).toMatch(/^context-guard is on, but judges nothing/);
+    expect(report).toContain("--no-such-flag");
+    expect(report).toMatch(/restart\s+Pi/);
+    const written: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string) => written.push(chunk)) as never;
+    try {
+      const print = fakeCtx();
+      Object.assign(print.ctx, { hasUI: false, mode: "print" });
+      session.start(print.ctx);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(written.filter((w) => w.includes("worker threads do not start"))).toHaveLength(1);
+    await session.shutdown();
+  });
+});
+
 describe("SessionGuard: routing on the session's lifecycle", () => {
   const snapshot: RoutingSnapshot = {
     v: 1,
@@ -361,7 +390,12 @@ describe("SessionGuard: a prompt during the run-end pass", () => {
     expect(await session.turnEnd(turn, fake.ctx)).toBeUndefined();
     slow.release();
     await until(() => session.status(fake.ctx).kind !== "checkpoint");
+    // Answered, not landed: the footer says a pass is pending, not "0 saved".
+    expect(session.status(fake.ctx)).toMatchObject({ kind: "ready", pending: true });
+    session.draw(fake.ctx);
+    expect(fake.statuses.at(-1)?.[1]).toMatch(/pass pending/);
     const landed = await session.turnEnd(turn, fake.ctx);
+    expect(session.status(fake.ctx)).toMatchObject({ kind: "ready", pending: false });
     const restRecord = records(landed)[0]?.data;
     const rest = restRecord?.results ?? [];
     expect(rest.map((r) => r.entryId).sort()).toEqual(waiting.map((r) => r.entryId).sort());
