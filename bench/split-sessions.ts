@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { mulberry32 } from "../test/kit/prng.ts";
-import { recordedDollars, SPLIT_FILE, type SessionSplit } from "./lib/session-split.ts";
+import { recordedDollars, type SessionSplit, SPLIT_FILE } from "./lib/session-split.ts";
 
 const REPO = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({
@@ -29,7 +29,9 @@ for (const priced of [true, false]) {
     const j = Math.floor(rng() * (i + 1));
     [group[i], group[j]] = [group[j] as string, group[i] as string];
   }
-  group.forEach((f, i) => (i % 2 === 0 ? split.tune : split.report).push(f));
+  group.forEach((f, i) => {
+    (i % 2 === 0 ? split.tune : split.report).push(f);
+  });
 }
 split.tune.sort();
 split.report.sort();
