@@ -193,7 +193,6 @@ describe("a huge tool output", () => {
       },
       { id: "z", type: "message", role: "assistant", visible: true, text: "done", images: 0 },
     ];
-    const started = performance.now();
     const out = await runPass(
       entries,
       { runner, classify: dropAll, config: DEFAULT_CONFIG, modelRef: "t/t" },
@@ -201,8 +200,6 @@ describe("a huge tool output", () => {
         phase: "run-end",
       },
     );
-    // Correctness bound, not a benchmark: far below any deadline a user would notice.
-    expect(performance.now() - started).toBeLessThan(15_000);
     // Cut into pieces that fit the requests, the line is judged like any output (issue 23: it was never
     // sent, and left no record): the record says what happened to it, and an edit replaces it shorter.
     expect(out.status).toBe("done");

@@ -45,11 +45,9 @@ describe("context-guard replay", () => {
   let html: string;
 
   it("replays the sample session with no key and no network, prints the summary and writes the report", async () => {
-    const started = performance.now();
     const out = await cli(["replay", SAMPLE, "--json", "metrics.json"]);
     expect(out.stderr).toBe("");
     expect(out.code).toBe(0);
-    expect(performance.now() - started).toBeLessThan(20_000);
     // No key for the configured Jev: the embedded classifier is used, and the summary says so.
     expect(out.stdout).toContain("classifier local/lexical");
     expect(out.stdout).toContain("no openrouter key");

@@ -105,21 +105,24 @@ describe("loopback classifier with pi-ai's System One client", () => {
 
   it("applies latency, and a hang is cut by an AbortSignal", async () => {
     lb.set({ latencyMs: 80, jitterMs: 20, seed: 7 });
-    let t0 = Date.now();
+    // Order, not a duration: a 75 ms timer set when the request goes out fires before the answer comes.
+    const order: string[] = [];
+    const timer = new Promise<void>((r) => setTimeout(() => r(void order.push("timer")), 75));
     const slow = await classify(loopbackModel(lb.baseUrl), oneBool, { apiKey: "k", maxRetries: 0 });
+    order.push("answer");
+    await timer;
     expect(slow.stopReason).toBe("stop");
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(75);
+    expect(order).toEqual(["timer", "answer"]);
 
     lb.set({ latencyMs: 0, jitterMs: 0, behaviour: "hang" });
     const before = lb.requests.length;
-    t0 = Date.now();
+    // The server never answers: only the signal can end the call.
     const hung = await classify(loopbackModel(lb.baseUrl), oneBool, {
       apiKey: "k",
       maxRetries: 0,
       signal: AbortSignal.timeout(150),
     });
     expect(hung.stopReason).toBe("aborted");
-    expect(Date.now() - t0).toBeLessThan(2000);
     expect(lb.requests.length).toBe(before + 1);
     const timed = await classify(loopbackModel(lb.baseUrl), oneBool, { apiKey: "k", maxRetries: 0, timeoutMs: 100 });
     expect(timed.stopReason).toBe("error");
@@ -131,9 +134,8 @@ describe("loopback classifier with pi-ai's System One client", () => {
     const other = await startLoopbackClassifier({ behaviour: "hang" });
     const pending = classify(loopbackModel(other.baseUrl), oneBool, { apiKey: "k", maxRetries: 0 });
     while (other.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
-    const t0 = Date.now();
+    // The request hangs for good: close() returns only because it destroys the connection, which fails it.
     await other.close();
-    expect(Date.now() - t0).toBeLessThan(1000);
     expect((await pending).stopReason).toBe("error");
   });
 });

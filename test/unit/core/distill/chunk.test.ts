@@ -337,20 +337,18 @@ describe("chunkOutput", () => {
     });
   });
 
-  it("chunks a multi-megabyte output quickly", () => {
+  // How fast is bench's business; here the sizes of the chunks.
+  it("chunks a multi-megabyte output", () => {
     const grep = fileBlock("src/a.ts", 20_000, 100) + fileBlock("src/b.ts", 20_000, 100);
     const plain = "lorem ipsum dolor\n".repeat(300_000);
-    const t0 = performance.now();
     const g = chunkOutput(grep);
     const p = chunkOutput(plain);
-    const elapsed = performance.now() - t0;
     expect(g.map((c) => c.text).join("")).toBe(grep);
     expect(p.map((c) => c.text).join("")).toBe(plain);
     // Past 960k characters the target stays at 8,000 (a quarter of a request): chunks of about that size.
     expect(g.length).toBeLessThanOrEqual(Math.ceil(grep.length / 7000));
     expect(p.length).toBeLessThanOrEqual(Math.ceil(plain.length / 7000));
     for (const c of [...g, ...p]) expect(c.text.length).toBeLessThanOrEqual(12_000);
-    expect(elapsed).toBeLessThan(3000);
   });
 });
 

@@ -79,10 +79,13 @@ describe("classifyAll", () => {
 
   it("settles at the deadline when the classifier hangs and ignores the abort", async () => {
     const classify: ClassifyFn = () => new Promise(() => {});
-    const started = Date.now();
+    // Order, not a duration: a timer set with the deadline's delay (less a tick) fires before the pass settles.
+    const order: string[] = [];
+    const timer = new Promise<void>((r) => setTimeout(() => r(void order.push("timer")), 140));
     const out = await classifyAll([req(1), req(2)], classify, { concurrency: 2, timeoutMs: 150 });
-    const took = Date.now() - started;
-    expect(took).toBeGreaterThanOrEqual(140);
+    order.push("settled");
+    await timer;
+    expect(order).toEqual(["timer", "settled"]);
     expect(out.timedOut).toBe(true);
     expect(out.outcomes.map((o) => o.status)).toEqual(["timeout", "timeout"]);
   });
