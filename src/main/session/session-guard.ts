@@ -514,7 +514,7 @@ export class SessionGuard {
       savings: built ? currentSavings(snap) : NO_SAVINGS,
       lifetime: lifetime(ctx.sessionManager.getBranch()),
       pins: pinCounts(readPins(snap)),
-      pending: this.boundary.state.kind === "background",
+      pending: this.#readyHere(ctx.sessionManager) !== undefined,
     };
   }
 

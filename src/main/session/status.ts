@@ -27,7 +27,7 @@ export type GuardState =
       pins?: { restored: number; pinned: number };
       /** Dollars saved on the branch so far, once computed. */
       dollars?: SavedSoFar;
-      /** A pass behind the agent (a handed-over rest, a checkpoint) whose edits have not landed yet. */
+      /** A pass behind the agent (a handed-over rest, a checkpoint) has ended; its edits wait for a boundary. */
       pending?: boolean;
     };
 
