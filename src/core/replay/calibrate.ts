@@ -43,7 +43,7 @@ export class TokenCalibrator {
   #tokens = new Map<string, number>();
 
   /**
-   * Tokens of each piece of a guard-off prompt. With a recorded total, pieces seen for the first time
+   * Tokens of each piece of a guard-off prompt (or of the recorded one, edits and all). With a recorded total, pieces seen for the first time
    * share what the known pieces leave of it; without one (or when the prompt did not grow), estimates.
    */
   off(pieces: readonly Piece[], recorded?: number): number[] {
@@ -60,7 +60,7 @@ export class TokenCalibrator {
     let system: Piece | undefined;
     for (let i = from; i < pieces.length; i++) {
       const p = pieces[i] as Piece;
-      const t = this.#tokens.get(p.id);
+      const t = this.#known(p);
       if (t !== undefined) known += t;
       else if (p.kind !== "system") fresh += estimate(p.chars);
       else system ??= p;
@@ -76,10 +76,11 @@ export class TokenCalibrator {
     const out: number[] = [];
     for (let i = from; i < pieces.length; i++) {
       const p = pieces[i] as Piece;
-      let t = this.#tokens.get(p.id);
+      let t = this.#known(p);
       if (t === undefined) {
-        t = Math.round(estimate(p.chars) * scale);
-        this.#tokens.set(p.id, t);
+        // Kept as the entry unedited: the guard-off prompt holds it whole.
+        this.#tokens.set(p.id, Math.round(estimate(p.origChars || p.chars) * scale));
+        t = this.#known(p) as number;
       }
       out.push(t);
     }
@@ -93,9 +94,13 @@ export class TokenCalibrator {
 
   /** Tokens of one piece of a guard-on prompt. */
   onPiece(p: Piece): number {
+    return this.#known(p) ?? estimate(p.chars);
+  }
+
+  /** A known piece's tokens, an edited one's scaled by its characters (a recorded prompt may hold edits). */
+  #known(p: Piece): number | undefined {
     const t = this.#tokens.get(p.id);
-    if (t === undefined) return estimate(p.chars);
-    if (p.chars === p.origChars || p.origChars === 0) return t;
+    if (t === undefined || p.chars === p.origChars || p.origChars === 0) return t;
     return Math.round((t * p.chars) / p.origChars);
   }
 }

@@ -1,17 +1,14 @@
 // What the replayed session costs in dollars, guard off and on, with the main model's prompt cache. Both
 // arms run the same cost model (PromptCache) over calibrated token counts; the guard-off arm is checked
-// against what the session recorded. The guard-on arm carries the guard's own Anthropic pins: the last
-// question, and after an edit a read point on the last live entry before the first changed piece and a
-// write anchor on the tool-result batch holding it. Pure: the driver gathers the requests.
+// against the requests the session recorded without a guard edit in their prompt (money-fit.ts). The
+// guard-off arm is the session without any context edit, whatever was recorded: a session recorded with
+// the guard on says what its guarded prompts held (`rec`), which fits the token counts but is no
+// guard-off bill. The guard-on arm carries the guard's own Anthropic pins: the last question, and after
+// an edit a read point on the last live entry before the first changed piece and a write anchor on the
+// tool-result batch holding it. Pure: the driver gathers the requests.
 
+import { type CacheProfile, familyOfBehaviour } from "../cache/cache-behaviour.ts";
 import {
-  type CacheBehaviour,
-  type CacheProfile,
-  familyOfBehaviour,
-  type ProfilePriceSource,
-} from "../cache/cache-behaviour.ts";
-import {
-  type CacheFamily,
   dollars,
   type Prices,
   PromptCache,
@@ -21,153 +18,35 @@ import {
   type RequestCost,
   ScaledPrompt,
 } from "../cache/prompt-cache.ts";
-import { type Piece, promptTokens, TokenCalibrator, type Usage } from "./calibrate.ts";
+import { type Piece, promptTokens, TokenCalibrator } from "./calibrate.ts";
+import {
+  addTo,
+  calibrationOf,
+  type Honour,
+  honoured,
+  learnHonour,
+  type ModelCalibration,
+  type ModelTally,
+  newTally,
+  PART_SHARE,
+  type Parting,
+  relative,
+  type Split,
+  type Tokens,
+  zero,
+} from "./money-fit.ts";
 import { type PassCost, type PassMoney, passPayback } from "./payback.ts";
 
-export type { PassCost, PassMoney };
+export type { ModelCalibration, Parting, PassCost, PassMoney, Split };
 
+import type { ModelView, MoneyRequest, RequestHead, SessionMoney } from "./money-types.ts";
 import { anthropicPins, lastBlockWithin } from "./prompt-marks.ts";
 
-export interface MoneyRequest {
-  /** 1-based request number (as in RequestPoint). */
-  n: number;
-  /** Epoch ms. */
-  at: number;
-  /** provider/model of the request. */
-  model: string;
-  off: readonly Piece[];
-  on: readonly Piece[];
-  /**
-   * The first piece of `off` (of `on`) that may differ from the previous request's: a caller that keeps
-   * its prompt as one growing list says so, and the request is priced in the time of what changed.
-   * Without it the pieces are compared with the previous request's.
-   */
-  offFrom?: number;
-  onFrom?: number;
-  /** Characters of the answer (its output when no usage was recorded). */
-  outputChars: number;
-  /** Recorded tokens, and the cost when it is plausible (0 otherwise, see `aside`). */
-  usage?: Usage;
-  /** Why the request's usage or cost was set aside (cache-behaviour's checkRequest). */
-  aside?: string;
-}
-
-/** Where a model's prices come from: its recorded costs, Pi's registry, or none ("free": it billed $0). */
-export type PriceSource = ProfilePriceSource;
-
-export interface Split {
-  input: number;
-  cacheRead: number;
-  cacheWrite: number;
-  output: number;
-  dollars: number;
-}
-
-/** A request where the guard-off simulation and the recording part by more than PART_SHARE of its prompt. */
-export interface Parting {
-  n: number;
-  /** Prompt tokens simulated and recorded: they differ when the host trimmed what the session file holds. */
-  simPrompt: number;
-  recPrompt: number;
-  simRead: number;
-  recRead: number;
-  simWrite: number;
-  recWrite: number;
-  /** Tokens the provider had lost that the model still held (a cache that expired early), if any. */
-  lost?: number;
-}
-
-export interface ModelCalibration {
-  sim: Split;
-  recorded: Split;
-  error: { input: number; cacheRead: number; cacheWrite: number; dollars?: number };
-  /** The requests where simulation and recording part most, largest first (at most MAX_PARTINGS). */
-  partings: Parting[];
-  /** Requests the provider read less than the model expected: replayed as partial misses in both arms. */
-  partialMisses: number;
-}
-
-export interface ModelView {
-  model: string;
-  family: CacheFamily;
-  behaviour: CacheBehaviour;
-  /** Why: recorded evidence or Pi's provider code. */
-  behaviourWhy: string;
-  priceSource: PriceSource;
-  prices?: Prices;
-  ttlMs: number;
-  requests: number;
-  /** Requests whose usage or cost was set aside, with the reason. */
-  aside: Array<{ n: number; reason: string }>;
-  calibration?: ModelCalibration;
-}
-
-export interface SessionMoney {
-  /** The session recorded usage to calibrate on. */
-  calibrated: boolean;
-  /** Some billed model has dollars (recorded or registry prices); the dollars cover those models only. */
-  priced: boolean;
-  /** Billed models without dollars: free plans ($0 billed) or no price anywhere. Tokens only. */
-  unpriced: string[];
-  models: ModelView[];
-  off: Split;
-  on: Split;
-  recorded?: Split;
-  /** (simulated − recorded) / recorded, per field, guard off; dollars only when the session recorded a cost. */
-  error?: { input: number; cacheRead: number; cacheWrite: number; dollars?: number };
-  classifier: { dollars: number; source: string };
-  /** off − on − classifier. */
-  net: number;
-  /** Cumulative dollars after each request (classifier cost included in `on` at its pass). */
-  cumulative: Array<{ n: number; off: number; on: number }>;
-  passes: PassMoney[];
-}
+export type { ModelView, MoneyRequest, PriceSource, RequestHead, SessionMoney } from "./money-types.ts";
 
 const OUTPUT_CHARS_PER_TOKEN = 4;
-/** A request's simulated and recorded cache tokens part when they differ by this share of its prompt. */
-const PART_SHARE = 0.1;
-const MAX_PARTINGS = 20;
 /** A recorded prompt this much smaller than the file's pieces was trimmed by the host. */
 const TRIM_SLACK = 0.02;
-
-const zero = (): Split => ({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, dollars: 0 });
-
-function addTo(into: Split, c: Omit<Split, "dollars"> & { dollars?: number }): void {
-  into.input += c.input;
-  into.cacheRead += c.cacheRead;
-  into.cacheWrite += c.cacheWrite;
-  into.output += c.output;
-  into.dollars += c.dollars ?? 0;
-}
-
-const relative = (sim: number, rec: number) => (rec === 0 ? (sim === 0 ? 0 : 1) : (sim - rec) / rec);
-
-interface ModelTally {
-  /** The model's previous request: its recorded and simulated prompt tokens. */
-  previous?: { recorded: number; sim: number };
-  sim: Split;
-  recorded: Split;
-  partings: Parting[];
-  partialMisses: number;
-}
-
-function calibrationOf(t: ModelTally): ModelCalibration {
-  const partings = [...t.partings]
-    .sort((a, b) => Math.abs(b.simRead - b.recRead) - Math.abs(a.simRead - a.recRead))
-    .slice(0, MAX_PARTINGS);
-  return {
-    sim: t.sim,
-    recorded: t.recorded,
-    error: {
-      input: relative(t.sim.input, t.recorded.input),
-      cacheRead: relative(t.sim.cacheRead, t.recorded.cacheRead),
-      cacheWrite: relative(t.sim.cacheWrite, t.recorded.cacheWrite),
-      ...(t.recorded.dollars > 0 ? { dollars: relative(t.sim.dollars, t.recorded.dollars) } : {}),
-    },
-    partings,
-    partialMisses: t.partialMisses,
-  };
-}
 
 const FREE: Prices = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 const hasDollars = (p: CacheProfile | undefined) => p?.priceSource === "recorded" || p?.priceSource === "registry";
@@ -186,12 +65,6 @@ export function priceSession(
   for (const r of requests) simulator.request(r);
   return simulator.finish(passes, classifierSource);
 }
-
-/** What priceSession needs of every request before the first is priced: no prompt. */
-export type RequestHead = Pick<MoneyRequest, "n" | "at" | "model" | "usage">;
-
-/** Token counts of one request in one arm (its dollars come from the model's prices at the end). */
-type Tokens = Omit<RequestCost, "dollars">;
 
 const tokensOf = (c: RequestCost): Tokens => ({
   input: c.input,
@@ -241,9 +114,14 @@ export class MoneySimulator {
   /** The previous request's pieces, for a caller that does not say where its prompt changed. */
   #offSeen: Seen[] = [];
   #onSeen: Seen[] = [];
-  #recorded = zero();
-  /** Requests priced so far, in order, with their tokens in each arm when billed. */
-  #done: Array<{ n: number; model: string; cost?: { off: Tokens; on: Tokens } }> = [];
+  /** The recorded prompt, when the caller gives one apart from the guard-off prompt. */
+  readonly #rec = new PromptTrack();
+  #recPending = 0;
+  #recSeen: Seen[] = [];
+  /** The first request whose recorded prompt held a guard edit. */
+  #firstEdited: number | undefined;
+  /** Requests priced so far, in order, with their tokens in each arm when billed; `clean`: fitted on. */
+  #done: Array<{ n: number; model: string; clean?: boolean; cost?: { off: Tokens; on: Tokens } }> = [];
 
   /** `heads`: every request's head (calibrated when one recorded a prompt), or whether it is calibrated. */
   constructor(heads: readonly RequestHead[] | boolean, profiles: ReadonlyMap<string, CacheProfile>) {
@@ -281,43 +159,35 @@ export class MoneySimulator {
     this.#onPending = Math.min(this.#onPending, r.onFrom ?? changedFrom(this.#onSeen, r.on));
     if (r.offFrom === undefined) this.#offSeen = r.off.map(seen);
     if (r.onFrom === undefined) this.#onSeen = r.on.map(seen);
+    if (r.rec) {
+      this.#recPending = Math.min(this.#recPending, r.recFrom ?? changedFrom(this.#recSeen, r.rec));
+      if (r.recFrom === undefined) this.#recSeen = r.rec.map(seen);
+    }
     // A request that recorded nothing (an error before the answer) was not billed; it stays in the history.
     const billed = !calibrated || total > 0;
     const profile = this.#profiles.get(r.model);
-    let view = this.#models.get(r.model);
-    if (!view) {
-      const behaviour = profile?.behaviour ?? "none";
-      view = {
-        model: r.model,
-        family: familyOfBehaviour(behaviour),
-        behaviour,
-        behaviourWhy: profile
-          ? `${profile.why}${profile.behaviourSource === "pi" ? " (Pi's provider code)" : ""}`
-          : "no profile",
-        ...viewPrices(profile),
-        ttlMs: profile?.ttlMs ?? 0,
-        requests: 0,
-        aside: profile?.aside ?? [],
-      };
-      this.#models.set(r.model, view);
-    }
+    const view = this.#viewOf(r.model, profile);
     if (!billed) {
       this.#done.push({ n: r.n, model: r.model });
       return;
     }
-    // Each arm's prompt from its first changed piece on: the pieces before it kept their tokens.
-    const offFrom = Math.min(this.#offPending, r.off.length, this.#off.length);
-    const fresh = this.#calibrator.offFrom(
+    const recorded = calibrated ? total : undefined;
+    // The recorded prompt first: its new pieces share what the recording says it holds. Without a
+    // separate one it is the guard-off prompt.
+    let recTrack = this.#off;
+    let recChanged = false;
+    if (r.rec) {
+      recTrack = this.#rec;
+      const recFrom = Math.min(this.#recPending, r.rec.length, this.#rec.length);
+      recChanged = recFrom < this.#rec.length;
+      this.#fill(this.#rec, r.rec, recFrom, recorded);
+      this.#recPending = Number.POSITIVE_INFINITY;
+    }
+    this.#fill(
+      this.#off,
       r.off,
-      offFrom,
-      offFrom > 0 ? this.#off.sumAt(offFrom - 1) : 0,
-      calibrated ? total : undefined,
-    );
-    this.#off.update(
-      offFrom,
-      r.off.length,
-      (i) => (r.off[i] as Piece).key,
-      (i) => fresh[i - offFrom] as number,
+      Math.min(this.#offPending, r.off.length, this.#off.length),
+      r.rec ? undefined : recorded,
     );
     const onFrom = Math.min(this.#onPending, r.on.length, this.#on.length);
     this.#on.update(
@@ -328,13 +198,17 @@ export class MoneySimulator {
     );
     this.#offPending = Number.POSITIVE_INFINITY;
     this.#onPending = Number.POSITIVE_INFINITY;
+    // The recording describes the guard-off prompt unless a guard edit stood in it.
+    const clean = !r.rec || (this.#rec.length === this.#off.length && this.#rec.total === this.#off.total);
+    if (!clean) this.#firstEdited ??= r.n;
     let offView: PromptView = this.#off;
     let onView: PromptView = this.#on;
     // A prompt smaller than the pieces the file still holds: the host trimmed it (OpenClaw prunes old
     // tool results). Both arms shrink alike, so the simulated prompt is the one the provider billed.
-    const held = this.#off.total;
+    const held = recTrack.total;
+    let k = 1;
     if (calibrated && total > 0 && held > total * (1 + TRIM_SLACK)) {
-      const k = total / held;
+      k = total / held;
       offView = new ScaledPrompt(this.#off, k);
       onView = new ScaledPrompt(this.#on, k);
     }
@@ -347,28 +221,31 @@ export class MoneySimulator {
     }
     let tally = this.#tallies.get(r.model);
     if (!tally) {
-      tally = { sim: zero(), recorded: zero(), partings: [], partialMisses: 0 };
+      tally = newTally();
       this.#tallies.set(r.model, tally);
     }
     const output = r.usage ? r.usage.output : Math.round(r.outputChars / OUTPUT_CHARS_PER_TOKEN);
     // What the provider did not read was gone whatever the guard did: a miss (nothing read) is cold in
     // both arms, and a partial one forgets, in both, every prefix longer than what was read.
     // The share of the previous prompt the provider read is kept in the simulated one (the host may
-    // have trimmed the real prompt, so the recorded token counts cannot be compared directly).
+    // have trimmed the real prompt, so the recorded token counts cannot be compared directly). Where a
+    // guard edit changed the recorded prompt, a read that stops short is the guard's own rewrite: no miss.
     let lost = 0;
     const offTotal = offView.total;
     if (calibrated && r.usage && view.family !== "none") {
       const prev = tally.previous;
       if (r.usage.cacheRead === 0) {
-        arm.off.clear();
-        arm.on.clear();
-      } else if (prev && r.usage.cacheRead < (1 - PART_SHARE) * prev.recorded) {
+        if (clean || !recChanged) {
+          arm.off.clear();
+          arm.on.clear();
+        }
+      } else if (clean && prev && r.usage.cacheRead < (1 - PART_SHARE) * prev.recorded) {
         const last = lastBlockWithin(offView, (r.usage.cacheRead / prev.recorded) * prev.sim);
         lost = arm.off.forgetBeyond(last, r.at);
         arm.on.forgetBeyond(last, r.at);
         if (lost > 0) tally.partialMisses++;
       }
-      tally.previous = { recorded: total, sim: offTotal };
+      tally.previous = { recorded: total, sim: r.rec ? held * k : offTotal };
     }
     // Where the guard-on prompt first changed since this model's previous request (an edit), if before its end.
     let changedAt: number | undefined;
@@ -387,11 +264,11 @@ export class MoneySimulator {
       }),
     );
     view.requests++;
-    addTo(tally.sim, offCost);
-    if (r.usage) {
-      const rec = { ...r.usage, dollars: hasDollars(profile) ? r.usage.cost : 0 };
-      addTo(this.#recorded, rec);
-      addTo(tally.recorded, rec);
+    tally.of++;
+    if (r.usage && clean) {
+      tally.requests++;
+      addTo(tally.sim, offCost);
+      addTo(tally.recorded, { ...r.usage, dollars: hasDollars(profile) ? r.usage.cost : 0 });
       const part = PART_SHARE * total;
       if (
         lost > 0 ||
@@ -410,7 +287,44 @@ export class MoneySimulator {
         });
       }
     }
-    this.#done.push({ n: r.n, model: r.model, cost: { off: offCost, on: onCost } });
+    this.#done.push({
+      n: r.n,
+      model: r.model,
+      clean: clean && r.usage !== undefined,
+      cost: { off: offCost, on: onCost },
+    });
+  }
+
+  /** Tokens of `pieces` from `from` on into `track`, fitted to the recorded prompt when one is given. */
+  #fill(track: PromptTrack, pieces: readonly Piece[], from: number, recorded: number | undefined): void {
+    const fresh = this.#calibrator.offFrom(pieces, from, from > 0 ? track.sumAt(from - 1) : 0, recorded);
+    track.update(
+      from,
+      pieces.length,
+      (i) => (pieces[i] as Piece).key,
+      (i) => fresh[i - from] as number,
+    );
+  }
+
+  #viewOf(model: string, profile: CacheProfile | undefined): ModelView {
+    let view = this.#models.get(model);
+    if (!view) {
+      const behaviour = profile?.behaviour ?? "none";
+      view = {
+        model,
+        family: familyOfBehaviour(behaviour),
+        behaviour,
+        behaviourWhy: profile
+          ? `${profile.why}${profile.behaviourSource === "pi" ? " (Pi's provider code)" : ""}`
+          : "no profile",
+        ...viewPrices(profile),
+        ttlMs: profile?.ttlMs ?? 0,
+        requests: 0,
+        aside: profile?.aside ?? [],
+      };
+      this.#models.set(model, view);
+    }
+    return view;
   }
 
   /** The figures so far, priced with the current profiles; it can be called again as requests come. */
@@ -418,14 +332,26 @@ export class MoneySimulator {
     const calibrated = this.#calibrated;
     const off = zero();
     const on = zero();
-    const recorded = this.#recorded;
+    const fitOff = zero();
+    const recorded = zero();
     const models = this.#models;
     const pricesOf = new Map<string, Prices>();
+    const honourOf = new Map<string, Honour | undefined>();
     for (const [model] of models) {
       const profile = this.#profiles.get(model);
-      pricesOf.set(model, hasDollars(profile) ? (profile?.prices ?? FREE) : FREE);
+      const prices = hasDollars(profile) ? (profile?.prices ?? FREE) : FREE;
+      pricesOf.set(model, prices);
+      const t = this.#tallies.get(model);
+      // A provider that honours part of the cache bills the rest uncached, in both arms.
+      if (calibrated && t) {
+        honourOf.set(model, learnHonour(t, prices));
+        addTo(recorded, t.recorded);
+      }
     }
-    const priced = (t: Tokens, model: string) => ({ ...t, dollars: dollars(t, pricesOf.get(model) ?? FREE) });
+    const priced = (t: Tokens, model: string) => {
+      const billed = honoured(t, honourOf.get(model));
+      return { ...billed, dollars: dollars(billed, pricesOf.get(model) ?? FREE) };
+    };
     const classifierAfter = new Map<number, number>();
     for (const p of passes)
       classifierAfter.set(p.afterRequest, (classifierAfter.get(p.afterRequest) ?? 0) + p.classifier);
@@ -433,12 +359,15 @@ export class MoneySimulator {
     const perRequest = new Map<number, { off: number; on: number }>();
     let cumOff = 0;
     let cumOn = classifierAfter.get(0) ?? 0;
+    let billedRequests = 0;
     for (const r of this.#done) {
       if (r.cost) {
         const o = priced(r.cost.off, r.model);
         const n = priced(r.cost.on, r.model);
         addTo(off, o);
         addTo(on, n);
+        if (r.clean) addTo(fitOff, o);
+        billedRequests++;
         cumOff += o.dollars;
         cumOn += n.dollars;
         perRequest.set(r.n, { off: o.dollars, on: n.dollars });
@@ -447,20 +376,25 @@ export class MoneySimulator {
       cumulative.push({ n: r.n, off: cumOff, on: cumOn });
     }
     const views = [...models.values()].map((v) => ({ ...v }));
+    const misses: string[] = [];
     if (calibrated) {
       for (const view of views) {
         const t = this.#tallies.get(view.model);
-        if (t) view.calibration = calibrationOf({ ...t, sim: priced(t.sim, view.model) });
+        if (!t) continue;
+        const honour = honourOf.get(view.model);
+        view.calibration = calibrationOf({ ...t, sim: priced(t.sim, view.model) }, honour);
+        if (view.calibration.misses) misses.push(view.model);
       }
     }
     const billedViews = views.filter((v) => v.requests > 0);
     const classifier = passes.reduce((a, p) => a + p.classifier, 0);
+    const fitRequests = [...this.#tallies.values()].reduce((a, t) => a + t.requests, 0);
     const error = calibrated
       ? {
-          input: relative(off.input, recorded.input),
-          cacheRead: relative(off.cacheRead, recorded.cacheRead),
-          cacheWrite: relative(off.cacheWrite, recorded.cacheWrite),
-          ...(recorded.dollars > 0 ? { dollars: relative(off.dollars, recorded.dollars) } : {}),
+          input: relative(fitOff.input, recorded.input),
+          cacheRead: relative(fitOff.cacheRead, recorded.cacheRead),
+          cacheWrite: relative(fitOff.cacheWrite, recorded.cacheWrite),
+          ...(recorded.dollars > 0 ? { dollars: relative(fitOff.dollars, recorded.dollars) } : {}),
         }
       : undefined;
     return {
@@ -470,7 +404,19 @@ export class MoneySimulator {
       models: views,
       off,
       on,
-      ...(calibrated ? { recorded: { ...recorded }, error } : {}),
+      ...(calibrated
+        ? {
+            recorded,
+            error,
+            fit: {
+              requests: fitRequests,
+              of: billedRequests,
+              ...(this.#firstEdited !== undefined ? { firstEdited: this.#firstEdited } : {}),
+              off: fitOff,
+            },
+            ...(misses.length ? { misses } : {}),
+          }
+        : {}),
       classifier: { dollars: classifier, source: classifierSource },
       net: off.dollars - on.dollars - classifier,
       cumulative,

@@ -1,6 +1,7 @@
 // What the guard has saved on a live branch so far, in dollars, net of the classifier: the branch as it is
 // (guard on) against the same branch without any context edit (guard off), both priced by the replay's
-// money model (money.ts). The branch arrives as a ledger of light entries (sizes, no text) that Pi's
+// money model (money.ts). The recorded usage describes the branch as it is, so it fits the guarded prompt;
+// the guard-off arm is fitted to it only on the requests no edit had reached. The branch arrives as a ledger of light entries (sizes, no text) that Pi's
 // thread builds once per entry; this module rebuilds each request's prompt in both arms the way Pi's
 // projection does (the latest compaction, then each entry with its latest edit) and prices them.
 
@@ -210,6 +211,9 @@ class Pricing {
         on: on.pieces,
         offFrom: off.from,
         onFrom: on.from,
+        // What the provider was sent and billed: the branch as it is.
+        rec: on.pieces,
+        recFrom: on.from,
         outputChars: e.request.outputChars,
         ...(e.request.usage ? { usage: e.request.usage } : {}),
       });

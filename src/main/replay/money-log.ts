@@ -1,7 +1,8 @@
 // Gathers what the money view needs while the driver replays: each request's prompt pieces in both arms,
 // its time, model and recorded usage, and each pass's classifier cost. The branch's requests are read up
 // front (model, time, recorded usage: no prompt) to learn each model's cache profile (cache-behaviour);
-// each request is then priced as it comes, and only the last prompt is kept.
+// each request is then priced as it comes, and only the last prompt is kept. A file recorded with the
+// guard on keeps its edits out of the guard-off arm: its usage describes the prompts as recorded.
 import type { ProjectedSessionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
 import {
   type AssistantRecord,
@@ -118,8 +119,26 @@ function* recordedRequests(branch: readonly SessionEntry[], startTime: number): 
   }
 }
 
+/**
+ * The guard-off prompt, the session without any context edit, and for a file recorded with the guard on,
+ * the prompt as recorded (its edits in place): what its usage describes.
+ */
+class OffPieces {
+  readonly bare = new PromptPieces(false);
+  readonly recorded: PromptPieces | undefined;
+
+  constructor(recordedEdits: boolean) {
+    if (recordedEdits) this.recorded = new PromptPieces();
+  }
+
+  add(entry: SessionEntry): void {
+    this.bare.add(entry);
+    this.recorded?.add(entry);
+  }
+}
+
 export class MoneyLog {
-  readonly off = new PromptPieces();
+  readonly off: OffPieces;
   readonly on = new PromptPieces();
   #prices: PriceBook | undefined;
   #heads: CheckedHead[];
@@ -131,6 +150,7 @@ export class MoneyLog {
    */
   constructor(branch: readonly SessionEntry[], startTime: number, prices: PriceBook | undefined) {
     this.#prices = prices;
+    this.off = new OffPieces(branch.some((e) => e.type === "context_edit"));
     const { profiles, heads } = learnProfiles(recordedRequests(branch, startTime), prices);
     this.#heads = heads;
     this.#simulator = new MoneySimulator(heads, profiles);
@@ -154,7 +174,8 @@ export class MoneyLog {
       const usage = usageOf(c);
       head = { n, at: c.at || entryTime, model, ...(usage ? { usage } : {}), ...(c.aside ? { aside: c.aside } : {}) };
     }
-    const offPrompt = this.off.next(off);
+    const offPrompt = this.off.bare.next(off);
+    const recPrompt = this.off.recorded?.next(off);
     const onPrompt = this.on.next(on, onProjected);
     this.#simulator.request({
       ...head,
@@ -162,6 +183,7 @@ export class MoneyLog {
       on: onPrompt.pieces,
       offFrom: offPrompt.from,
       onFrom: onPrompt.from,
+      ...(recPrompt ? { rec: recPrompt.pieces, recFrom: recPrompt.from } : {}),
       outputChars: messageChars(message),
     });
   }

@@ -22,7 +22,13 @@ export function kindOf(messages: readonly unknown[]): PieceKind {
   return "other";
 }
 
+/** An edit's entry as one that shows nothing: the list keeps its parent chain, Pi's projection drops it. */
+const inert = (e: SessionEntry): SessionEntry =>
+  e.type === "context_edit" ? ({ ...e, type: "custom", customType: "context-guard-inert" } as SessionEntry) : e;
+
 export class PromptPieces {
+  /** Whether context edits apply: the guard-off prompt is the session without any. */
+  readonly #withEdits: boolean;
   #pieces: Piece[] = [SYSTEM];
   #dirty = false;
   /** The first piece changed since the last `current` (appends: where they start). */
@@ -30,8 +36,13 @@ export class PromptPieces {
   /** Target id → the latest context_edit entry that replaced it. */
   #edits = new Map<string, string>();
 
+  constructor(withEdits = true) {
+    this.#withEdits = withEdits;
+  }
+
   add(entry: SessionEntry): void {
     if (entry.type === "context_edit") {
+      if (!this.#withEdits) return;
       this.#edits.set(entry.targetId, entry.id);
       this.#dirty = true;
     } else if (entry.type === "compaction") this.#dirty = true;
@@ -62,7 +73,8 @@ export class PromptPieces {
     let from = Math.min(this.#from, this.#pieces.length);
     if (this.#dirty) {
       const last = list[list.length - 1];
-      const entries = projected ?? buildSessionProjection(list as SessionEntry[], last?.id ?? null).entries;
+      const source = this.#withEdits ? (list as SessionEntry[]) : list.map(inert);
+      const entries = projected ?? buildSessionProjection(source, last?.id ?? null).entries;
       const pieces = [SYSTEM];
       for (const p of entries) {
         if (p.messages.length === 0) continue;

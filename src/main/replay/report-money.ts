@@ -7,6 +7,8 @@ import { escapeControls } from "../../core/shared/control-chars.ts";
 import { formatCount } from "../../core/shared/text.ts";
 import {
   dollars,
+  fitText,
+  missesText,
   modelText,
   moneyShown,
   moneyTotalLine,
@@ -78,8 +80,10 @@ export function moneySection(s: SessionMetrics): string {
     .filter((x) => Math.abs(x.calibration?.error.dollars ?? 0) > 0.1)
     .map((x) => `<li>${esc(x.model)}: ${esc(partingsText(x, 10))}</li>`)
     .join("");
+  const fit = fitText(m);
+  const misses = missesText(m);
   const calibration = m.recorded
-    ? "Guard off is calibrated on the session's recorded usage: token counts match each request's recorded total, recorded cache misses are cold in both arms."
+    ? `Guard off is calibrated on the session's recorded usage: token counts match each request's recorded total, recorded cache misses are cold in both arms.${fit ? ` Calibrated on ${fit}; the recorded column and its error cover those requests.` : ""}${misses ? ` Model misses: ${misses}.` : ""}`
     : "Uncalibrated: the session recorded no usage, so token counts are characters ÷ 4 and the system prompt is not counted.";
   return `<style>${MONEY_CSS}</style><div class="money">${head}
 <p class="muted small">Classifier: ${esc(m.classifier.source)}. ${esc(models)}. ${esc(calibration)}</p>

@@ -72,7 +72,9 @@ export function moneyLines(s: SessionMetrics): string[] {
   if (moneyShown(m) && m.unpriced.length > 0) lines.push(`  not in dollars    ${unpricedText(m)}; tokens only`);
   if (m.recorded && m.error) {
     const r = m.recorded;
-    const o = m.off;
+    const o = m.fit?.off ?? m.off;
+    const fit = fitText(m);
+    if (fit) lines.push(`  calibrated on     ${fit}`);
     const e = m.error.dollars;
     const money =
       m.priced && !moneyShown(m)
@@ -89,6 +91,8 @@ export function moneyLines(s: SessionMetrics): string[] {
   lines.push(`  cache tokens      ${splitText(m.off, m.on)} (guard off → on)`);
   const models = m.models.filter((x) => x.requests > 0).map(modelText);
   if (models.length) lines.push(`  cache model       ${models.join(" · ")}`);
+  const misses = missesText(m);
+  if (misses) lines.push(`  model misses      ${misses}`);
   for (const x of m.models) {
     const e = x.calibration?.error.dollars;
     if (!x.calibration || e === undefined || Math.abs(e) <= 0.1) continue;
@@ -105,6 +109,26 @@ export function moneyLines(s: SessionMetrics): string[] {
   return lines;
 }
 
+/**
+ * Which requests the guard-off arm was fitted on, when not all: a session recorded with the guard on is
+ * fitted before its edits reached the prompt. Undefined when every billed request was used.
+ */
+export function fitText(m: SessionMoney): string | undefined {
+  const f = m.fit;
+  if (!f || f.requests === f.of) return undefined;
+  const first =
+    f.firstEdited !== undefined ? `; request ${f.firstEdited} was the first with a guard edit in its prompt` : "";
+  return `${f.requests} of ${f.of} billed requests, those recorded without a guard edit in their prompt${first} (guard off is the session without its edits)`;
+}
+
+/** Models whose fitted cache model misses the recorded dollars by more than 10%: not to be trusted. */
+export function missesText(m: SessionMoney): string | undefined {
+  const missed = m.models.filter((x) => x.calibration?.misses);
+  if (missed.length === 0) return undefined;
+  const each = missed.map((x) => `${x.model} ${signed(x.calibration?.error.dollars ?? 0)}`).join(", ");
+  return `${each} against the recorded dollars, after fitting: its figures are not to be trusted, and the guard should not gate on it`;
+}
+
 /** Where a model's prices come from, in words (the terminal, the HTML and --json's priceSource agree). */
 export function priceText(x: ModelView): string {
   if (x.priceSource === "registry") return "prices from Pi's registry";
@@ -116,7 +140,11 @@ export function priceText(x: ModelView): string {
 /** One model's cache behaviour, prices and set-aside requests, in words. */
 export function modelText(x: ModelView): string {
   const aside = x.aside.length ? `; ${x.aside.length} set aside (${asideText(x)})` : "";
-  return `${x.model}: ${x.behaviour} cache (${x.behaviourWhy}), ${priceText(x)}${aside}`;
+  const h = x.calibration?.honour;
+  const honour = h
+    ? `; the provider honours ${pct(h.cacheWrite)} of the simulated cache writes and ${pct(h.cacheRead)} of the reads (the rest billed uncached)`
+    : "";
+  return `${x.model}: ${x.behaviour} cache (${x.behaviourWhy}), ${priceText(x)}${honour}${aside}`;
 }
 
 function asideText(x: ModelView): string {

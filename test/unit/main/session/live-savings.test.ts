@@ -1,6 +1,7 @@
 // The live dollars (footer and /guard) against the replay: the replay's guarded branch, written with
-// `--write` and read back as Pi would open it, priced by the live path, gives the replay's guard-off and
-// guard-on dollars for the same branch.
+// `--write` and read back as Pi would open it, priced by the live path, gives the dollars of the replay of
+// that same file as recorded (no pass of its own): both take its usage as the guarded prompts' and its
+// guard-off arm as the branch without its edits.
 import { copyFile, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +14,9 @@ import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import { localClassify } from "../../../../src/main/pass/classifier.ts";
 import { createTaskRunner, type TaskRunner } from "../../../../src/main/platform/pool.ts";
 import { LOCAL_NOTE, replayFiles } from "../../../../src/main/replay/command.ts";
+import { replaySession } from "../../../../src/main/replay/driver.ts";
 import { loadPriceBook, type PriceBook } from "../../../../src/main/replay/prices.ts";
+import { readSessionFile } from "../../../../src/main/replay/reader.ts";
 import { BranchLedger, LiveSavings } from "../../../../src/main/session/live-savings.ts";
 import type { SavedInput } from "../../../../src/workers/saved/saved-task.ts";
 
@@ -48,7 +51,16 @@ async function guardedBranch(file: string) {
   const copy = join(dir, `${file}.copy.jsonl`);
   await copyFile(out, copy);
   const manager = SessionManager.open(copy, dir);
-  return { session, manager };
+  // The written file replayed as recorded: the money the live path must give.
+  const recorded = await replaySession(await readSessionFile(out), {
+    runner,
+    classify: classifier.classify,
+    modelRef: classifier.ref,
+    config: DEFAULT_CONFIG,
+    prices,
+    guard: false,
+  });
+  return { session: { ...session, money: recorded.money } as SessionMetrics, manager };
 }
 
 describe("live dollars equal the replay's guard-on vs guard-off on a real session's branch", () => {
