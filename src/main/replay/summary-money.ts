@@ -126,7 +126,7 @@ export function missesText(m: SessionMoney): string | undefined {
   const missed = m.models.filter((x) => x.calibration?.misses);
   if (missed.length === 0) return undefined;
   const each = missed.map((x) => `${x.model} ${signed(x.calibration?.error.dollars ?? 0)}`).join(", ");
-  return `${each} against the recorded dollars, after fitting: its figures are not to be trusted, and the guard should not gate on it`;
+  return `${each} against the recorded dollars, after fitting: its dollars here are not to be trusted`;
 }
 
 /** Where a model's prices come from, in words (the terminal, the HTML and --json's priceSource agree). */
