@@ -87,3 +87,43 @@ describe("a session whose dollars are beyond any bill", () => {
     }
   });
 });
+
+describe("calibration lines", () => {
+  it("say which requests calibrated a session recorded with the guard on, and name a model that misses", () => {
+    const s = session(1.05, 0.5);
+    const m = s.money as SessionMoney;
+    m.fit = { requests: 12, of: 40, firstEdited: 13, off: split(1.05) };
+    m.models = [
+      {
+        model: "minimax/MiniMax-M2.7",
+        family: "anthropic",
+        behaviour: "explicit",
+        behaviourWhy: "test",
+        priceSource: "recorded",
+        ttlMs: 300_000,
+        requests: 40,
+        aside: [],
+        calibration: {
+          sim: split(1.2),
+          recorded: split(1),
+          error: { input: 0, cacheRead: 0, cacheWrite: 0, dollars: 0.2 },
+          partings: [],
+          partialMisses: 0,
+          requests: 12,
+          of: 40,
+          honour: { cacheWrite: 0.14, cacheRead: 1 },
+          misses: true,
+        },
+      },
+    ];
+    const text = moneyLines(s).join("\n");
+    expect(text).toContain("calibrated on     12 of 40 billed requests");
+    expect(text).toContain("request 13 was the first with a guard edit in its prompt");
+    expect(text).toContain("honours 14.0% of the simulated cache writes");
+    expect(text).toMatch(/model misses\s+minimax\/MiniMax-M2\.7 \+20\.0% against the recorded dollars/);
+    // A session recorded without the guard says nothing of the kind.
+    delete m.fit;
+    m.models = [];
+    expect(moneyLines(s).join("\n")).not.toMatch(/calibrated on|model misses/);
+  });
+});
