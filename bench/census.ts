@@ -17,8 +17,13 @@ const { values } = parseArgs({
     out: { type: "string" },
     modes: { type: "string", default: "both" },
     "cpu-prof": { type: "boolean", default: false },
+    /** settleBudgetMs for the guard (unset: the SDK's print mode waits for the run end). */
+    settle: { type: "string" },
+    /** Instead of waiting for quiet: two follow-up prompts, this many ms apart, after the run. */
+    "follow-ups": { type: "string" },
   },
 });
+const followUpMs = values["follow-ups"] === undefined ? undefined : Number(values["follow-ups"]);
 const REPO = resolve(import.meta.dirname, "..");
 const EXTENSION = join(REPO, "src/main/index.ts");
 const SESSIONS = resolve(REPO, "../shared/sessions");
@@ -110,7 +115,8 @@ type Branch = Array<{ type: string; customType?: string; data?: { phase?: string
 async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): Promise<Row> {
   const agentDir = await mkdtemp(join(tmpdir(), "cg-census-"));
   const configPath = join(agentDir, "guard.json");
-  await writeFile(configPath, JSON.stringify({ timeoutMs: 30_000, telemetry: false }));
+  const settle = values.settle === undefined ? {} : { settleBudgetMs: Number(values.settle) };
+  await writeFile(configPath, JSON.stringify({ timeoutMs: 30_000, telemetry: false, ...settle }));
   process.env.PI_CONTEXT_GUARD_CONFIG = configPath;
   const classifier = await startLoopbackHost({ latencyMs: workload.latencyMs, keyword: "error|fail|TODO", flags: "i" });
   const responses: FauxResponse[] = [];
@@ -119,7 +125,9 @@ async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): 
       toolCalls: [{ name: "bash", arguments: { command: `cat out${i % files.length}.txt` } as JsonObject }],
     });
   }
-  responses.push("Done.", { toolCalls: [{ name: "bash", arguments: { command: "echo ok" } }] }, "Thanks.");
+  if (followUpMs !== undefined) responses.push("Done.", "Ok.");
+  else responses.push("Done.");
+  responses.push({ toolCalls: [{ name: "bash", arguments: { command: "echo ok" } }] }, "Thanks.");
   const s = await createTestSession({
     agentDir,
     extensionPaths: mode === "guard" ? [HOOK_PROBE, EXTENSION] : [HOOK_PROBE],
@@ -156,9 +164,16 @@ async function runOnce(mode: Row["mode"], workload: Workload, files: string[]): 
         .map((g) => g.end - g.start),
     );
     const runGaps = seen.gaps.filter((g) => g.start >= t0 && g.end <= t1).map((g) => g.end - g.start);
-    // The user reads the answer: the background work ends (no classifier request for a while).
+    // The user reads the answer: the background work ends (no classifier request for a while), or
+    // (--follow-ups) types a follow-up some seconds later, then the last prompt as long after that.
     let quiet = 0;
     let requests = await classifier.takeCount();
+    if (followUpMs !== undefined) {
+      await sleep(followUpMs);
+      await s.session.prompt("Next");
+      await sleep(followUpMs);
+      quiet = Number.POSITIVE_INFINITY;
+    }
     for (let i = 0; i < 600 && quiet < workload.latencyMs + 1500; i++) {
       await sleep(250);
       const n = await classifier.takeCount();
@@ -276,7 +291,10 @@ for (const w of workloads()) {
   }
 }
 const text = [
-  `Census, ${m.date}: ${files.length} real tool outputs of 8–45 KB, timeoutMs 30,000, other settings default.`,
+  `Census, ${m.date}: ${files.length} real tool outputs of 8–45 KB, timeoutMs 30,000, settleBudgetMs ${values.settle ?? "unset (the SDK's print mode waits for the run end)"}, other settings default.`,
+  followUpMs === undefined
+    ? "After the run: quiet, then one more prompt."
+    : `After the run: two follow-up prompts, ${followUpMs} ms apart (the last column counts edits after both).`,
   `${m.cpuModel}, ${m.cores} cores, Node ${m.node}, load ${m.loadStart} at the start.`,
   "",
   table(rows),

@@ -23,3 +23,24 @@ export function landedItems(landed: { edits: readonly ContextEditDraft[]; record
   for (const id of edited) ids.add(id);
   return { judged: [...ids], edited };
 }
+
+/**
+ * What the passes landing at one boundary leave to the run end's own pass. A checkpoint's kept outputs are
+ * not among them: an awaited run end judges those again with the final answer, and so does this one.
+ */
+export function landingOf(
+  landed: ReadonlyArray<{ edits: readonly ContextEditDraft[]; record: GuardRecord }>,
+): LandingPass {
+  const judged = new Set<string>();
+  const edited: string[] = [];
+  for (const pass of landed) {
+    const midRun = pass.record.phase === "mid-run";
+    const record = midRun
+      ? { ...pass.record, results: pass.record.results.filter((r) => r.outcome !== "kept") }
+      : pass.record;
+    const items = landedItems({ edits: pass.edits, record });
+    for (const id of items.judged) judged.add(id);
+    edited.push(...items.edited);
+  }
+  return { judged: [...judged], edited };
+}

@@ -4,17 +4,18 @@
 // (pass/revalidate.ts). What it does is reported to the boundary state (boundary.ts), which the footer reads.
 import type { ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { BoundaryEvent, PassPhase } from "../../core/boundary/boundary-state.ts";
-import { recordDraft } from "../../core/records/record.ts";
 import type { ClassifierStats, PassRest } from "../pass/handed-over.ts";
 import type { PassPipeline } from "../pass/pass-pipeline.ts";
-import { type Judged, keptWhole, type Landed, revalidate } from "../pass/revalidate.ts";
+import type { Judged } from "../pass/revalidate.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
-import { background } from "../platform/callbacks.ts";
 import type { Telemetry } from "../platform/telemetry.ts";
 import { recordPass } from "../platform/telemetry.ts";
+import { BackgroundSlot, type RunningJob } from "./background-slot.ts";
 import type { PassNotices } from "./pass-notices.ts";
 import type { PiBoundary } from "./session-parts.ts";
 import { joinParts, within } from "./settle-budget.ts";
+
+export { BackgroundSlot, type RunningJob };
 
 /**
  * The rest of a handed-over pass as a background pass's result. What the classifier did in the whole
@@ -37,172 +38,10 @@ export async function restResult(
   }
 }
 
-interface Job {
-  /** The boundary's context the checkpoint judges (the latest one until it begins). */
-  context: readonly ProjectedLike[];
-  begun: boolean;
-  /** Its plan is made and it asks the classifier (until then it is quick to wait for). */
-  asking: boolean;
-  /** Resolves once it asks the classifier or ends. */
-  planned: Promise<void>;
-  done: Promise<void>;
-  settled: boolean;
-  result: Judged | undefined;
-}
-
-/** What a running checkpoint tells its holder. */
-export interface RunningJob {
-  /** Marks it begun and returns the context to judge. */
-  begin(): readonly ProjectedLike[];
-  asking(): void;
-}
-
-/** The one pass behind the agent, from its start until its drafts land. */
-export class BackgroundSlot {
-  #job: Job | undefined;
-  /** Told when a pass ends; one that ended with nothing to land has left the slot already. */
-  readonly #ended: (drafts: boolean) => void;
-
-  constructor(ended: (drafts: boolean) => void = () => undefined) {
-    this.#ended = ended;
-  }
-
-  /** A checkpoint was started and its drafts have not landed yet (finished or not). */
-  get pending(): boolean {
-    return this.#job !== undefined;
-  }
-
-  /** A pending pass has taken the context it judges. */
-  get begun(): boolean {
-    return this.#job?.begun === true;
-  }
-
-  /** A checkpoint is planning (in the worker): it will skip or start asking within moments. */
-  get planning(): boolean {
-    const job = this.#job;
-    return job?.begun === true && !job.asking && !job.settled;
-  }
-
-  /** Resolves once the pending checkpoint asks the classifier or ends: its plan is made. */
-  async planned(): Promise<void> {
-    await this.#job?.planned;
-  }
-
-  /**
-   * The pending pass's drafts once it has ended, before they land (re-validated then), with the last
-   * entry of the context it judged (its drafts belong to the branch that holds it).
-   */
-  get ready(): (Judged & { leaf?: string }) | undefined {
-    const job = this.#job;
-    if (!job?.settled || !job.result) return undefined;
-    const leaf = job.context.at(-1)?.sourceEntry.id;
-    return leaf === undefined ? job.result : { ...job.result, leaf };
-  }
-
-  /** Resolves once the pending checkpoint has ended (its drafts can land). */
-  async finished(): Promise<void> {
-    await this.#job?.done;
-  }
-
-  /**
-   * Starts `run` unless a checkpoint is pending. `run` calls `begin` once it is ready to plan (the pass
-   * worker is up) and judges the context it returns, and calls `asking` once its plan asks the
-   * classifier. A failed run lands nothing (`run` reports its own failures). Returns whether it started.
-   */
-  start(context: readonly ProjectedLike[], run: (job: RunningJob) => Promise<Judged | undefined>): boolean {
-    if (this.#job) {
-      // Not planning yet (the worker is still starting): it judges the newer boundary instead, so a
-      // checkpoint that waited is not one about outputs too young to judge.
-      if (!this.#job.begun) this.#job.context = context;
-      return false;
-    }
-    this.#job = this.#run(context, false, run);
-    return true;
-  }
-
-  /**
-   * Takes the rest of a handed-over pass into the slot: it was judging `context` and is asking the
-   * classifier; its drafts land like a checkpoint's. A checkpoint pending here cannot be, since a pass
-   * at a boundary lands it first; it would be dropped.
-   */
-  adopt(context: readonly ProjectedLike[], rest: Promise<Judged | undefined>): void {
-    this.#job = this.#run(context, true, () => rest);
-  }
-
-  #run(context: readonly ProjectedLike[], asking: boolean, run: (job: RunningJob) => Promise<Judged | undefined>): Job {
-    let planned = () => {};
-    const job: Job = {
-      context,
-      begun: asking,
-      asking,
-      settled: false,
-      result: undefined,
-      planned: new Promise((resolve) => {
-        planned = resolve;
-      }),
-      done: Promise.resolve(),
-    };
-    const running: RunningJob = {
-      begin: () => {
-        job.begun = true;
-        return job.context;
-      },
-      asking: () => {
-        job.asking = true;
-        planned();
-      },
-    };
-    job.done = background("checkpoint", async () => {
-      try {
-        job.result = await run(running);
-      } finally {
-        job.settled = true;
-        planned();
-        // Nothing to land: the slot is free at once, so no boundary is needed to clear it.
-        if (!job.result && this.#job === job) this.#job = undefined;
-        if (this.#job === job || !job.result) this.#ended(job.result !== undefined);
-      }
-    });
-    return job;
-  }
-
-  /**
-   * The pending checkpoint's drafts, re-validated against `now`, if it has finished (or, with `wait`,
-   * once it has). Undefined when nothing lands at this boundary.
-   */
-  async land(
-    now: readonly ProjectedLike[],
-    options: {
-      wait: boolean;
-      positionOf?: (id: string) => number | undefined;
-      /** Whether an entry is on the current branch (the judged context's last entry is asked). */
-      onBranch?: (id: string) => boolean;
-    },
-  ): Promise<Landed | undefined> {
-    const job = this.#job;
-    if (!job || (!job.settled && !options.wait)) return undefined;
-    await job.done;
-    this.#job = undefined;
-    if (!job.result) return undefined;
-    // Judged for a run on a branch the session has left (/tree, /fork): its question is not this branch's.
-    const leaf = job.context.at(-1)?.sourceEntry.id;
-    if (leaf !== undefined && options.onBranch && !options.onBranch(leaf)) {
-      const record = keptWhole(job.result.record, "judged on another branch");
-      return { edits: [], record, recordDraft: recordDraft(record), dropped: [], offBranch: true };
-    }
-    return revalidate(job.result, job.context, now, options.positionOf);
-  }
-
-  /** Forgets a pending checkpoint (shutdown): its drafts never land. */
-  drop(): void {
-    this.#job = undefined;
-  }
-}
-
-/** The boundary's draft list with a pending pass's drafts appended, and what of them landed. */
+/** The boundary's draft list with the drafts of the passes that landed appended, and those passes. */
 export interface LandedDrafts {
   entries: SessionBoundaryDraft[];
-  judged: Judged;
+  judged: Judged[];
 }
 
 /** What the pending pass needs of its session. */
@@ -265,26 +104,46 @@ export class BackgroundPass {
   async #land(event: PiBoundary, ctx: ExtensionContext, wait: boolean): Promise<LandedDrafts | undefined> {
     try {
       let branch: Set<string> | undefined;
-      const landed = await this.#slot.land(event.context.contextEntries as ProjectedLike[], {
-        wait,
-        positionOf: (id) => this.#host.pipeline.snapshots.positionOf(id),
-        onBranch: (id) => {
+      const options = {
+        positionOf: (id: string) => this.#host.pipeline.snapshots.positionOf(id),
+        onBranch: (id: string) => {
           branch ??= new Set(ctx.sessionManager.getBranch().map((e) => e.id));
           return branch.has(id);
         },
-      });
-      if (!landed || this.#host.closed()) return;
-      recordPass(this.#host.telemetry, landed.record);
-      // Only the telemetry hears of a pass judged on another branch; this branch gets nothing of it.
-      if (landed.offBranch) return;
-      return {
-        entries: [...event.entries, ...landed.edits, landed.recordDraft],
-        judged: { edits: landed.edits, record: landed.record },
       };
+      const now = event.context.contextEntries as ProjectedLike[];
+      const out: LandedDrafts = { entries: [...event.entries], judged: [] };
+      // The pending pass, then the one that followed it if that has ended too: each lands at the first
+      // boundary after it has ended (their targets are apart: the second was told what the first judged).
+      for (let part = 0; part < 2; part++) {
+        const landed = await this.#slot.land(now, { ...options, wait: wait && part === 0 });
+        if (!landed || this.#host.closed()) break;
+        recordPass(this.#host.telemetry, landed.record);
+        // Only the telemetry hears of a pass judged on another branch; this branch gets nothing of it.
+        if (landed.offBranch) continue;
+        out.entries.push(...landed.edits, landed.recordDraft);
+        out.judged.push({ edits: landed.edits, record: landed.record });
+      }
+      return out.judged.length > 0 ? out : undefined;
     } catch (error) {
       this.#host.notices.failed(ctx, error, this.#host.closed());
       return;
     }
+  }
+
+  /**
+   * A run end that found a pass pending: its own pass on `context` runs once that one has ended, told what
+   * it judged, and lands like it (BackgroundSlot.follow). Returns whether it was queued.
+   */
+  follow(
+    context: readonly ProjectedLike[],
+    run: (job: RunningJob, signal: AbortSignal, first: Judged | undefined) => Promise<Judged | undefined>,
+  ): boolean {
+    const stop = new AbortController();
+    return this.#slot.follow(context, (job, first) => {
+      this.stop = stop;
+      return run(job, stop.signal, first);
+    });
   }
 
   /** Starts a checkpoint on `context` unless one is pending (BackgroundSlot.start). */

@@ -17,7 +17,7 @@ import {
   type PassPhase,
   transition,
 } from "../../core/boundary/boundary-state.ts";
-import { type LandingPass, landedItems } from "../../core/boundary/landed-items.ts";
+import { type LandingPass, landingOf } from "../../core/boundary/landed-items.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
@@ -181,17 +181,19 @@ export class Boundary {
     const started = performance.now();
     const left = () => Math.max(0, budget - (performance.now() - started));
     // A checkpoint or rest still pending lands here if it ends within the budget, else at a later
-    // boundary (and this one starts no pass: the slot holds one). A run end that lands it also runs its
-    // own pass on what the landed one did not judge, so a run's outputs get their record at its own end.
+    // boundary. A run end that lands it also runs its own pass on what the landed one did not judge, so a
+    // run's outputs get their record at its own end; one that cannot (the slot still holds a pass) has its
+    // pass follow that one behind the agent, so its run's outputs are still judged as the run's own.
     // One that ended with nothing to land leaves the slot free.
     let landed: LandedDrafts | undefined;
     if (this.#background.pending) {
       const stop = new AbortController();
       landed = await this.hold(stop, ctx, () => this.#background.landWithin(event, ctx, left(), stop.signal));
+      if (this.#background.pending && phase === "run-end") this.#follow(event, ctx, landed);
       if (this.#background.pending || (landed && phase !== "run-end")) return landed && { entries: landed.entries };
     }
     const before = landed?.entries ?? event.entries;
-    const landing = landed && landedItems(landed.judged);
+    const landing = landed && landingOf(landed.judged);
     // A prompt sent meanwhile stops the wait, not the classifier: the rest goes on and lands later.
     const handOver = new AbortController();
     const restStop = new AbortController();
@@ -214,6 +216,23 @@ export class Boundary {
     if (!judged) return landed && { entries: before };
     if (judged.rest) this.#background.adopt(ctx, context(), judged.rest, restStop);
     return { entries: [...before, ...judged.edits, recordDraft(judged.record)] };
+  }
+
+  /**
+   * The run end's pass, queued behind the pending pass (at most one waits): it judges this boundary's
+   * context once that one has ended, told what it and the passes landed here judged, and lands at the
+   * first boundary after it has ended.
+   */
+  #follow(event: PiBoundary, ctx: ExtensionContext, landed: LandedDrafts | undefined): void {
+    const context = event.context.contextEntries as ProjectedLike[];
+    const here = landed?.judged ?? [];
+    this.#background.follow(context, (job, signal, first) =>
+      this.#judge("run-end", () => job.begin(), ctx, {
+        job,
+        signal,
+        landing: landingOf(first ? [...here, first] : here),
+      }),
+    );
   }
 
   /**
