@@ -246,12 +246,6 @@ function gatesOn(input: FinishInput): boolean {
   return input.plan.phase === "run-end" && input.config.exchangeBreakEven;
 }
 
-/**
- * A run still going may need an old exchange again: mid-run, omitting one must pay this many times over
- * what the run end asks (else it waits for the run end).
- */
-export const CHECKPOINT_OMIT_MARGIN = 2;
-
 function factorOf(input: FinishInput): number {
   return input.plan.breakEven?.factor ?? REWRITE_FACTOR[input.family ?? "other"];
 }
@@ -295,7 +289,8 @@ export function finishPass(input: FinishInput): FinishOutput {
           sessionRequests: sessionRequests(input.entries),
           minSavingChars: input.config.exchangeMinSavingChars,
           family,
-          factor: factorOf(input) * (midRun ? CHECKPOINT_OMIT_MARGIN : 1),
+          factor: factorOf(input),
+          // A run still going may need an old exchange again: mid-run, a small one waits for the run end.
           minSavingAlways: midRun,
         })
       : { pass: true };

@@ -1,9 +1,9 @@
 // The money gates hold wherever a pass is made: an old exchange omitted at a checkpoint must pay for its
-// cache rewrite like one omitted at the run end, with a margin on top (the run is still going), and clear
-// the minimum saving even when other edits already pay the rewrite.
+// cache rewrite like one omitted at the run end, and clear the minimum saving even when other edits
+// already pay the rewrite (the run is still going).
 import { describe, expect, it } from "vitest";
 import { rewriteChars, sessionRequests } from "../../../../src/core/cache/break-even.ts";
-import { CHECKPOINT_OMIT_MARGIN, finishPass } from "../../../../src/core/distill/finish.ts";
+import { finishPass } from "../../../../src/core/distill/finish.ts";
 import { type PassPlan, planRunEnd, type RunPlan } from "../../../../src/core/distill/plan.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../../../src/core/shared/types.ts";
@@ -56,11 +56,9 @@ describe("an old exchange omitted at a checkpoint", () => {
   const saving = entries[1]?.text.length ?? 0;
   const evenFactor = (saving * sessionRequests(entries)) / rewriteChars(entries, ["old-u"], "other");
 
-  it("is omitted at the run end when it pays, and at a checkpoint only when it pays with the margin", () => {
-    const factor = evenFactor / 1.5;
-    expect(omitted(entries, "run-end", factor)).toBe(true);
-    expect(omitted(entries, "mid-run", factor)).toBe(false);
-    expect(omitted(entries, "mid-run", evenFactor / (CHECKPOINT_OMIT_MARGIN * 1.1))).toBe(true);
+  it("is omitted at the run end and at a checkpoint when it pays", () => {
+    expect(omitted(entries, "run-end", evenFactor / 1.5)).toBe(true);
+    expect(omitted(entries, "mid-run", evenFactor / 1.5)).toBe(true);
   });
 
   it("is kept at both when its rewrite does not pay", () => {
