@@ -1,7 +1,8 @@
 // Stopping Pi while a run-end pass waits on a hanging classifier. Pi gives the extension no signal at
 // agent_before_settle and sends session_shutdown only after settling, so before the fix each of these
 // waited out `timeoutMs` (here 60 s): an RPC `abort`, the end of RPC input, SIGHUP in print mode.
-// Bounds are correctness bounds (a small share of the 60 s deadline), not performance targets.
+// The deadline is the longest the settings allow (10 min), far past the test's timeout: a test that ends at
+// all ended by the interrupt, and the records say it was not the deadline (none, or "aborted").
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,9 +13,8 @@ import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopbac
 import { FAKE_MODEL, makeAgentDir, NODE_BIN, PI_BIN, REPO_ROOT } from "../kit/pi-agent-dir.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
-/** Far beyond every bound below: a pass that waits it out fails the test. */
-const DEADLINE_MS = 60_000;
-const BOUND_MS = 10_000;
+/** Far beyond the test's timeout: a pass that waits it out fails the test. */
+const DEADLINE_MS = 600_000;
 
 let classifier: LoopbackClassifier;
 let main: FakeOpenAI;
@@ -46,8 +46,7 @@ async function agentDir(): Promise<string> {
 
 /** Resolves once the classifier has received a request after `from`: the run-end pass is waiting. */
 async function passWaiting(from: number): Promise<void> {
-  for (let i = 0; i < 600 && classifier.requests.length <= from; i++) await new Promise((r) => setTimeout(r, 25));
-  expect(classifier.requests.length).toBeGreaterThan(from);
+  while (classifier.requests.length <= from) await new Promise((r) => setTimeout(r, 25));
 }
 
 interface Child {
@@ -69,7 +68,7 @@ function start(args: string[], dir: string): Child {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal, at: performance.now() })),
   );
-  const killer = setTimeout(() => child.kill("SIGKILL"), DEADLINE_MS + 20_000);
+  const killer = setTimeout(() => child.kill("SIGKILL"), 120_000);
   void exited.then(() => clearTimeout(killer));
   return { child, stdout: () => out, exited };
 }
@@ -95,14 +94,8 @@ describe("a hanging run-end pass stops at once when", () => {
       const from = classifier.requests.length;
       pi.child.stdin.write(`${JSON.stringify({ id: "1", type: "prompt", message: "summarize out.txt" })}\n`);
       await passWaiting(from);
-      const sent = performance.now();
       pi.child.stdin.write(`${JSON.stringify({ id: "2", type: "abort" })}\n`);
-      for (let i = 0; i < 400 && !pi.stdout().includes('"command":"abort"'); i++) {
-        await new Promise((r) => setTimeout(r, 25));
-      }
-      const answered = performance.now() - sent;
-      expect(pi.stdout()).toContain('"command":"abort"');
-      expect(answered).toBeLessThan(BOUND_MS);
+      while (!pi.stdout().includes('"command":"abort"')) await new Promise((r) => setTimeout(r, 25));
       const found = await records(sessions);
       expect(found.length).toBe(1);
       expect(found[0]?.results.every((r) => r.reason === "aborted")).toBe(true);
@@ -119,10 +112,8 @@ describe("a hanging run-end pass stops at once when", () => {
     const from = classifier.requests.length;
     pi.child.stdin.write(`${JSON.stringify({ id: "1", type: "prompt", message: "summarize out.txt" })}\n`);
     await passWaiting(from);
-    const sent = performance.now();
     pi.child.stdin.end();
-    const exit = await pi.exited;
-    expect(exit.at - sent).toBeLessThan(BOUND_MS);
+    await pi.exited;
     expect(await records(sessions)).toEqual([]);
   });
 
@@ -134,10 +125,8 @@ describe("a hanging run-end pass stops at once when", () => {
     // Print mode reads piped stdin as part of the prompt.
     pi.child.stdin.end();
     await passWaiting(from);
-    const sent = performance.now();
     pi.child.kill("SIGHUP");
     const exit = await pi.exited;
-    expect(exit.at - sent).toBeLessThan(BOUND_MS);
     expect(exit.code).toBe(129);
     expect(await records(sessions)).toEqual([]);
   });

@@ -1,7 +1,8 @@
 // Shutdown, reload and a new session while the guard is working, in the real Pi: the pass or the recall in
 // flight ends at once (not at its deadline), nothing is written after session_shutdown, and no worker
-// thread or timer is left behind.
-import { readdirSync } from "node:fs";
+// thread or timer is left behind. Deadlines are far past the test's timeout: a prompt that returns at all was
+// ended by the shutdown. Threads end asynchronously: the tests wait until the count is back, not a fixed time.
+import { readdirSync, readFileSync } from "node:fs";
 import type { JsonObject } from "@earendil-works/pi-ai";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type FaultSession, faultSession, grepText, shutdown } from "../kit/fault-session.ts";
@@ -9,17 +10,25 @@ import { capturingUi } from "../kit/hook-probe.ts";
 import { failOnUnhandledRejections } from "../kit/no-unhandled.ts";
 import type { FauxResponse } from "../kit/sdk-session.ts";
 
-const threads = () => readdirSync("/proc/self/task").length;
+/**
+ * Threads of this process, less libuv's pool: it grows on first use (file reads, DNS) up to 4 and never
+ * shrinks, so it would count as a leak of whatever test first used it.
+ */
+const threads = () =>
+  readdirSync("/proc/self/task").filter((t) => {
+    try {
+      return readFileSync(`/proc/self/task/${t}/comm`, "utf8").trim() !== "libuv-worker";
+    } catch {
+      return false; // the thread ended meanwhile
+    }
+  }).length;
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const call = (name: string, args: JsonObject): FauxResponse => ({ toolCalls: [{ name, arguments: args }] });
 
-async function until(what: string, predicate: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
+/** Waits until `predicate` holds; the test's timeout is the bound. */
+async function until(predicate: () => boolean): Promise<void> {
+  while (!predicate()) await sleep(10);
 }
 
 let baseline = 0;
@@ -33,21 +42,19 @@ beforeAll(async () => {
   baseline = threads();
 });
 
-/** Shuts the session down while the classifier holds the pass; returns how long the prompt then took. */
-async function shutdownDuringPass(s: FaultSession, prompt: string): Promise<{ afterShutdownMs: number }> {
+/** Shuts the session down while the classifier holds the pass, and waits for the prompt to return. */
+async function shutdownDuringPass(s: FaultSession, prompt: string): Promise<void> {
   const running = s.session.prompt(prompt);
-  await until("the classifier request", () => s.classifier.requests.length > 0);
-  const t0 = performance.now();
+  await until(() => s.classifier.requests.length > 0);
   await shutdown(s);
   await running;
-  return { afterShutdownMs: performance.now() - t0 };
 }
 
 describe("session_shutdown during a pass", () => {
   it("ends the pass at once, writes nothing after shutdown, and leaves no thread or timer", async () => {
     const s = await faultSession({
       // A deadline far longer than the test: only the shutdown can end the pass early.
-      config: { timeoutMs: 60_000, midRun: false, pruneExchanges: false, smallResultMinChars: 0, telemetry: true },
+      config: { timeoutMs: 600_000, midRun: false, pruneExchanges: false, smallResultMinChars: 0, telemetry: true },
       responses: [call("bash", { command: "cat a.txt" }), "In src/a0/handler.ts."],
       files: { "a.txt": grepText(24, "a") },
     });
@@ -56,16 +63,13 @@ describe("session_shutdown during a pass", () => {
     const timersBefore = timers();
     s.classifier.set({ behaviour: "hang" });
     try {
-      const { afterShutdownMs } = await shutdownDuringPass(s, "Where is readStatus used?");
-      expect(afterShutdownMs).toBeLessThan(3000);
+      await shutdownDuringPass(s, "Where is readStatus used?");
       const branch = s.session.sessionManager.getBranch();
       expect(branch.some((e) => e.type === "context_edit")).toBe(false);
       expect(branch.some((e) => e.type === "custom" && e.customType === "context-guard")).toBe(false);
       // No "the pass failed" warning for a pass the user ended by leaving.
       expect(notices.filter((n) => n.message.includes("pass failed"))).toEqual([]);
-      await sleep(200);
-      expect(threads()).toBeLessThanOrEqual(baseline);
-      expect(timers()).toBeLessThanOrEqual(timersBefore);
+      await until(() => threads() <= baseline && timers() <= timersBefore);
     } finally {
       await s.dispose();
       await s.classifier.close();
@@ -74,14 +78,13 @@ describe("session_shutdown during a pass", () => {
 
   it("a mid-run checkpoint in flight ends too, and the run goes on untouched", async () => {
     const s = await faultSession({
-      config: { timeoutMs: 60_000, midRunBatchChars: 5000, midRunMinAgeTurns: 1, midRunBreakEven: false },
+      config: { timeoutMs: 600_000, midRunBatchChars: 5000, midRunMinAgeTurns: 1, midRunBreakEven: false },
       responses: [call("bash", { command: "cat a.txt" }), call("bash", { command: "cat b.txt" }), "done"],
       files: { "a.txt": grepText(8, "a"), "b.txt": grepText(8, "b") },
     });
     s.classifier.set({ behaviour: "hang" });
     try {
-      const { afterShutdownMs } = await shutdownDuringPass(s, "look at a and b");
-      expect(afterShutdownMs).toBeLessThan(3000);
+      await shutdownDuringPass(s, "look at a and b");
       const branch = s.session.sessionManager.getBranch();
       expect(branch.some((e) => e.type === "context_edit" || e.type === "custom")).toBe(false);
       // The run itself completed: the final answer is on the branch.
@@ -97,7 +100,7 @@ describe("session_shutdown during a recall", () => {
   it("ends the search at once with an error the model sees, and stops its worker", async () => {
     const evil = `${"a".repeat(40)}!\n`.repeat(50);
     const s = await faultSession({
-      config: { recallTimeoutMs: 30_000, midRun: false, pruneExchanges: false, smallResultMinChars: 0 },
+      config: { recallTimeoutMs: 60_000, midRun: false, pruneExchanges: false, smallResultMinChars: 0 },
       responses: [call("bash", { command: "cat evil.txt" }), "ok"],
       files: { "evil.txt": evil },
     });
@@ -112,17 +115,14 @@ describe("session_shutdown during a recall", () => {
         return { toolCalls: [{ name: "recall", arguments: { entryId: id, pattern: "^(a+)+$" } }] };
       }, "after");
       const running = s.session.prompt("search it");
-      await until("the recall call", () => recallStarted);
+      await until(() => recallStarted);
       await sleep(300);
-      const t0 = performance.now();
       await shutdown(s);
       await running;
-      expect(performance.now() - t0).toBeLessThan(5000);
       const last = s.contexts.at(-1) as Array<{ role: string; isError?: boolean; content?: Array<{ text?: string }> }>;
       const result = last.filter((m) => m.role === "toolResult").at(-1);
       expect(result?.isError).toBe(true);
-      await sleep(200);
-      expect(threads()).toBeLessThanOrEqual(baseline);
+      await until(() => threads() <= baseline);
     } finally {
       await s.dispose();
       await s.classifier.close();
@@ -145,9 +145,8 @@ describe("reload and a new session", () => {
         await s.session.prompt(`look at f${i}`);
         await s.session.reload();
       }
-      await sleep(200);
       // One warm pass worker for the live session, none left from the two reloaded ones.
-      expect(threads()).toBeLessThanOrEqual(baseline + 1);
+      await until(() => threads() <= baseline + 1);
       const edits = s.session.sessionManager.getBranch().filter((e) => e.type === "context_edit");
       expect(edits).toHaveLength(3);
     } finally {
@@ -169,13 +168,11 @@ describe("reload and a new session", () => {
     try {
       await second.session.prompt("look");
       expect(second.edits()).toHaveLength(1);
-      await sleep(200);
       // The live session's pass worker and, since a run started, its classifier HTTP thread.
-      expect(threads()).toBeLessThanOrEqual(baseline + 2);
+      await until(() => threads() <= baseline + 2);
     } finally {
       await second.close();
     }
-    await sleep(200);
-    expect(threads()).toBeLessThanOrEqual(baseline);
+    await until(() => threads() <= baseline);
   });
 });
