@@ -288,7 +288,10 @@ describe.concurrent.each(KINDS)("classifier faults: $name", (kind) => {
       }
       for (const r of records) expect(r.savedChars).toBe(0);
       if (fault.timedOut) expect(records.every((r) => r.timedOut)).toBe(true);
-      expect(s.classifier.requests.length).toBeGreaterThan(0);
+      // A fault about time has a short deadline, counted from the pass's start: on a loaded machine it can
+      // come while the pass thread still plans, before any request. That is the deadline doing its job.
+      const asked = s.classifier.requests.length > 0;
+      expect(asked || (fault.timing === true && records.every((r) => r.timedOut))).toBe(true);
       if (fault.set.behaviour === "late") {
         // The answers come after the deadline: nothing may change when they arrive.
         const before = s.session.sessionManager.getBranch().length;

@@ -73,14 +73,14 @@ describe.each([
     const before = classifier.requests.length;
     rpc.send({ type: "prompt", message: "find the failures" });
     await rpc.waitFor((r) => r.type === "agent_settled", { timeoutMs: 60_000 });
-    for (let i = 0; i < 1000 && classifier.requests.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+    while (classifier.requests.length === before) await new Promise((r) => setTimeout(r, 10));
     const asked = classifier.requests.length - before;
     expect(asked).toBeGreaterThan(0);
-    const stoppedAt = performance.now();
+    const answeredBefore = classifier.answered;
     stop(rpc);
-    const exit = await rpc.exited;
-    // Exited while every request was still far from its answer.
-    expect(exit.at - stoppedAt).toBeLessThan(HANG_MS / 2);
+    await rpc.exited;
+    // Exited before any of its requests had its answer (each waits HANG_MS, longer than the test's timeout).
+    expect(classifier.answered).toBe(answeredBefore);
     const lines = await sessionLines(sessions);
     expect(lines.filter((l) => l.type === "message").length).toBeGreaterThanOrEqual(5);
     expect(lines.some((l) => l.type === "context_edit" || l.customType === "context-guard")).toBe(false);

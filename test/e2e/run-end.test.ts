@@ -168,10 +168,8 @@ describe("a classifier that hangs", () => {
       "target_fn is in src/core/target.ts.",
     ]);
     try {
-      const started = Date.now();
+      // The server never answers: the prompt returns only because the deadline ended the pass.
       await s.session.prompt("Where is target_fn defined?");
-      // A correctness bound (the hook must not wait for the hung server), far above the 800 ms budget.
-      expect(Date.now() - started).toBeLessThan(6000);
       const branch = branchOf(s);
       expect(branch.some((e) => e.type === "context_edit")).toBe(false);
       const record = branch.find((e) => e.type === "custom" && e.customType === "context-guard") as {
