@@ -3,11 +3,15 @@
  * replay's main-model dollars with the guard off and on, the classifier, the recalls the needed-later proxy
  * predicts, and the net saving after them, as a share of guard-off. Totals with a 95% interval from a
  * bootstrap over sessions. Variants are settings over the defaults, so a rule is compared on the same runs.
+ * `--oracle` adds the ceiling: the defaults judged by a judge that knows the rest of the session
+ * (core/replay/oracle.ts), with ours as a share of it, and a table per item class for both.
  *
- *   node bench/held-out.ts [--half report|tune|both] [--variant name='{"keepReads":false}'] [--json out.json]
+ *   node bench/held-out.ts [--half report|tune|both] [--variant name='{"keepReads":false}'] [--oracle]
+ *     [--json out.json]
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { type ClassFigures, ITEM_CLASSES, type ItemClass, itemClasses } from "../src/core/replay/item-classes.ts";
 import { DEFAULT_CONFIG, type GuardConfig } from "../src/core/shared/config.ts";
 import { localClassify } from "../src/main/pass/classifier.ts";
 import { createTaskRunner } from "../src/main/platform/pool.ts";
@@ -20,6 +24,7 @@ const { values } = parseArgs({
     half: { type: "string", default: "report" },
     variant: { type: "string", multiple: true, default: [] },
     only: { type: "string" },
+    oracle: { type: "boolean", default: false },
     json: { type: "string" },
   },
 });
@@ -29,6 +34,9 @@ for (const v of values.variant as string[]) {
   const eq = v.indexOf("=");
   variants.push([v.slice(0, eq), JSON.parse(v.slice(eq + 1)) as Partial<GuardConfig>]);
 }
+const ORACLE = "oracle";
+// Knowing the requests to come, the oracle needs no margin over them.
+if (values.oracle) variants.push([ORACLE, { breakEvenMargin: 1 }]);
 
 export interface SessionRow {
   half: Half;
@@ -40,6 +48,7 @@ export interface SessionRow {
   recalls: number;
   removed: number;
   likely: number;
+  classes: Record<ItemClass, ClassFigures>;
 }
 
 const net = (r: SessionRow) => r.off - r.on - r.classifier;
@@ -73,7 +82,7 @@ for (const half of halves) {
     for (const [variant, overrides] of variants) {
       const config: GuardConfig = { ...DEFAULT_CONFIG, excludeTools: [...DEFAULT_CONFIG.excludeTools], ...overrides };
       const classifier = { ref: "local/lexical", note: LOCAL_NOTE, classify: localClassify() };
-      const { report } = await replayFiles([path], { classifier, config, runner });
+      const { report } = await replayFiles([path], { classifier, config, runner, oracle: variant === ORACLE });
       const s = report.sessions[0];
       const row: SessionRow = {
         half,
@@ -85,6 +94,7 @@ for (const half of halves) {
         recalls: s?.harm?.dollars ?? 0,
         removed: s?.totals.proxy.removed ?? 0,
         likely: s?.totals.proxy.likelyNeeded.items ?? 0,
+        classes: itemClasses(s?.passes ?? [], s?.suspects ?? [], s?.requests.length ?? 0),
       };
       rows.push(row);
       process.stderr.write(
@@ -120,6 +130,57 @@ for (const half of halves) {
       )} (95% ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%) | ${sum((r) => r.likely)} / ${sum((r) => r.removed)} |`,
     );
     console.log(`\nWorst session after recalls: ${(worst * 100).toFixed(1)}%.`);
+  }
+}
+/** Net dollars after recalls attributed to each class by its share of the weighted characters taken out. */
+function classDollars(of: SessionRow[], c: ItemClass): number {
+  let dollars = 0;
+  for (const r of of) {
+    const total = ITEM_CLASSES.reduce((n, k) => n + r.classes[k].weighted, 0);
+    if (total > 0) dollars += (after(r) * r.classes[c].weighted) / total;
+  }
+  return dollars;
+}
+
+if (values.oracle) {
+  for (const half of halves) {
+    const ours = rows.filter((r) => r.half === half && r.variant === "defaults" && r.off > 0);
+    const best = rows.filter((r) => r.half === half && r.variant === ORACLE && r.off > 0);
+    const bySession = new Map(best.map((r) => [r.session, r]));
+    console.log(`\n### ${half === "report" ? "Held-out" : "Tuning"} half: ours against the oracle\n`);
+    console.log("| Session | Oracle after recalls | Ours after recalls | Ours / oracle |");
+    console.log("|---|---:|---:|---:|");
+    for (const r of ours) {
+      const o = bySession.get(r.session);
+      if (!o) continue;
+      const share = after(o) > 0 ? `${((after(r) / after(o)) * 100).toFixed(0)}%` : "–";
+      console.log(`| ${r.session} | ${pct(after(o), o.off)} | ${pct(after(r), r.off)} | ${share} |`);
+    }
+    const sum = (xs: SessionRow[], f: (r: SessionRow) => number) => xs.reduce((n, r) => n + f(r), 0);
+    const [ol, oh] = interval(best, after);
+    console.log(
+      `| **all** | ${pct(
+        sum(best, after),
+        sum(best, (r) => r.off),
+      )} (95% ${(ol * 100).toFixed(1)}–${(oh * 100).toFixed(1)}%) | ${pct(
+        sum(ours, after),
+        sum(ours, (r) => r.off),
+      )} | ${((sum(ours, after) / sum(best, after)) * 100).toFixed(0)}% |`,
+    );
+    console.log(
+      "\n| Class | Oracle: removed | Oracle: $ (attributed) | Ours: removed | Ours: likely needed | Ours: $ (attributed) | Ours / oracle |",
+    );
+    console.log("|---|---:|---:|---:|---:|---:|---:|");
+    for (const c of ITEM_CLASSES) {
+      const n = (xs: SessionRow[], f: (k: ClassFigures) => number) => xs.reduce((t, r) => t + f(r.classes[c]), 0);
+      const od = classDollars(best, c);
+      const ud = classDollars(ours, c);
+      const removed = n(ours, (k) => k.removed);
+      const likely = n(ours, (k) => k.likely);
+      console.log(
+        `| ${c} | ${n(best, (k) => k.removed)} | $${od.toFixed(2)} | ${removed} | ${likely} (${removed > 0 ? ((likely / removed) * 100).toFixed(0) : 0}%) | $${ud.toFixed(2)} | ${od > 0 ? `${((ud / od) * 100).toFixed(0)}%` : "–"} |`,
+      );
+    }
   }
 }
 if (values.json) writeFileSync(values.json, `${JSON.stringify(rows, null, 2)}\n`);

@@ -104,6 +104,11 @@ export interface CheckpointCacheView {
   longRetention?: boolean;
   /** The main model's prices (Pi's registry), for the break-even factor. */
   prices?: TokenPrices;
+  /**
+   * The requests an edit's saving may count on. Live it is unknown and the requests so far stand in for
+   * it; the replay's oracle knows it (the requests left before the session ends or compacts).
+   */
+  requestsAhead?: number;
 }
 
 /** Index of the last user message with text: where the Anthropic question pin sits. */

@@ -186,14 +186,12 @@ function callTokens(state: JsonObject): Set<string> {
   return new Set(distinctiveTokens(text).keys());
 }
 
-function scoreState(request: ClassifierRequest, work: Work): Scored {
+/** The pieces a request asks about (chunks, items, exchanges), in groups scored apart. */
+function pieceGroups(request: ClassifierRequest): Array<{ pieces: Piece[]; recurring: number }> {
   const { state } = request;
   const failed = state.tool_status !== undefined;
   // A checkpoint request says when a later call made the whole output out of date.
   const stale = typeof state.superseded === "string" && state.superseded.trim() !== "";
-  const p = new Map<string, number>();
-  const ids = new Set<string>();
-  const exclude = callTokens(state);
   const groups: Array<{ pieces: Piece[]; recurring: number }> = [];
   for (const key of GROUPS) {
     const group = state[key];
@@ -214,13 +212,23 @@ function scoreState(request: ClassifierRequest, work: Work): Scored {
     if (found !== undefined) loose.push(toPiece(id, found, failed));
   }
   if (loose.length > 0) groups.push({ pieces: loose, recurring: 0 });
-  for (const group of groups) {
-    for (const [id, prob] of scoreGroup(group.pieces, work, exclude, group.recurring)) {
-      p.set(id, prob);
-      ids.add(id);
-    }
+  return groups;
+}
+
+/** The text of each piece a request asks about, by its question id. */
+export function requestPieces(request: ClassifierRequest): Map<string, string> {
+  return new Map(
+    pieceGroups(request).flatMap((g) => g.pieces.map((piece): [string, string] => [piece.id, piece.text])),
+  );
+}
+
+function scoreState(request: ClassifierRequest, work: Work): Scored {
+  const p = new Map<string, number>();
+  const exclude = callTokens(request.state);
+  for (const group of pieceGroups(request)) {
+    for (const [id, prob] of scoreGroup(group.pieces, work, exclude, group.recurring)) p.set(id, prob);
   }
-  return { p, ids };
+  return { p, ids: new Set(p.keys()) };
 }
 
 /** Share of pieces judged needed, and the strongest one. */
@@ -284,8 +292,15 @@ function choose(question: ChoiceQuestion, scored: Scored): Answer {
 export function classifyLexical(request: ClassifierRequest): Record<string, Answer> {
   const routed = classifyRouting(request);
   if (routed) return routed;
-  const work = readWork(request.state);
-  const scored = scoreState(request, work);
+  return answersFrom(request, scoreState(request, readWork(request.state)).p);
+}
+
+/**
+ * Answers every question of a pruning request from the probability that each piece (by question id) is
+ * needed: the lexical scorer's, or another judge's (the replay's oracle).
+ */
+export function answersFrom(request: ClassifierRequest, p: ReadonlyMap<string, number>): Record<string, Answer> {
+  const scored: Scored = { p: new Map(p), ids: new Set(p.keys()) };
   const answers: Record<string, Answer> = {};
   for (const [id, question] of Object.entries(request.questions)) {
     if (question.type === "choice") {

@@ -196,12 +196,13 @@ function imagesPay(
   otherEditIds: string[],
   family: CacheModel["family"],
   factor: number,
+  requests: number,
 ): boolean {
   const withThem = rewriteChars(entries, [...otherEditIds, ...items.map((i) => i.entryId)], family);
   const marginal = Math.max(0, withThem - rewriteChars(entries, otherEditIds, family));
   if (marginal === 0) return true;
   const saving = items.reduce((n, i) => n + Math.max(0, i.beforeChars - i.afterChars), 0);
-  return saving * sessionRequests(entries) >= factor * marginal;
+  return saving * requests >= factor * marginal;
 }
 
 /** Adds the earlier runs' outputs that pay (or all, with the gate off); returns the ids it edits. */
@@ -221,6 +222,7 @@ function finishEarlierOutputs(
         otherEditIds,
         input.family ?? "other",
         factorOf(input),
+        requestsOf(input),
       )
     : new Set(editing.map((x) => x.result.entryId));
   for (const { draft, result } of outcomes) {
@@ -244,6 +246,11 @@ function gatesOn(input: FinishInput): boolean {
   const planned = input.plan.breakEven;
   if (planned) return planned.on;
   return input.plan.phase === "run-end" && input.config.exchangeBreakEven;
+}
+
+/** The requests the gates count on (fixed at plan time; the requests so far without a plan's). */
+function requestsOf(input: FinishInput): number {
+  return input.plan.breakEven?.requests ?? sessionRequests(input.entries);
 }
 
 function factorOf(input: FinishInput): number {
@@ -286,7 +293,7 @@ export function finishPass(input: FinishInput): FinishOutput {
           entries: input.entries,
           omitted: unrelated,
           otherEditIds,
-          sessionRequests: sessionRequests(input.entries),
+          sessionRequests: requestsOf(input),
           minSavingChars: input.config.exchangeMinSavingChars,
           family,
           factor: factorOf(input),
@@ -329,7 +336,14 @@ export function finishPass(input: FinishInput): FinishOutput {
   const earlierPay =
     earlier.length === 0 ||
     !gatesOn(input) ||
-    imagesPay(input.entries, earlier, [...otherEditIds, ...omittedIds, ...retryEditIds], family, factorOf(input));
+    imagesPay(
+      input.entries,
+      earlier,
+      [...otherEditIds, ...omittedIds, ...retryEditIds],
+      family,
+      factorOf(input),
+      requestsOf(input),
+    );
   for (const item of [...(earlierPay ? earlier : []), ...inRunImages]) {
     if (omittedIds.has(item.entryId)) continue;
     drafts.push(imageDraft(item));
@@ -351,6 +365,7 @@ export function finishPass(input: FinishInput): FinishOutput {
           [...otherEditIds, ...omittedIds, ...retryEditIds],
           family,
           factorOf(input),
+          requestsOf(input),
         )
       : new Set(stale.map((item) => item.entryId));
   for (const item of stale) {

@@ -90,7 +90,13 @@ export function planRunEnd(
 ): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
-  const breakEven = planBreakEven(entries, config, view, config.exchangeBreakEven, sessionRequests(entries));
+  const breakEven = planBreakEven(
+    entries,
+    config,
+    view,
+    config.exchangeBreakEven,
+    view?.requestsAhead ?? sessionRequests(entries),
+  );
   const requests: ClassifierRequest[] = [];
   const kinds: ItemKind[] = [];
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
@@ -323,7 +329,7 @@ export function planCheckpoint(
   for (let i = entries.length - 1; i >= 0 && lastUser < 0; i--) if (isUserMessage(entries[i])) lastUser = i;
   // The rewrite is paid back by every request still to come in the session, not only in this run: the
   // session's requests so far stand in for them, as at run end.
-  const requestsSoFar = sessionRequests(entries);
+  const requestsSoFar = view.requestsAhead ?? sessionRequests(entries);
   const decision = decideCheckpoint(entries, batch, requestsSoFar, lastUser, config, view);
   if (!decision.run) return { status: "skip", reason: decision.reason };
 

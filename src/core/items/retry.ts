@@ -177,6 +177,7 @@ export function retryEditsThatPay(
   otherEditIds: readonly string[],
   family: CacheModel["family"],
   factor = REWRITE_FACTOR[family],
+  requests = sessionRequests(entries),
 ): Set<string> {
   if (edits.length === 0) return new Set();
   const wanted = new Set(edits.map((x) => x.entryId));
@@ -187,7 +188,6 @@ export function retryEditsThatPay(
   }
   const ordered = [...edits].sort((a, b) => (position.get(a.entryId) ?? 0) - (position.get(b.entryId) ?? 0));
   const base = rewriteChars(entries, otherEditIds, family);
-  const requests = sessionRequests(entries);
   for (let k = 0; k < ordered.length; k++) {
     const set = ordered.slice(k);
     const ids = set.map((x) => x.entryId);

@@ -235,35 +235,38 @@ function earliest(uses: Use[]): Use[] {
 }
 
 /**
- * Judges every removed piece against the later conversation; pieces without evidence are left out.
- * `compactions` (in branch order) end the evidence for the pieces they dropped.
+ * Judges removed pieces against the later conversation; pieces without evidence get no suspect.
+ * `compactions` (in branch order) end the evidence for the pieces they dropped. The conversation is
+ * indexed once, so one finder judges any number of pieces (the oracle asks at every pass).
  */
-export function findSuspects(
-  pieces: readonly RemovedPiece[],
-  messages: readonly LaterMessage[],
-  compactions: readonly Compaction[] = [],
-): Suspect[] {
-  const mentions = new Mentions();
-  const callAt = new Map<string, number[]>();
-  for (const m of messages) {
-    mentions.add(m.text, { at: m.index, role: m.role });
-    for (const call of m.calls) {
-      mentions.add(call.text, { at: m.index, role: m.role, call: call.signature });
-      if (call.fresh) mentions.add(call.fresh, { at: m.index, role: m.role, call: call.signature, fresh: true });
-      if (m.role !== "assistant") continue;
-      const list = callAt.get(call.signature) ?? [];
-      list.push(m.index);
-      callAt.set(call.signature, list);
+export class SuspectFinder {
+  readonly #mentions = new Mentions();
+  readonly #callAt = new Map<string, number[]>();
+  readonly #compactions: readonly Compaction[];
+
+  constructor(messages: readonly LaterMessage[], compactions: readonly Compaction[] = []) {
+    this.#compactions = compactions;
+    for (const m of messages) {
+      this.#mentions.add(m.text, { at: m.index, role: m.role });
+      for (const call of m.calls) {
+        this.#mentions.add(call.text, { at: m.index, role: m.role, call: call.signature });
+        if (call.fresh)
+          this.#mentions.add(call.fresh, { at: m.index, role: m.role, call: call.signature, fresh: true });
+        if (m.role !== "assistant") continue;
+        const list = this.#callAt.get(call.signature) ?? [];
+        list.push(m.index);
+        this.#callAt.set(call.signature, list);
+      }
     }
   }
-  const out: Suspect[] = [];
-  for (const piece of pieces) {
+
+  judge(piece: RemovedPiece): Suspect | undefined {
     const used: Use[] = [];
     const seen: Use[] = [];
-    const until = droppedAt(piece, compactions);
+    const until = droppedAt(piece, this.#compactions);
     for (const [token, kind] of proxyTokens(piece.text)) {
       if (isVisible(token, kind, piece.visible)) continue;
-      const list = mentions.of(token, kind);
+      const list = this.#mentions.of(token, kind);
       // The user typed it: the agent had it from the user, not from the removed copy.
       if (list.some((m) => m.role === "user")) continue;
       if (knownBefore(list, piece)) continue;
@@ -273,23 +276,32 @@ export function findSuspects(
     const base = { key: piece.key, kind: piece.kind, entryId: piece.entryId, pass: piece.pass };
     if (enough(used)) {
       const first = earliest(used);
-      out.push({ ...base, tier: "likely-needed", at: first[0]?.at ?? 0, tokens: shown(first) });
-      continue;
+      return { ...base, tier: "likely-needed", at: first[0]?.at ?? 0, tokens: shown(first) };
     }
     let again: number | undefined;
     for (const c of piece.calls) {
-      const at = callAt.get(c)?.find((i) => i > piece.after);
+      const at = this.#callAt.get(c)?.find((i) => i > piece.after);
       if (at !== undefined && (again === undefined || at < again)) again = at;
     }
-    if (again !== undefined) {
-      out.push({ ...base, tier: "re-ran", at: again, tokens: [] });
-      continue;
-    }
+    if (again !== undefined) return { ...base, tier: "re-ran", at: again, tokens: [] };
     const evidence = [...used, ...seen];
-    if (enough(evidence)) {
-      const first = earliest(evidence);
-      out.push({ ...base, tier: "seen-again", at: first[0]?.at ?? 0, tokens: shown(first) });
-    }
+    if (!enough(evidence)) return undefined;
+    const first = earliest(evidence);
+    return { ...base, tier: "seen-again", at: first[0]?.at ?? 0, tokens: shown(first) };
+  }
+}
+
+/** Judges every removed piece against the later conversation; pieces without evidence are left out. */
+export function findSuspects(
+  pieces: readonly RemovedPiece[],
+  messages: readonly LaterMessage[],
+  compactions: readonly Compaction[] = [],
+): Suspect[] {
+  const finder = new SuspectFinder(messages, compactions);
+  const out: Suspect[] = [];
+  for (const piece of pieces) {
+    const suspect = finder.judge(piece);
+    if (suspect) out.push(suspect);
   }
   return out;
 }

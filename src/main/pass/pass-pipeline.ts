@@ -108,6 +108,8 @@ export interface PassRequest {
   trustedIds?: readonly string[];
   /** The main model's prices (Pi's registry), for the break-even factor. */
   prices?: TokenPrices;
+  /** The requests the gates may count on, when known (the replay's oracle); else those so far. */
+  requestsAhead?: number;
   signal?: AbortSignal;
   /** A prompt was sent: stop waiting, finish what was answered, and hand back the rest (PassDeps). */
   handOver?: AbortSignal;
@@ -177,6 +179,7 @@ export class PassPipeline {
           family: request.family,
           ...(request.trustedIds ? { trustedIds: request.trustedIds } : {}),
           ...(request.prices ? { prices: request.prices } : {}),
+          ...(request.requestsAhead !== undefined ? { requestsAhead: request.requestsAhead } : {}),
           ...sinceLastRequest(request.context, this.clock()),
         },
       },

@@ -159,6 +159,8 @@ export interface ReplayFilesOptions {
   promptWaitMs?: number;
   /** What-if: a mid-run boundary that lands a handed-over pass also checkpoints (ReplayOptions). */
   landingCheckpoint?: boolean;
+  /** The ceiling: a judge that knows the rest of each session answers instead of the classifier. */
+  oracle?: boolean;
 }
 
 export interface ReplayFilesResult {
@@ -212,6 +214,7 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
         waveMs,
         ...(options.promptWaitMs ? { promptWaitMs: options.promptWaitMs } : {}),
         ...(options.landingCheckpoint ? { landingCheckpoint: true } : {}),
+        ...(options.oracle ? { oracle: true } : {}),
         cacheHits: options.classifier.cache ? () => options.classifier.cache?.hits ?? 0 : undefined,
         onProgress: (done, total) => options.progress?.update(name, done, total, "entries"),
         onGuarded: (entries) => {

@@ -11,7 +11,14 @@ import { landedItems } from "../../core/boundary/landed-items.ts";
 import type { AssistantRecord } from "../../core/cache/cache-behaviour.ts";
 import { CacheViewTally } from "../../core/cache/cache-view-tally.ts";
 import { DEFAULT_WAVE_MS, landsBeforeNextRequest, wavesOf } from "../../core/replay/handover-timing.ts";
-import { callSignature, findSuspects, type RemovedPiece, removedChunks } from "../../core/replay/proxy.ts";
+import { oracleAnswers } from "../../core/replay/oracle.ts";
+import {
+  callSignature,
+  findSuspects,
+  type RemovedPiece,
+  removedChunks,
+  SuspectFinder,
+} from "../../core/replay/proxy.ts";
 import { recallHarm } from "../../core/replay/recall-harm.ts";
 import {
   dollarsOf,
@@ -73,6 +80,11 @@ export interface ReplayOptions {
    * checkpoint (as a run end does). The extension does not (default false).
    */
   landingCheckpoint?: boolean;
+  /**
+   * The ceiling: instead of `classify`, a judge that knows the rest of the session (core/replay/oracle.ts)
+   * answers every pruning request.
+   */
+  oracle?: boolean;
 }
 
 export async function replaySession(file: SessionFile, options: ReplayOptions): Promise<SessionMetrics> {
@@ -155,10 +167,26 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   let visible: VisibleTracker | undefined;
   const calls: number[] = [];
   const requestSizes: number[] = [];
-  const classify: ClassifyFn | undefined = options.classify
+  /** Where the pass being run sits in the branch: the oracle judges against what comes after it. */
+  let passAt = 0;
+  const finder = options.oracle ? new SuspectFinder(laterMessages(branch), compactionsOf(branch)) : undefined;
+  /** The oracle's gates count the requests actually left before the session ends or next compacts. */
+  const requestsAhead = (at: number): number => {
+    let n = 0;
+    for (let j = at + 1; j < branch.length; j++) {
+      const e = branch[j] as SessionEntry;
+      if (e.type === "compaction") break;
+      if (e.type === "message" && isAssistant(e.message)) n++;
+    }
+    return n;
+  };
+  const judge: ClassifyFn | undefined = finder
+    ? async (request) => ({ status: "stop", answers: oracleAnswers(request, finder, passAt), costUsd: 0, ms: 0 })
+    : options.classify;
+  const classify: ClassifyFn | undefined = judge
     ? async (request, opts) => {
         requestSizes.push(JSON.stringify(request.state).length + JSON.stringify(request.questions).length);
-        const out = await options.classify!(request, opts);
+        const out = await judge(request, opts);
         if (out.status === "stop") calls.push(out.ms ?? 0);
         return out;
       }
@@ -223,6 +251,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     // here is not in it (Pi applies a boundary's drafts after the hook), so its items are excluded.
     const context = projection.entries.slice() as unknown as ProjectedLike[];
     const landed = landing ? landedItems(landing) : undefined;
+    passAt = index;
     /** The landed pass's drafts go first in the boundary's list. */
     const landFirst = () => {
       if (landing) commit(landing.edits, landing.record, landing.metrics, landing.index);
@@ -307,7 +336,12 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
       assistantsStale = false;
     }
     const view = cacheTally.view(assistants, model, model.cost);
-    return { family: view.family, pins: view.pins, ...(view.prices ? { prices: view.prices } : {}) };
+    return {
+      family: view.family,
+      pins: view.pins,
+      ...(view.prices ? { prices: view.prices } : {}),
+      ...(finder ? { requestsAhead: requestsAhead(passAt) } : {}),
+    };
   }
 
   /** Fills a pass's figures from its record. */
