@@ -14,6 +14,8 @@ import { createTestSession, type FauxResponse, type TestSession } from "../kit/s
 import { testLog } from "../kit/test-log.ts";
 
 const EXTENSION = resolve(import.meta.dirname, "../../src/main/index.ts");
+/** Another extension, loaded before the guard, that appends an entry at every run end. */
+const SETTLE_NOTE = resolve(import.meta.dirname, "../kit/settle-note.ts");
 /** Tool turns of the run, each `cat` of a log of about 16 KB. */
 const TURNS = 12;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,7 +59,7 @@ async function quiet(classifier: LoopbackClassifier): Promise<void> {
   }
 }
 
-async function census(mode: "awaited" | "follow-ups"): Promise<Outcome> {
+async function census(mode: "awaited" | "follow-ups", before: string[] = []): Promise<Outcome> {
   let release: () => void = () => undefined;
   const hold = new Promise<void>((r) => {
     release = r;
@@ -91,7 +93,7 @@ async function census(mode: "awaited" | "follow-ups"): Promise<Outcome> {
   );
   const s = await createTestSession({
     agentDir,
-    extensionPaths: [EXTENSION],
+    extensionPaths: [...before, EXTENSION],
     classifierBaseUrl: classifier.baseUrl,
     responses,
   });
@@ -144,5 +146,16 @@ describe("judged work lands after follow-up prompts", () => {
     const judged = (followed.records[runEnd] as GuardRecord).results.map((r) => r.entryId);
     for (const id of judged) expect(followed.outputs).toContain(id);
     expect(judged.length).toBe(new Set(judged).size);
+  }, 180_000);
+
+  it("lands the run end's pass when another extension's run-end draft is in the context it judged", async () => {
+    // That draft is the context's last entry, under an id the branch never holds: the pass is still
+    // judged on this branch.
+    const followed = await census("follow-ups", [SETTLE_NOTE]);
+    console.log(`edits after two follow-ups, another extension's draft at each run end: ${followed.edits}`);
+    const runEnd = followed.records.find((r) => r.phase === "run-end" && r.results.length > 0);
+    expect(runEnd?.results.some((r) => r.outcome !== "kept")).toBe(true);
+    expect(runEnd?.results.some((r) => r.reason.includes("another branch"))).toBe(false);
+    expect(followed.edits).toBeGreaterThan(0);
   }, 180_000);
 });

@@ -26,6 +26,19 @@ export interface RunningJob {
   asking(): void;
 }
 
+/**
+ * The last entry of a judged context that is on the branch for good. A boundary's context also shows the
+ * drafts of the extensions whose handlers ran before ours, as entries of a preview whose ids Pi does not
+ * keep when it appends them; none of those is a `message` entry.
+ */
+function leafOf(context: readonly ProjectedLike[]): string | undefined {
+  for (let i = context.length - 1; i >= 0; i--) {
+    const source = (context[i] as ProjectedLike).sourceEntry;
+    if (source.type === "message") return source.id;
+  }
+  return context.at(-1)?.sourceEntry.id;
+}
+
 /** A pass that waits for the pending one to end: it plans on `context`, told what that one judged. */
 interface Successor {
   context: readonly ProjectedLike[];
@@ -77,7 +90,7 @@ export class BackgroundSlot {
   get ready(): (Judged & { leaf?: string }) | undefined {
     const job = this.#job;
     if (!job?.settled || !job.result) return undefined;
-    const leaf = job.context.at(-1)?.sourceEntry.id;
+    const leaf = leafOf(job.context);
     return leaf === undefined ? job.result : { ...job.result, leaf };
   }
 
@@ -195,7 +208,7 @@ export class BackgroundSlot {
     }
     if (!job.result) return undefined;
     // Judged for a run on a branch the session has left (/tree, /fork): its question is not this branch's.
-    const leaf = job.context.at(-1)?.sourceEntry.id;
+    const leaf = leafOf(job.context);
     if (leaf !== undefined && options.onBranch && !options.onBranch(leaf)) {
       const record = keptWhole(job.result.record, "judged on another branch");
       return { edits: [], record, recordDraft: recordDraft(record), dropped: [], offBranch: true };
