@@ -11,22 +11,13 @@ import { landedItems } from "../../core/boundary/landed-items.ts";
 import type { AssistantRecord } from "../../core/cache/cache-behaviour.ts";
 import { CacheViewTally } from "../../core/cache/cache-view-tally.ts";
 import { DEFAULT_WAVE_MS, landsBeforeNextRequest, wavesOf } from "../../core/replay/handover-timing.ts";
-import { oracleAnswers } from "../../core/replay/oracle.ts";
-import {
-  callSignature,
-  findSuspects,
-  type RemovedPiece,
-  removedChunks,
-  SuspectFinder,
-} from "../../core/replay/proxy.ts";
-import { recallHarm } from "../../core/replay/recall-harm.ts";
+import type { RemovedPiece } from "../../core/replay/proxy.ts";
 import {
   dollarsOf,
   type PassMetrics,
   type PassResultView,
   type RequestPoint,
   type SessionMetrics,
-  type SuspectView,
   sessionTotals,
   sumMessages,
 } from "../../core/replay/replay-metrics.ts";
@@ -36,13 +27,14 @@ import { type ContextEditDraft, type GuardRecord, RECORD_TYPE } from "../../core
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 import { assistantMessages, PassPipeline } from "../pass/pass-pipeline.ts";
 import type { PassResult } from "../pass/run-pass.ts";
-import { type ProjectedLike, readContent } from "../pass/snapshot.ts";
+import type { ProjectedLike } from "../pass/snapshot.ts";
 import type { TaskRunner } from "../platform/pool.ts";
 import { BranchProjection } from "./branch-projection.ts";
 import { ContextSize } from "./context-size.ts";
 import { hostModel, MoneyLog } from "./money-log.ts";
+import { neededLater, oracleFor, removedPieces } from "./needed-later.ts";
 import type { PriceBook } from "./prices.ts";
-import { around, compactionsOf, excerpt, laterMessages, rawText } from "./proxy-input.ts";
+import { rawText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
 import { boundaryAt, ended, type MessageLike, messageOf, type Phase, toolCallsOf } from "./run-boundaries.ts";
 import { VisibleTracker } from "./visible-memo.ts";
@@ -169,20 +161,8 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
   const requestSizes: number[] = [];
   /** Where the pass being run sits in the branch: the oracle judges against what comes after it. */
   let passAt = 0;
-  const finder = options.oracle ? new SuspectFinder(laterMessages(branch), compactionsOf(branch)) : undefined;
-  /** The oracle's gates count the requests actually left before the session ends or next compacts. */
-  const requestsAhead = (at: number): number => {
-    let n = 0;
-    for (let j = at + 1; j < branch.length; j++) {
-      const e = branch[j] as SessionEntry;
-      if (e.type === "compaction") break;
-      if (e.type === "message" && isAssistant(e.message)) n++;
-    }
-    return n;
-  };
-  const judge: ClassifyFn | undefined = finder
-    ? async (request) => ({ status: "stop", answers: oracleAnswers(request, finder, passAt), costUsd: 0, ms: 0 })
-    : options.classify;
+  const oracle = options.oracle ? oracleFor(branch, () => passAt) : undefined;
+  const judge: ClassifyFn | undefined = oracle?.classify ?? options.classify;
   const classify: ClassifyFn | undefined = judge
     ? async (request, opts) => {
         requestSizes.push(JSON.stringify(request.state).length + JSON.stringify(request.questions).length);
@@ -340,7 +320,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
       family: view.family,
       pins: view.pins,
       ...(view.prices ? { prices: view.prices } : {}),
-      ...(finder ? { requestsAhead: requestsAhead(passAt) } : {}),
+      ...(oracle ? { requestsAhead: oracle.requestsAhead(passAt) } : {}),
     };
   }
 
@@ -390,109 +370,25 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
       const kind = r.kind ?? "large";
       metrics.edits[kind] = (metrics.edits[kind] ?? 0) + 1;
     }
-    const removed = removedPieces(record, edits, index, metrics.n);
+    visible ??= new VisibleTracker(cwd, projection);
+    const removed = removedPieces(record, edits, index, metrics.n, { byId, indexById, callById, visible });
     metrics.removed = removed.length;
     pieces.push(...removed);
     options.onApplied?.(added, metrics);
-  }
-
-  /** What this pass took out of the context, item by item, for the needed-later proxy. */
-  function removedPieces(record: GuardRecord, edits: ContextEditDraft[], after: number, pass: number): RemovedPiece[] {
-    const changed = record.results.filter((r) => r.outcome !== "kept");
-    if (changed.length === 0) return [];
-    visible ??= new VisibleTracker(cwd, projection);
-    const replacement = new Map(edits.map((e) => [e.targetId, e.replacement]));
-    const signatureOf = (entry: SessionEntry | undefined): string[] => {
-      const id = (messageOf(entry) as { toolCallId?: string } | undefined)?.toolCallId;
-      const call = id === undefined ? undefined : callById.get(id);
-      return call ? [callSignature(call.name, call.args)] : [];
-    };
-    const out: RemovedPiece[] = [];
-    for (const r of changed) {
-      const entry = byId.get(r.entryId);
-      const kind = r.kind ?? "large";
-      const at = indexById.get(r.entryId);
-      const base = {
-        key: `${pass}:${r.entryId}`,
-        entryId: r.entryId,
-        pass,
-        after,
-        visible: new Set<string>(),
-        ...(at === undefined ? {} : { at }),
-      };
-      if (kind === "large") {
-        const text = readContent(messageOf(entry)?.content).text;
-        const shown = replacement.get(r.entryId);
-        const shownText = shown ? shown.content.map((b) => b.text).join("\n") : "";
-        const chunks = removedChunks(text, shownText);
-        const removedText = chunks.map((c) => c.text).join("\n");
-        if (chunks.length > 0) out.push({ ...base, kind: "chunk", text: removedText, calls: signatureOf(entry) });
-      } else if (kind === "small") {
-        out.push({ ...base, kind: "small", text: rawText(entry), calls: signatureOf(entry) });
-      } else if (kind === "image") {
-        out.push({ ...base, kind: "image", text: "", calls: signatureOf(entry) });
-      } else if (kind === "exchange") {
-        const ids = [r.entryId, ...(r.omitted ?? [])];
-        const texts: string[] = [];
-        const sigs: string[] = [];
-        for (const id of ids) {
-          const e = byId.get(id);
-          texts.push(rawText(e));
-          for (const call of toolCallsOf(messageOf(e))) sigs.push(callSignature(call.name, call.args));
-        }
-        out.push({ ...base, kind: "exchange", text: texts.join("\n"), calls: sigs });
-      }
-    }
-    // Each piece keeps only its own tokens that are still visible: findSuspects asks about no other.
-    for (const piece of out) piece.visible = visible.visibleOf(piece.text);
-    return out;
   }
 
   // The replay of this file is over: its copy on the pass worker goes (the runner replays more files).
   // Best effort: a worker that fails here has lost the copy anyway.
   await guard.worker.release().catch(() => {});
 
-  // The needed-later proxy reads what the session did next: the recorded messages after each pass.
-  const later = laterMessages(branch);
-  const suspects = findSuspects(pieces, later, compactionsOf(branch));
-  const pieceByKey = new Map(pieces.map((p) => [p.key, p]));
-  const suspectViews: SuspectView[] = suspects.map((s) => {
-    const piece = pieceByKey.get(s.key);
-    const laterEntry = branch[s.at];
-    const result = passes.find((p) => p.n === s.pass)?.results.find((r) => r.entryId === s.entryId);
-    return {
-      ...s,
-      line: lineOfId.get(s.entryId),
-      atLine: laterEntry ? lineOf.get(laterEntry) : undefined,
-      excerpt: excerpt(piece?.text ?? ""),
-      laterExcerpt: around(laterEntry ? rawText(laterEntry) : "", s.tokens[0]),
-      label: result?.label ?? s.entryId,
-    };
-  });
-  const suspectedPerPass = new Map<number, number>();
-  for (const s of suspects) {
-    if (s.tier === "likely-needed") suspectedPerPass.set(s.pass, (suspectedPerPass.get(s.pass) ?? 0) + 1);
-  }
-  for (const p of passes) p.suspected = suspectedPerPass.get(p.n) ?? 0;
-
   const name = file.path.split("/").pop() ?? file.path;
   // The header's own word that a tool generated the file; untrusted text, so no control characters.
   const raw = (file.header as { generator?: unknown }).generator;
   const generator = typeof raw === "string" ? raw.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").slice(0, 200) : "";
   const priced = money.price(passes);
-  const neededAt = new Map(
-    suspectViews
-      .filter((s) => s.tier === "likely-needed")
-      .map((s) => [s.key, s.atLine ?? lineOf.get(branch[s.at] as SessionEntry)]),
-  );
   const main = [...priced.models].filter((m) => m.prices).sort((a, b) => b.requests - a.requests)[0];
-  const harm = recallHarm(
-    pieces.map((p) => ({ chars: p.text.length, neededAtLine: neededAt.get(p.key) })),
-    requests,
-    main?.prices,
-    main !== undefined && main.family !== "none",
-    compactionsOf(branch).map((c) => lineOf.get(branch[c.index] as SessionEntry) ?? 0),
-  );
+  // The needed-later proxy reads what the session did next: the recorded messages after each pass.
+  const { suspects, views, harm } = neededLater({ branch, pieces, passes, requests, lineOf, lineOfId, main });
   options.onGuarded?.(on);
   return {
     file: file.path,
@@ -504,7 +400,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     problems: file.problems,
     requests,
     passes,
-    suspects: suspectViews,
+    suspects: views,
     totals: sessionTotals(requests, passes, pieces, suspects),
     ms: performance.now() - started,
     dollars: dollarsOf(priced),
