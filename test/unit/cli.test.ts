@@ -86,6 +86,8 @@ describe("context-guard replay", () => {
     expect(html).not.toMatch(/<script|<link|<img|<iframe|@import/);
     expect(html).toContain('<path class="off"');
     expect(html).toContain('<path class="on"');
+    // What each class of item earned, beside its likely-needed removals.
+    expect(html).toMatch(/<table class="classes">.*<td>(large|small) outputs<\/td><td>\d+<\/td><td>\d+%<\/td>/s);
   });
 
   it("names a malformed and a truncated line, and replays the rest", async () => {

@@ -2,7 +2,9 @@
 // per session, the headline numbers, the context-per-request chart (guard on vs off), the per-pass
 // table with every decision, the suspected false removals, and an appendix of the session lines they
 // point at, so every link works offline.
+
 import { pathToFileURL } from "node:url";
+import { ITEM_CLASSES, type ItemClass, itemClasses } from "../../core/replay/item-classes.ts";
 import {
   likelyNeededCount,
   likelyNeededMeaning,
@@ -244,6 +246,27 @@ function problemsList(s: SessionMetrics): string {
   return `<div class="problems"><b>Problems reading the file</b> (the rest was replayed):<ul>${s.problems.map((p) => `<li>${esc(p.message)}</li>`).join("")}</ul></div>`;
 }
 
+const CLASS_NAMES: Record<ItemClass, string> = {
+  large: "large outputs",
+  small: "small outputs",
+  read: "reads",
+  exchange: "old exchanges",
+  image: "images",
+};
+
+/** What each class of item earned and how often the proxy finds its removals needed (docs/replay.md). */
+function classTable(s: SessionMetrics): string {
+  const classes = itemClasses(s.passes, s.suspects, s.requests.length);
+  const total = ITEM_CLASSES.reduce((n, c) => n + classes[c].weighted, 0);
+  const rows = ITEM_CLASSES.filter((c) => classes[c].removed > 0).map((c) => {
+    const k = classes[c];
+    const share = total > 0 ? `${Math.round((k.weighted / total) * 100)}%` : "–";
+    return `<tr><td>${CLASS_NAMES[c]}</td><td>${k.removed}</td><td>${share}</td><td>${k.likely} (${Math.round((k.likely / k.removed) * 100)}%)</td></tr>`;
+  });
+  if (rows.length === 0) return "";
+  return `<table class="classes"><thead><tr><th>class</th><th>removed</th><th>share of the saving (characters × later requests)</th><th>likely needed</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+}
+
 function sessionSection(i: number, s: SessionMetrics, lines: Map<number, string>): string {
   return `<section id="session-${i}">
 <h2>${esc(s.name)}</h2>
@@ -257,6 +280,7 @@ ${headline(s)}
 ${contextChart(s)}
 <h3>Passes</h3>
 ${passTable(i, s)}
+${classTable(s)}
 <h3>Needed later?</h3>
 ${proxyNote(s)}
 ${suspectTable(i, s)}
