@@ -3,9 +3,11 @@
 // run end is under way) starts before the classifier could have answered. The pass goes on in the
 // background and lands at a boundary of the next run; every output is asked about once.
 //
-// The classifier takes CLASSIFIER_MS to answer each request, counted from its arrival, so a model request
-// that arrives earlier than that after the pass's first request cannot have waited for an answer: the
-// assertions are that ordering, not a wall-clock bound.
+// The classifier holds its answers until the next prompt's first model request has arrived, so that request
+// cannot have waited for an answer (a Pi that waited would never get one): the assertions are that order,
+// read from when each answer was written, not a wall-clock bound. A `wait` turn waits until the previous
+// run's outputs were asked about and answered; a run's last reply comes once the previous run's pass shows
+// in the request (the model works on until it has landed).
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Asked, askedAbout, startFailClassifier } from "../kit/fail-classifier.ts";
@@ -23,7 +25,6 @@ import { type RpcPi, startRpcPi } from "../kit/rpc-pi.ts";
 import { testLogDir } from "../kit/test-log.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
-const CLASSIFIER_MS = 3000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Each run's tool turns (commands), by its prompt; `wait` turns are answered once the classifier has. */
@@ -46,6 +47,16 @@ let settledFirst = 0;
 
 /** The classifier's first request at or after `t`. */
 const firstAskedAfter = (t: number) => asked.find((a) => a.at >= t)?.at;
+/** When the classifier wrote its first answer at or after `t` (never: Infinity). */
+const firstAnswerAfter = (t: number) => classifier.answeredAt.find((a) => a >= t) ?? Number.POSITIVE_INFINITY;
+
+let release = () => {};
+/** Answers to requests from now on wait until `release()`. */
+function holdAnswers(): void {
+  classifier.set({ hold: new Promise<void>((r) => (release = r)) });
+}
+/** The logs of the previous run, whose pass a run waits for and must see landed before its last reply. */
+const PREVIOUS: Record<string, number[]> = { second: [0, 1, 2], third: [3, 4] };
 
 function send(prompt: string, streamingBehavior?: "followUp"): void {
   sentAt.set(prompt, performance.now());
@@ -55,26 +66,35 @@ function send(prompt: string, streamingBehavior?: "followUp"): void {
 async function reply(messages: WireJson[]): Promise<FakeReply> {
   const { prompt, done } = lastPrompt(messages);
   calls.push({ prompt, at: performance.now(), messages });
+  const previous = PREVIOUS[prompt] ?? [];
+  // The previous run's pass may answer now that this prompt has started.
+  if (done === 0 && previous.length > 0) release();
   const turns = RUNS[prompt] ?? [];
   const next = turns[done];
-  if (next === undefined) return { text: `done with ${prompt}` };
+  if (next === undefined) {
+    if (previous.every((n) => distilled(messages, n))) return { text: `done with ${prompt}` };
+    await sleep(20);
+    return { toolCalls: [{ name: "bash", arguments: { command: "echo again" } }] };
+  }
   if (next === "wait") {
-    // Until the classifier has answered every request sent so far (and a little more).
-    const last = asked.at(-1)?.at ?? performance.now();
-    await sleep(Math.max(0, last + CLASSIFIER_MS + 500 - performance.now()));
+    // Until the previous run's outputs were asked about and every request so far answered; this run's own
+    // pass is then held again, until the next prompt starts.
+    while (!previous.every((n) => askedAbout(asked, n) > 0) || classifier.answered < asked.length) await sleep(10);
+    holdAnswers();
     return { toolCalls: [{ name: "bash", arguments: { command: "echo waited" } }] };
   }
   return { toolCalls: [{ name: "bash", arguments: { command: next } }] };
 }
 
 beforeAll(async () => {
-  classifier = await startFailClassifier(CLASSIFIER_MS, asked);
+  classifier = await startFailClassifier(0, asked);
+  holdAnswers();
   main = await startFakeOpenAI((req) => reply(req.messages));
   const cwd = await testLogDir("cg-any-moment-", 5);
   const agentDir = await makeAgentDir({
     mainBaseUrl: main.baseUrl,
     classifierBaseUrl: classifier.baseUrl,
-    guardConfig: { settleBudgetMs: 200, midRun: false, timeoutMs: 30_000, exchangeBreakEven: false, telemetry: false },
+    guardConfig: { settleBudgetMs: 200, midRun: false, timeoutMs: 600_000, exchangeBreakEven: false, telemetry: false },
   });
   rpc = startRpcPi({ agentDir, cwd, extensions: [EXTENSION], env: { PI_CONTEXT_GUARD_CONFIG: "" } });
   await rpc.waitFor((r) => r.method === "setStatus");
@@ -86,8 +106,7 @@ beforeAll(async () => {
   // The third prompt is typed when the second run has ended and its run-end pass begins.
   await rpc.waitFor((r) => r.type === "agent_end", { from, timeoutMs: 60_000 });
   send("third", "followUp");
-  for (let i = 0; i < 3000 && !calls.some((c) => c.prompt === "third" && c.messages.at(-1)?.role === "tool"); i++)
-    await sleep(10);
+  while (!calls.some((c) => c.prompt === "third" && c.messages.at(-1)?.role === "tool")) await sleep(10);
   await rpc.waitFor((r) => r.type === "agent_settled" && r.at > (calls.at(-1)?.at ?? 0), { timeoutMs: 60_000 });
 }, 120_000);
 afterAll(async () => {
@@ -111,14 +130,14 @@ describe("nobody waits for the classifier (RPC)", () => {
     const passAsked = firstAskedAfter(firstCall("first")?.at ?? 0);
     // The pass was asked, and the run had ended before its first answer could come back.
     expect(passAsked).toBeDefined();
-    expect(settledFirst).toBeLessThan((passAsked as number) + CLASSIFIER_MS);
+    expect(settledFirst).toBeLessThan(firstAnswerAfter(passAsked as number));
   });
 
   it("starts a prompt typed right after the run end before the classifier answers", () => {
     const passAsked = firstAskedAfter(firstCall("first")?.at ?? 0) as number;
     const started = firstCall("second")?.at as number;
     expect(started).toBeGreaterThan(sentAt.get("second") as number);
-    expect(started).toBeLessThan(passAsked + CLASSIFIER_MS);
+    expect(started).toBeLessThan(firstAnswerAfter(passAsked));
   });
 
   it("starts a prompt typed during a run end before the classifier answers that run's pass", () => {
@@ -127,7 +146,7 @@ describe("nobody waits for the classifier (RPC)", () => {
     const started = firstCall("third")?.at as number;
     expect(started).toBeGreaterThan(sentAt.get("third") as number);
     // If the second run's pass asked before the third prompt started, it had not answered yet.
-    if (passAsked !== undefined && passAsked < started) expect(started).toBeLessThan(passAsked + CLASSIFIER_MS);
+    if (passAsked !== undefined && passAsked < started) expect(started).toBeLessThan(firstAnswerAfter(passAsked));
   });
 
   it("lands each run's pass at a boundary of the next run, asking about each output once", () => {

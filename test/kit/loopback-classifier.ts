@@ -143,6 +143,8 @@ export interface LoopbackClassifier {
   lateAnswers: number;
   /** Answers written (behaviour "answer"), so far. */
   answered: number;
+  /** When each of them was written (performance.now()): tests order events against the first answer. */
+  answeredAt: readonly number[];
   /** Request headers, parallel to `requests`. */
   requestHeaders: IncomingHttpHeaders[];
   /** Change options for later requests. Setting `seed` restarts the jitter PRNG. */
@@ -386,6 +388,7 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
   let closed = false;
   let lateAnswers = 0;
   let answered = 0;
+  const answeredAt: number[] = [];
 
   const basePath = (): string => `/${(options.basePath ?? "/api/v1").replace(/^\/+|\/+$/g, "")}`.replace(/^\/$/, "");
 
@@ -486,6 +489,7 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
     }
     sendJson(res, 200, reply);
     answered++;
+    answeredAt.push(performance.now());
   };
 
   /** Headers at once, then one byte per interval; stops when the client hangs up or the server closes. */
@@ -536,6 +540,7 @@ export async function startLoopbackClassifier(opts: LoopbackOptions = {}): Promi
     get answered() {
       return answered;
     },
+    answeredAt,
     set(next) {
       Object.assign(options, next);
       if (next.seed !== undefined) random = mulberry32(next.seed);
