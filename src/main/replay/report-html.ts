@@ -16,6 +16,7 @@ import type { PassMetrics, ReplayReport, SessionMetrics, SuspectView } from "../
 import { tokensOf } from "../../core/replay/replay-metrics.ts";
 import { escapeControls } from "../../core/shared/control-chars.ts";
 import { formatCount } from "../../core/shared/text.ts";
+import { niceStep } from "./report-axis.ts";
 import { moneyFolder, moneySection } from "./report-money.ts";
 import { routingSection } from "./report-routing.ts";
 
@@ -32,14 +33,6 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);
 const usd = (x: number) => (x === 0 ? "$0" : x < 0.01 ? `$${x.toFixed(5)}` : `$${x.toFixed(3)}`);
 const tok = (chars: number) => formatCount(tokensOf(chars));
-
-/** Round axis steps: 1, 2 or 5 times a power of ten. */
-function niceStep(span: number, ticks: number): number {
-  const raw = span / Math.max(1, ticks);
-  const pow = 10 ** Math.floor(Math.log10(Math.max(raw, 1e-9)));
-  for (const m of [1, 2, 5, 10]) if (m * pow >= raw) return m * pow;
-  return 10 * pow;
-}
 
 function lineAnchor(session: number, line: number | undefined): string {
   return line === undefined ? "" : `s${session}-L${line}`;
@@ -127,13 +120,18 @@ function editsText(edits: Record<string, number>): string {
   return parts.length ? parts.join(" · ") : "none";
 }
 
+/** The classifier's dollars as the money section prices them (at Jev's price for the offline scorer). */
+function classifierDollars(s: SessionMetrics): number {
+  return s.money?.classifier.dollars ?? s.totals.costUsd;
+}
+
 function headline(s: SessionMetrics): string {
   const t = s.totals;
   return `<div class="cards">
 ${card("Billed context, guard off → on", `${tok(t.billedOff)} → ${tok(t.billedOn)}`, `tokens over ${t.requests} requests · <b>−${pct(t.savedShare)}</b>`)}
 ${card("Last request's context", `${tok(t.finalOff)} → ${tok(t.finalOn)}`, "tokens, off → on")}
 ${card("Items edited", `${Object.values(t.edits).reduce((a, b) => a + b, 0)}`, `${editsText(t.edits)} · in ${t.passesWithEdits} of ${t.passes} passes (${t.runEnds} run ends, ${t.checkpoints} checkpoints)`)}
-${card("Classifier", `${t.classifierRequests} requests`, `p50 ${ms(t.latencyP50)} · max ${ms(t.latencyMax)} · ${usd(t.costUsd)}${t.cacheHits ? ` · ${t.cacheHits} cached` : ""}`)}
+${card("Classifier", `${t.classifierRequests} requests`, `p50 ${ms(t.latencyP50)} · max ${ms(t.latencyMax)} · ${usd(classifierDollars(s))}${t.cacheHits ? ` · ${t.cacheHits} cached` : ""}`)}
 ${card("Settle latency", `p50 ${ms(t.settleP50)}`, `max ${ms(t.settleMax)} · main-thread stall max ${ms(t.stallMax)}`)}
 ${card("Likely needed later", `${t.proxy.likelyNeeded.items} of ${t.proxy.removed}`, `${pct(t.proxy.likelyNeeded.rate)} of removed items · ${otherTiers(t.proxy)} · about ${Math.round(t.proxy.likelyNeeded.expected)} to recall`)}
 </div>`;

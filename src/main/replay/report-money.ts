@@ -1,10 +1,12 @@
 // The money part of the HTML report: dollars off → on with the classifier's cost, the calibration
 // against what the session recorded, a cumulative-dollars chart, and each editing pass's rewrite and
 // payback. Self-contained like the rest of the report (inline SVG, no scripts).
+
 import type { SessionMoney, Split } from "../../core/replay/money.ts";
 import type { ReplayReport, SessionMetrics } from "../../core/replay/replay-metrics.ts";
 import { escapeControls } from "../../core/shared/control-chars.ts";
 import { formatCount } from "../../core/shared/text.ts";
+import { roundTicks } from "./report-axis.ts";
 import {
   dollars,
   fitText,
@@ -41,15 +43,16 @@ function dollarsChart(m: SessionMoney, width = 1080, height = 240): string {
   const pad = { left: 64, right: 16, top: 12, bottom: 34 };
   const w = width - pad.left - pad.right;
   const h = height - pad.top - pad.bottom;
-  const max = Math.max(1e-9, ...pts.map((p) => Math.max(p.off, p.on)));
+  const ticksAt = roundTicks(Math.max(1e-9, ...pts.map((p) => Math.max(p.off, p.on))), 4);
+  const max = ticksAt.at(-1) as number;
   const n = pts.length;
   const x = (i: number) => pad.left + (n === 1 ? w / 2 : (i / (n - 1)) * w);
   const y = (v: number) => pad.top + h - (v / max) * h;
   const path = (k: "off" | "on") =>
     pts.map((p, i) => `${i === 0 ? "M" : "L"}${x(i).toFixed(1)},${y(p[k]).toFixed(1)}`).join("");
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map(
-    (f) =>
-      `<line class="grid" x1="${pad.left}" x2="${pad.left + w}" y1="${y(max * f).toFixed(1)}" y2="${y(max * f).toFixed(1)}"/><text class="tick" x="${pad.left - 8}" y="${(y(max * f) + 4).toFixed(1)}" text-anchor="end">${dollars(max * f)}</text>`,
+  const ticks = ticksAt.map(
+    (v) =>
+      `<line class="grid" x1="${pad.left}" x2="${pad.left + w}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"/><text class="tick" x="${pad.left - 8}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${dollars(v)}</text>`,
   );
   return `<svg class="chart" viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-label="Cumulative dollars, guard off and on">${ticks.join("")}<line class="axis" x1="${pad.left}" x2="${pad.left + w}" y1="${pad.top + h}" y2="${pad.top + h}"/><text class="label" x="${pad.left + w / 2}" y="${height - 8}" text-anchor="middle">request →</text><path class="off" d="${path("off")}"/><path class="on" d="${path("on")}"/><g class="legend" transform="translate(${pad.left + 12} ${pad.top + 6})"><rect width="330" height="44" rx="6"/><line class="off" x1="10" x2="34" y1="16" y2="16"/><text x="42" y="20">guard off: cumulative main-model dollars</text><line class="on" x1="10" x2="34" y1="32" y2="32"/><text x="42" y="36">guard on, classifier included</text></g></svg>`;
 }
