@@ -121,9 +121,11 @@ function latestResults(branch: readonly BranchLike[]): Map<string, Latest> {
   let run = 0;
   let order = 0;
   let previous: BranchLike | undefined;
+  const runOf = new Map<string, number>();
   for (const e of branch) {
     if (e.type === "message") {
       if (startsRun(e, previous)) run++;
+      if (typeof e.id === "string") runOf.set(e.id, run);
       previous = e;
       continue;
     }
@@ -131,10 +133,16 @@ function latestResults(branch: readonly BranchLike[]): Map<string, Latest> {
     const data = e.data as { phase?: unknown; results?: unknown };
     if (!Array.isArray(data.results)) continue;
     const phase = data.phase === "mid-run" ? "mid-run" : "run-end";
-    for (const r of data.results as unknown[]) {
-      if (typeof r !== "object" || r === null) continue;
-      const result = r as Partial<RecordResult>;
-      if (typeof result.entryId === "string") out.set(result.entryId, { result, run, phase, order: order++ });
+    const results = (data.results as unknown[]).filter(
+      (r): r is Partial<RecordResult> => typeof r === "object" && r !== null,
+    );
+    // A pass handed over lands (and is recorded) after the next prompt: the run it judged is that of the
+    // newest item it judged, not the one its record falls in.
+    let judged = 0;
+    for (const r of results) judged = Math.max(judged, runOf.get(r.entryId ?? "") ?? 0);
+    for (const result of results) {
+      if (typeof result.entryId === "string")
+        out.set(result.entryId, { result, run: judged || run, phase, order: order++ });
     }
   }
   return out;

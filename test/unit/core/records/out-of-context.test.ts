@@ -83,6 +83,23 @@ function branch(): { snap: SnapEntry[]; raw: Array<Record<string, unknown>> } {
 }
 
 describe("outOfContext", () => {
+  it("names the run a handed-over pass judged, not the one its record landed in", () => {
+    const { snap, raw } = branch();
+    // The run-end record of run 2 lands after run 3's prompt (a pass handed over to the next prompt).
+    const late = [...snap.slice(0, 7), userEntry("u3", "next task"), ...snap.slice(7)];
+    const lateRaw = [
+      ...raw.slice(0, 7),
+      { type: "message", id: "u3", message: { role: "user", stopReason: "stop" } },
+      ...raw.slice(7),
+    ];
+    const items = outOfContext(late, lateRaw as never);
+    expect(items.map((i) => [i.entryId, i.run])).toEqual([
+      ["u1", 2],
+      ["t1", 2],
+      ["t2", 2],
+    ]);
+  });
+
   it("lists the guard's current edits newest first, with kind, size, run and why", () => {
     const { snap, raw } = branch();
     const items = outOfContext(snap, raw as never);
