@@ -1,7 +1,7 @@
 // `/new` (RPC `new_session`) while the guard's background work is pending, in the real Pi in RPC mode:
 // a mid-run checkpoint asked while the model call is under way, or a run end's handed-over rest asked
-// with the agent idle. The classifier answers only after CLASSIFIER_MS. The new session's prompt must
-// not wait for it; nothing judged in the old session may land in either file once it is left; both files
+// with the agent idle. The classifier holds its answers until the new session's prompt has reached the
+// model, which must not wait for them (one that did would never start); nothing judged in the old session may land in either file once it is left; both files
 // load in Pi and every request pairs each tool result with its call (a strict main model).
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +12,6 @@ import { promptSettled, type RpcPi, sessionFileOf, startGuardRpcPi } from "../ki
 import { type FileEntry as Entry, openCopy } from "../kit/session-copy.ts";
 import { testLogDir } from "../kit/test-log.ts";
 
-const CLASSIFIER_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const CASES = [
@@ -45,10 +44,12 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
   let newFile = "";
   let oldBefore = "";
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let release = () => {};
 
   async function reply(messages: WireJson[]): Promise<FakeReply> {
     const { prompt, done } = lastPrompt(messages);
     calls.push({ prompt, at: performance.now() });
+    if (prompt === "after") release();
     if (prompt !== "work") return { text: `done with ${prompt}` };
     const next = turns[done];
     if (next === undefined) return { text: "done with work" };
@@ -63,21 +64,21 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
   }
 
   beforeAll(async () => {
-    classifier = await startFailClassifier(CLASSIFIER_MS, asked);
+    classifier = await startFailClassifier(0, asked);
+    classifier.set({ hold: new Promise<void>((r) => (release = r)) });
     main = await startFakeOpenAI((req) => reply(req.messages), { strict: true });
     const cwd = await testLogDir("cg-new-pending-", 3);
     rpc = await startGuardRpcPi({
       cwd,
       mainBaseUrl: main.baseUrl,
       classifierBaseUrl: classifier.baseUrl,
-      guardConfig: { telemetry: false, timeoutMs: 30_000, settleBudgetMs: 150, exchangeBreakEven: false, ...config },
+      guardConfig: { telemetry: false, timeoutMs: 600_000, settleBudgetMs: 150, exchangeBreakEven: false, ...config },
     });
     let from = rpc.records.length;
     rpc.send({ type: "prompt", message: "work" });
     const hangs = turns.includes("hang" as never);
     if (!hangs) await rpc.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: 60_000 });
-    for (let i = 0; i < 3000 && (asked.length === 0 || (hangs && !hanging)); i++) await sleep(10);
-    expect(asked.length).toBeGreaterThan(0);
+    while (asked.length === 0 || (hangs && !hanging)) await sleep(10);
     oldFile = await sessionFileOf(rpc);
     oldBefore = await readFile(oldFile, "utf8");
     from = rpc.records.length;
@@ -87,8 +88,8 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
     expect(created.success).toBe(true);
     hanging?.();
     await promptSettled(rpc, "after");
-    // Long enough for the old pass's answers to come back, then a run that would land them.
-    await untilAnswered(asked, CLASSIFIER_MS);
+    // The old pass's answers went out when "after" reached the model; a run that would land them.
+    await untilAnswered(asked, 0);
     await promptSettled(rpc, "later");
     newFile = await sessionFileOf(rpc);
     rpc.child.stdin.end();
@@ -103,7 +104,8 @@ describe.each(CASES)("/new while $name is pending (RPC)", ({ config, turns }) =>
   it("the new session's prompt starts without waiting for the classifier", () => {
     const started = calls.find((c) => c.prompt === "after")?.at as number;
     expect(started).toBeGreaterThan(newAt);
-    expect(started).toBeLessThan((asked[0]?.at as number) + CLASSIFIER_MS);
+    const answered = classifier.answeredAt[0] ?? Number.POSITIVE_INFINITY;
+    expect(started).toBeLessThan(answered);
     expect(calls.filter((c) => c.prompt === "later").length).toBe(1);
   });
 
