@@ -118,6 +118,12 @@ async function replayCommand(args: string[]): Promise<number> {
     cwd: process.cwd(),
     config: settings.config,
   });
+  if (routing && routing.rejected.length > 0) {
+    const { rejectedText } = await import("./main/replay/routing-catalog.ts");
+    process.stderr.write(
+      `context-guard: Pi did not load ${routing.rejected.length} skill file(s) of --skills ${values.skills}, left out of the routing replay: ${escapeControls(rejectedText(routing.rejected))}\n`,
+    );
+  }
   const result = await replay.replayFiles(files, {
     classifier,
     config: settings.config,

@@ -105,6 +105,7 @@ describe("the replay's guard-on request equals what the extension sends", () => 
         })),
         namespaces: GUARD.toolNamespaces,
         source: "test",
+        rejected: [],
       },
       classify: classifierFor(registry, found),
       config: { ...DEFAULT_CONFIG, ...GUARD },

@@ -47,7 +47,8 @@ export interface RoutingMoneyView extends RoutingAttribution {
 }
 
 export interface RoutingReplay {
-  catalog: { skills: number; tools: number; namespaces: number; source: string };
+  /** `rejected`: skill files Pi's loader refused (left out of the catalog). */
+  catalog: { skills: number; tools: number; namespaces: number; source: string; rejected?: number };
   prompts: number;
   sets: RoutingSetView[];
   /** Prompts at which the guard-on prefix changed (after the first). */
@@ -86,7 +87,7 @@ export function routingLines(r: RoutingReplay | undefined): string[] {
   if (!r) return [];
   const c = r.catalog;
   const lines = [
-    `  routing           ${c.skills} skills, ${c.tools} tools in ${c.namespaces} namespaces (${c.source}) · ${r.prompts} prompts, ${r.changes} set changes, ${r.classifierRequests} classifier requests`,
+    `  routing           ${c.skills} skills${c.rejected ? ` (${c.rejected} skill files Pi refused)` : ""}, ${c.tools} tools in ${c.namespaces} namespaces (${c.source}) · ${r.prompts} prompts, ${r.changes} set changes, ${r.classifierRequests} classifier requests`,
     moneyLine("routing $", r.money),
   ];
   if (!r.money.priced) lines.push("                    (no prices for this session's model: dollars are not priced)");

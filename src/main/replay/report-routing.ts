@@ -26,7 +26,7 @@ export function routingSection(r: RoutingReplay | undefined): string {
     )
     .join("");
   return `<h3>Skill routing and tool surfacing</h3>
-<div class="money"><p>${c.skills} skills, ${c.tools} tools in ${c.namespaces} namespaces (${esc(c.source)}) · ${r.prompts} prompts · ${r.changes} set changes · ${r.classifierRequests} classifier requests · cache family ${esc(r.money.family)}${r.money.priced ? "" : " (not priced)"}</p>
+<div class="money"><p>${c.skills} skills${c.rejected ? ` (${c.rejected} skill files Pi refused)` : ""}, ${c.tools} tools in ${c.namespaces} namespaces (${esc(c.source)}) · ${r.prompts} prompts · ${r.changes} set changes · ${r.classifierRequests} classifier requests · cache family ${esc(r.money.family)}${r.money.priced ? "" : " (not priced)"}</p>
 <table>${head}${moneyRows("routing", r.money)}${r.before ? moneyRows("before (evict at any prompt)", r.before.money) : ""}</table>
 <p>${r.misses} skill use(s) routing had not loaded in time · loaded never used: ${list(r.loadedNeverUsed)} · ${r.hiddenCalls} call(s) to hidden tools · surfaced never called: ${list(r.surfacedNeverCalled)}</p>
 ${uses}

@@ -7,13 +7,15 @@ import type { NamespaceConfig } from "../../core/routing/surfacing.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import { readBounded, readProblem } from "../platform/regular-file.ts";
 import type { SkillLike, ToolLike } from "../routing/routing-shapes.ts";
-import { loadSkillFolder, SkillFolderError } from "./skill-folder.ts";
+import { loadSkillFolder, type RejectedSkill, SkillFolderError } from "./skill-folder.ts";
 
 export interface RoutingCatalog {
   skills: SkillLike[];
   tools: ToolLike[];
   namespaces: Record<string, NamespaceConfig>;
   source: string;
+  /** Skill files of `--skills` that Pi's loader refused, with its reason. */
+  rejected: RejectedSkill[];
 }
 
 const tool = z.object({
@@ -113,14 +115,17 @@ export async function loadRoutingCatalog(input: {
 }): Promise<RoutingCatalog | undefined> {
   const { loadSkills } = await import("@earendil-works/pi-coding-agent");
   let skills: SkillLike[];
+  let rejected: RejectedSkill[] = [];
   const sources: string[] = [];
   if (input.skillsDir !== undefined) {
     try {
-      skills = await loadSkillFolder(resolve(input.skillsDir), input.cwd, input.agentDir);
+      ({ skills, rejected } = await loadSkillFolder(resolve(input.skillsDir), input.cwd, input.agentDir));
     } catch (error) {
       if (error instanceof SkillFolderError) throw new CatalogError(`--skills ${input.skillsDir}: ${error.message}`);
       throw error;
     }
+    if (skills.length === 0 && rejected.length > 0)
+      throw new CatalogError(`--skills ${input.skillsDir}: Pi loaded none of its skills (${rejectedText(rejected)})`);
     if (skills.length === 0) throw new CatalogError(`--skills ${input.skillsDir}: no SKILL.md found`);
     sources.push(`--skills ${input.skillsDir}`);
   } else {
@@ -134,5 +139,12 @@ export async function loadRoutingCatalog(input: {
     sources.push(`--tools ${input.toolsFile}`);
   }
   if (skills.length === 0 && tools.length === 0) return undefined;
-  return { skills, tools, namespaces, source: sources.join(", ") };
+  return { skills, tools, namespaces, source: sources.join(", "), rejected };
+}
+
+/** The refused skill files, for a line of text: each path with Pi's reason, the first few only. */
+export function rejectedText(rejected: readonly RejectedSkill[], shown = 5): string {
+  const list = rejected.slice(0, shown).map((r) => `${r.path}: ${r.message}`);
+  if (rejected.length > shown) list.push(`${rejected.length - shown} more`);
+  return list.join("; ");
 }

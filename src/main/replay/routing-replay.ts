@@ -285,6 +285,7 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
       tools: catalog.tools.length,
       namespaces: Object.keys(catalog.namespaces).length,
       source: catalog.source,
+      ...(catalog.rejected.length > 0 ? { rejected: catalog.rejected.length } : {}),
     },
     prompts: turn,
     sets,

@@ -80,12 +80,21 @@ export async function walkSkillFolder(dir: string): Promise<SkillFolderWalk> {
  * The skills of a `--skills` folder, each skill file once: Pi's loader on a folder it walks once, Pi's
  * parser on the files found here when its walk would repeat a folder.
  */
-export async function loadSkillFolder(dir: string, cwd: string, agentDir: string): Promise<Skill[]> {
+export async function loadSkillFolder(
+  dir: string,
+  cwd: string,
+  agentDir: string,
+): Promise<{ skills: Skill[]; rejected: RejectedSkill[] }> {
   const { loadSkills, loadSkillsFromDir } = await import("@earendil-works/pi-coding-agent");
   const walked = await walkSkillFolder(dir);
-  const skills = walked.repeated
-    ? loadSkills({ cwd, agentDir, skillPaths: walked.files, includeDefaults: false }).skills
-    : loadSkillsFromDir({ dir, source: "cli" }).skills;
+  const loaded = walked.repeated
+    ? loadSkills({ cwd, agentDir, skillPaths: walked.files, includeDefaults: false })
+    : loadSkillsFromDir({ dir, source: "cli" });
+  const skills = loaded.skills;
+  // What Pi's loader refused, with its reason (a front matter it cannot parse, a missing description).
+  const rejected = loaded.diagnostics
+    .filter((d) => d.type !== "collision")
+    .map((d) => ({ path: d.path ?? dir, message: d.message }));
   // Two SKILL.md links to one file in different folders: one skill.
   const seen = new Set<string>();
   const out: Skill[] = [];
@@ -95,5 +104,11 @@ export async function loadSkillFolder(dir: string, cwd: string, agentDir: string
     seen.add(real);
     out.push(skill);
   }
-  return out;
+  return { skills: out, rejected };
+}
+
+/** A skill file Pi's loader did not load, and why. */
+export interface RejectedSkill {
+  path: string;
+  message: string;
 }

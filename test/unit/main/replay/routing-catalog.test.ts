@@ -10,6 +10,7 @@ import {
   loadRoutingCatalog,
   loadToolsFile,
   MAX_TOOLS_BYTES,
+  rejectedText,
 } from "../../../../src/main/replay/routing-catalog.ts";
 
 const config = { ...DEFAULT_CONFIG };
@@ -120,5 +121,17 @@ describe("a --skills folder with symlinks (issue 44)", () => {
     await expect(catalog(fifo)).rejects.toThrow(`--skills ${fifo}: it is a FIFO (named pipe), not a folder`);
     await expect(catalog("/dev/zero")).rejects.toThrow("--skills /dev/zero: it is a character device, not a folder");
     await expect(catalog(join(dir, "nowhere"))).rejects.toThrow(/nowhere: no such folder/);
+  });
+
+  it("names the skill files Pi refuses, with its reason (issue 42)", async () => {
+    const dir = await twoSkills();
+    // An unquoted ": " in the description: YAML Pi cannot parse.
+    await mkdir(join(dir, "group", "gamma"), { recursive: true });
+    await writeFile(join(dir, "group", "gamma", "SKILL.md"), "---\nname: gamma\ndescription: a: b: c\n---\nBody.\n");
+    const loaded = await catalog(dir);
+    expect(loaded?.skills.map((s) => s.name).sort()).toEqual(["alpha", "beta"]);
+    expect(loaded?.rejected.map((r) => r.path)).toEqual([join(dir, "group", "gamma", "SKILL.md")]);
+    expect(loaded?.rejected[0]?.message.length).toBeGreaterThan(0);
+    expect(rejectedText(loaded?.rejected ?? [])).toContain("gamma/SKILL.md: ");
   });
 });
