@@ -135,7 +135,7 @@ async function runWith(site: CallbackSite, scenario: Scenario): Promise<Run> {
   const exited = new Promise<Run["exit"]>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
   const killer = setTimeout(() => child.kill("SIGKILL"), 40_000);
   const until = async (pred: () => boolean) => {
-    for (let i = 0; i < 1200 && !pred(); i++) await new Promise((r) => setTimeout(r, 25));
+    while (!pred()) await new Promise((r) => setTimeout(r, 25));
   };
   const message = scenario === "late" ? "read both outputs (wait for the thread)" : "read both outputs";
   child.stdin.write(`${JSON.stringify({ id: "1", type: "prompt", message })}\n`);

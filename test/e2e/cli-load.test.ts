@@ -152,7 +152,7 @@ async function passThroughLibrary(pkg: string): Promise<void> {
   const http = lib.createThreadFetch();
   try {
     http.start();
-    for (let i = 0; i < 500 && !http.ready && http.unavailable === undefined; i++) await sleep(10);
+    while (!http.ready && http.unavailable === undefined) await sleep(10);
     expect(http.unavailable).toBeUndefined();
     expect(http.ready).toBe(true);
     const response = await http.fetch(`${classifier.baseUrl}/systemone`, { method: "POST", body: "not json" });

@@ -48,7 +48,7 @@ beforeAll(async () => {
     },
   });
   await promptSettled(rpc, "work");
-  for (let i = 0; i < 3000 && asked.length < 3; i++) await sleep(10);
+  while (asked.length < 3) await sleep(10);
   const from = rpc.records.length;
   rpc.send({ type: "compact", id: "compact" });
   compacted = await rpc.waitFor((r) => r.id === "compact", { from, timeoutMs: 60_000 });

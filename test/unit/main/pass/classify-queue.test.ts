@@ -50,7 +50,7 @@ describe("classifyAll", () => {
       return answered;
     };
     const queue = classifyAll([req(0), req(1), req(2)], classify, { concurrency: 3, timeoutMs: 5000, progress });
-    for (let i = 0; i < 100 && progress.final.size < 2; i++) await new Promise((r) => setTimeout(r, 1));
+    while (progress.final.size < 2) await new Promise((r) => setTimeout(r, 1));
     expect([...progress.final.keys()].sort()).toEqual([0, 1]);
     expect(progress.final.get(1)?.status).toBe("stop");
     expect(progress.sent).toBe(4);

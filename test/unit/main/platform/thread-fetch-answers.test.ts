@@ -78,7 +78,7 @@ async function readyThread(): Promise<ThreadFetch> {
   const tf = createThreadFetch();
   threads.push(tf);
   tf.start();
-  for (let i = 0; i < 500 && !tf.ready; i++) await new Promise((r) => setTimeout(r, 10));
+  while (!tf.ready) await new Promise((r) => setTimeout(r, 10));
   expect(tf.ready).toBe(true);
   return tf;
 }

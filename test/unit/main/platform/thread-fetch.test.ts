@@ -240,6 +240,6 @@ function listen(server: Server): Promise<string> {
 }
 
 async function until(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 10));
   expect(done()).toBe(true);
 }

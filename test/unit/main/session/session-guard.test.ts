@@ -137,7 +137,7 @@ const records = (out: { entries: unknown[] } | undefined) =>
     data: { phase: string; requests: number; results: Array<{ entryId: string; outcome: string; reason: string }> };
   }>;
 const until = async (done: () => boolean) => {
-  for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
+  while (!done()) await new Promise((r) => setTimeout(r, 2));
 };
 const neutral: ClassifyFn = async () => ({ status: "stop", answers: {} }) satisfies ClassifierOutcome;
 /** Says no to every question. */
@@ -553,7 +553,7 @@ describe("SessionGuard: a run end that lands the last run's rest", () => {
     // The generated session's runs end at entries 55 and 119; the second has outputs of its own.
     const firstRun = toProjection(entries.slice(0, 56));
     const pass = session.boundary.pass("run-end", { entries: [], context: { contextEntries: firstRun } }, fake.ctx);
-    for (let i = 0; i < 2000 && asked.length === 0; i++) await new Promise((r) => setTimeout(r, 2));
+    while (asked.length === 0) await new Promise((r) => setTimeout(r, 2));
     session.input({ text: "next", streamingBehavior: "followUp" }, fake.ctx);
     const waiting = (records((await pass) as Drafts)[0]?.results ?? [])
       .filter((r) => r.reason.includes("aborted"))
