@@ -4,7 +4,8 @@
 // run of the built checkout, so dist/ is not rebuilt under it); a lock whose owner process is gone is taken over.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { copyFile, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -52,11 +53,40 @@ export async function withCheckoutLock<T>(fn: () => Promise<T>, waitMs = 150_000
   }
 }
 
-/** Packs the checkout into `packDir` and returns the tarball's path. */
+/**
+ * The test run this process belongs to: its parent (vitest's main process) by pid and start time, so that
+ * a later run that reuses the pid is not taken for this one.
+ */
+function runKey(): string {
+  try {
+    const stat = readFileSync(`/proc/${process.ppid}/stat`, "utf8");
+    const startTime = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    return `${process.ppid}-${startTime}`;
+  } catch {
+    return `${process.pid}`;
+  }
+}
+
+/**
+ * Packs the checkout into `packDir` and returns the tarball's path. The test files of one run share one
+ * pack (it builds dist/, the slowest step): the first packs, the others copy its tarball.
+ */
 export function packCheckout(packDir: string): Promise<string> {
   return withCheckoutLock(async () => {
-    const env = { ...process.env, PATH: `${join(REPO_ROOT, "node_modules/.bin")}:${process.env.PATH}` };
-    const { stdout } = await run("npm", ["pack", "--silent", "--pack-destination", packDir], { cwd: REPO_ROOT, env });
-    return join(packDir, stdout.trim().split("\n").at(-1) as string);
+    const shared = `${LOCK}-run-${runKey()}`;
+    const [cached] = await readdir(shared).catch(() => []);
+    if (cached === undefined) {
+      const env = { ...process.env, PATH: `${join(REPO_ROOT, "node_modules/.bin")}:${process.env.PATH}` };
+      const { stdout } = await run("npm", ["pack", "--silent", "--pack-destination", packDir], {
+        cwd: REPO_ROOT,
+        env,
+      });
+      const name = stdout.trim().split("\n").at(-1) as string;
+      await mkdir(shared, { recursive: true });
+      await copyFile(join(packDir, name), join(shared, name));
+      return join(packDir, name);
+    }
+    await copyFile(join(shared, cached), join(packDir, cached));
+    return join(packDir, cached);
   });
 }
