@@ -12,7 +12,6 @@ import type {
   SessionEntry,
 } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
-import { runMayRecall } from "../../core/recall/recall-gate.ts";
 import { pinCounts, readPins } from "../../core/records/pins.ts";
 import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
@@ -35,7 +34,7 @@ import { warn } from "../platform/warn.ts";
 import { priceBookOf } from "../replay/prices.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
 import { Boundary, exitsAfterRun } from "./boundary.ts";
-import { branchBreaks, needsShapeCheckIn, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
+import { needsShapeCheckIn, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
 import { BranchIndex } from "./branch-index.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
@@ -48,6 +47,7 @@ import { statusReport } from "./report.ts";
 import { type Message, PendingRestores, type RestoreHost, restoringDrafts } from "./restore.ts";
 import type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
 import { type GuardState, lookupProblem, workersProblem } from "./status.ts";
+import { TurnWatch } from "./turn-watch.ts";
 import { WarmUp } from "./warm-up.ts";
 
 export type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
@@ -68,13 +68,6 @@ export async function openSessionGuard(pi: RoutingPi, turnEndHook?: (on: boolean
 }
 
 const NO_SAVINGS = { chars: 0, items: 0 };
-
-type Block = { type?: string; name?: unknown };
-/** An assistant message's content asks for a tool, or for the `recall` tool. */
-const callsTools = (content: unknown): boolean =>
-  Array.isArray(content) && content.some((b) => (b as Block)?.type === "toolCall");
-const callsRecall = (content: unknown): boolean =>
-  Array.isArray(content) && content.some((b) => (b as Block)?.type === "toolCall" && (b as Block).name === "recall");
 
 /** The TUI's width, which `/guard` fits its lines to; none in print, JSON and RPC modes. */
 export function terminalWidth(ctx: Pick<ExtensionContext, "hasUI" | "mode">): number | undefined {
@@ -114,14 +107,8 @@ export class SessionGuard {
   readonly #live = new LiveProjection();
   /** What decides whether the next turn_end needs the guard (#turnEndDue), gathered at cheap events. */
   #sessionManager: ExtensionContext["sessionManager"] | undefined;
-  /** A tool result ended since the last turn_start: the turn called tools and the run goes on. */
-  #toolTurn = false;
-  /** The turn's reply asked for no tool: its turn_end is the run's last (until a steer continues it). */
-  #lastTurn = false;
-  /** The run may hold a recall call (the recall signal reads it at each boundary until it finds none). */
-  #recallMaybe = true;
-  /** The branch holds a tool result apart from its call, which a boundary repairs. */
-  #repairDue = false;
+  /** Between boundaries: what makes the next turn_end the guard's (turn-watch.ts). */
+  readonly #turn = new TurnWatch();
   /** The guard's on/off state as the branch records it. */
   readonly #switch: GuardSwitch;
 
@@ -230,15 +217,10 @@ export class SessionGuard {
    * and whether its last run may hold a recall call: either needs the next turn_end.
    */
   #checkBranch(ctx: ExtensionContext): void {
-    this.#recallMaybe = true;
-    this.#repairDue = true;
     try {
-      const entries = projectedEntries(ctx);
-      this.#recallMaybe = runMayRecall(entries);
-      const breaks = branchBreaks(entries);
-      this.#repairDue = breaks.length > 0;
-      if (breaks.length === 0) return;
-      const ids = breaks.map((b) => b.resultId).join(", ");
+      const apart = this.#turn.checkBranch(() => projectedEntries(ctx));
+      if (apart.length === 0) return;
+      const ids = apart.join(", ");
       warn(
         ctx,
         `this branch has a tool result apart from its call (${ids}), which providers reject: requests leave it ` +
@@ -251,7 +233,7 @@ export class SessionGuard {
 
   /** agent_start: the HTTP thread boots and the worker is warmed while the main model works. */
   runStarted(ctx: ExtensionContext): void {
-    this.#toolTurn = false;
+    this.#turn.toolTurn = false;
     this.markSwitch(ctx);
     if (this.#warmUp.workerWarm) return;
     const found = this.config.enabled ? this.lookup(ctx) : undefined;
@@ -295,13 +277,7 @@ export class SessionGuard {
   ): { entries: SessionBoundaryDraft[] } | undefined {
     if (this.closed) return result;
     const context = event.context.contextEntries as ProjectedLike[];
-    // This boundary repairs the branch and reads the run for recalls: later ones need not until told.
-    this.#repairDue = false;
-    try {
-      if (this.#recallMaybe) this.#recallMaybe = runMayRecall(context);
-    } catch {
-      // Still maybe.
-    }
+    this.#turn.boundaryDone(context);
     const restoring = restoringDrafts(this.restores, this.pipeline.snapshots, event, ctx);
     const all = result?.entries ?? event.entries;
     // Ours are what follows the list as it was handed in (every path spreads it first).
@@ -346,7 +322,7 @@ export class SessionGuard {
       // A tool result without its call fails the request at any strict provider: it stays out until a
       // boundary repairs the branch.
       const whole = withoutOrphans(out ?? messages);
-      if (whole) this.#repairDue = true;
+      if (whole) this.#turn.repairDue = true;
       out = whole ?? out;
     } catch {
       // The request goes as it is.
@@ -383,8 +359,7 @@ export class SessionGuard {
 
   /** turn_start: a queued prompt has been taken up; the footer is redrawn. */
   turnStarted(ctx: ExtensionContext): void {
-    if (this.#toolTurn) {
-      this.#toolTurn = false;
+    if (this.#turn.takeToolTurn()) {
       try {
         this.boundary.startCheckpoint(ctx, () => this.#live.sync(ctx.sessionManager) as unknown as ProjectedLike[]);
       } catch {
@@ -392,7 +367,6 @@ export class SessionGuard {
       }
     }
     this.boundary.turnStarted();
-    this.#lastTurn = false;
     this.#syncTurnEnd();
     if (this.boundary.state.kind !== "asking") this.draw(ctx);
   }
@@ -409,14 +383,11 @@ export class SessionGuard {
    */
   #turnEndDue(): boolean {
     if (this.closed) return false;
-    if (this.#recallMaybe || this.#repairDue || this.boundary.turnEndDue(this.#lastTurn)) return true;
     const sm = this.#sessionManager;
-    if (!sm) return true;
-    try {
-      return this.restores.pending(sm).length > 0;
-    } catch {
-      return true;
-    }
+    return this.#turn.due(
+      (last) => this.boundary.turnEndDue(last),
+      () => sm === undefined || this.restores.pending(sm).length > 0,
+    );
   }
 
   /**
@@ -445,7 +416,7 @@ export class SessionGuard {
 
   /** The `recall` tool, with this session's recall pool and time limit. */
   recall(params: unknown, ctx: ExtensionContext, signal?: AbortSignal): ReturnType<typeof executeRecall> {
-    this.#recallMaybe = true;
+    this.#turn.recallMaybe = true;
     this.#syncTurnEnd();
     return executeRecall(
       params,
@@ -472,11 +443,7 @@ export class SessionGuard {
       content?: unknown;
       usage?: { input?: number; cacheRead?: number; cacheWrite?: number };
     };
-    if (m.role === "toolResult") this.#toolTurn = true;
-    else if (m.role === "assistant") {
-      this.#lastTurn = !callsTools(m.content);
-      if (callsRecall(m.content)) this.#recallMaybe = true;
-    }
+    this.#turn.messageEnd(m);
     this.#syncTurnEnd();
     if (this.config.pinAnthropicCache && m.role === "assistant" && ctx.model?.api === "anthropic-messages") {
       this.cachePins.onAssistantEnd(m.usage, ctx);
