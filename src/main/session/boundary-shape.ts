@@ -214,3 +214,33 @@ export function repairNotice(repairs: readonly Repair[]): string {
   ];
   return `this branch had a tool result apart from its call, which providers reject; repaired: ${parts.join("; ")}`;
 }
+
+/**
+ * A boundary's list as it goes to Pi: the drafts handed in (`event.entries`), the guard's (`result`, which
+ * spreads them first), the pending restores, and repairs where the whole would break the branch's shape
+ * (`onRepairs` hears of them). A shape check that fails changes nothing.
+ */
+export function finishBoundary(
+  event: { entries: SessionBoundaryDraft[]; context: { contextEntries: unknown[] } },
+  result: { entries: SessionBoundaryDraft[] } | undefined,
+  restoring: SessionBoundaryDraft[],
+  onRepairs: (repairs: readonly Repair[]) => void,
+): { entries: SessionBoundaryDraft[] } | undefined {
+  const all = result?.entries ?? event.entries;
+  // Ours are what follows the list as it was handed in (every path spreads it first).
+  const ours = all.length >= event.entries.length && event.entries.every((d, i) => all[i] === d);
+  const theirs = ours ? event.entries : all;
+  const judged = ours ? all.slice(event.entries.length) : [];
+  const context = event.context.contextEntries as ProjectedLike[];
+  try {
+    if (!needsShapeCheckIn([...all, ...restoring], context)) {
+      return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
+    }
+    const settled = settleBoundary({ context, theirs, judged, restoring });
+    if (settled.repairs.length > 0) onRepairs(settled.repairs);
+    if (!result && restoring.length === 0 && settled.repairs.length === 0) return;
+    return { entries: settled.entries };
+  } catch {
+    return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
+  }
+}

@@ -34,7 +34,7 @@ import { warn } from "../platform/warn.ts";
 import { priceBookOf } from "../replay/prices.ts";
 import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
 import { Boundary, exitsAfterRun } from "./boundary.ts";
-import { needsShapeCheckIn, repairNotice, settleBoundary, withoutOrphans } from "./boundary-shape.ts";
+import { finishBoundary, repairNotice, withoutOrphans } from "./boundary-shape.ts";
 import { BranchIndex } from "./branch-index.ts";
 import { CachePins } from "./cache-pins.ts";
 import { Footer } from "./footer.ts";
@@ -279,28 +279,7 @@ export class SessionGuard {
     const context = event.context.contextEntries as ProjectedLike[];
     this.#turn.boundaryDone(context);
     const restoring = restoringDrafts(this.restores, this.pipeline.snapshots, event, ctx);
-    const all = result?.entries ?? event.entries;
-    // Ours are what follows the list as it was handed in (every path spreads it first).
-    const ours = all.length >= event.entries.length && event.entries.every((d, i) => all[i] === d);
-    const theirs = ours ? event.entries : all;
-    const judged = ours ? all.slice(event.entries.length) : [];
-    try {
-      if (!needsShapeCheckIn([...all, ...restoring], event.context.contextEntries as ProjectedLike[])) {
-        return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
-      }
-      const settled = settleBoundary({
-        context: event.context.contextEntries as ProjectedLike[],
-        theirs,
-        judged,
-        restoring,
-      });
-      if (settled.repairs.length > 0) warn(ctx, repairNotice(settled.repairs));
-      if (!result && restoring.length === 0 && settled.repairs.length === 0) return;
-      return { entries: settled.entries };
-    } catch {
-      // A shape check that fails changes nothing: the list goes as the pass made it.
-      return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
-    }
+    return finishBoundary(event, result, restoring, (repairs) => warn(ctx, repairNotice(repairs)));
   }
 
   /**
