@@ -129,7 +129,9 @@ for (const half of halves) {
         sum((r) => r.off),
       )} (95% ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%) | ${sum((r) => r.likely)} / ${sum((r) => r.removed)} |`,
     );
-    console.log(`\nWorst session after recalls: ${(worst * 100).toFixed(1)}%.`);
+    console.log(
+      priced.length > 0 ? `\nWorst session after recalls: ${(worst * 100).toFixed(1)}%.` : "\nNo priced session.",
+    );
   }
 }
 /** Net dollars after recalls attributed to each class by its share of the weighted characters taken out. */
@@ -165,7 +167,7 @@ if (values.oracle) {
       )} (95% ${(ol * 100).toFixed(1)}–${(oh * 100).toFixed(1)}%) | ${pct(
         sum(ours, after),
         sum(ours, (r) => r.off),
-      )} | ${((sum(ours, after) / sum(best, after)) * 100).toFixed(0)}% |`,
+      )} | ${sum(best, after) > 0 ? `${((sum(ours, after) / sum(best, after)) * 100).toFixed(0)}%` : "–"} |`,
     );
     console.log(
       "\n| Class | Oracle: removed | Oracle: $ (attributed) | Ours: removed | Ours: likely needed | Ours: $ (attributed) | Ours / oracle |",

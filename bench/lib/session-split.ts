@@ -20,11 +20,13 @@ export function readSplit(): SessionSplit {
   return JSON.parse(readFileSync(SPLIT_FILE, "utf8")) as SessionSplit;
 }
 
-/** The paths of one half's sessions that are present in `dir`. */
+const FIXTURES = resolve(import.meta.dirname, "../../test/fixtures/sessions");
+
+/** The paths of one half's sessions that are present in `dir` (or among the committed fixtures). */
 export function halfPaths(half: Half, dir = SHARED_SESSIONS): string[] {
   return readSplit()
-    [half].map((f) => join(dir, f))
-    .filter((p) => existsSync(p));
+    [half].map((f) => [join(dir, f), join(FIXTURES, f)].find((p) => existsSync(p)))
+    .filter((p): p is string => p !== undefined);
 }
 
 /** What the session's assistant entries record as billed (usage.cost.total), in dollars. */

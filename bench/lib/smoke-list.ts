@@ -38,6 +38,9 @@ export const SMOKE: readonly SmokeRun[] = [
   },
   // Every labelled removal already has its half, so this rewrites the fixture unchanged.
   { script: "split-labelled.ts", args: [] },
+  // The fixtures are all in the split already, so this rewrites it unchanged.
+  { script: "split-sessions.ts", args: ["--dir", "test/fixtures/sessions"] },
+  { script: "held-out.ts", args: ["--half", "report", "--only", "trl", "--oracle"] },
   { script: "background.ts", args: ["--turns", "2", "--out", "{tmp}/BACKGROUND.md"] },
   { script: "cache-families.ts", args: ["test/fixtures/sessions"] },
   { script: "keep-rules.ts", args: ["--half", "tune"] },
