@@ -170,6 +170,9 @@ class ThreadRunner implements TaskRunner {
     pool.on(
       "error",
       callback("pool-error", (error: Error) => {
+        // A worker stopped by the runner's own shutdown: the pool is going anyway, and a second destroy
+        // while the first runs can leave a replacement thread behind.
+        if (this.#destroyed) return;
         this.#failed.set(pool, error);
         if (!this.#ran) this.#failure = error;
         if (this.#pool === pool) this.#pool = undefined;
