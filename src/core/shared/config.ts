@@ -108,7 +108,8 @@ export const CONFIG_SCHEMA = {
    */
   excludeTools: z.array(z.string()),
   /**
-   * Never judge a `read`'s output; one whose file later changed on disk is still replaced by its stub.
+   * Never judge a `read`'s output unless the run read or edited that file again since; one whose file later
+   * changed on disk is still replaced by its stub.
    * @default true
    */
   keepReads: z.boolean(),
