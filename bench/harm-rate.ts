@@ -39,6 +39,7 @@ import {
 import { mulberry32 } from "../test/kit/prng.ts";
 import { replayRemovals } from "./lib/replay-removals.ts";
 import { replaySessionPaths } from "./lib/replay-sessions.ts";
+import { readSplit } from "./lib/session-split.ts";
 import {
   type Interval,
   type Stratum,
@@ -335,6 +336,22 @@ function censusOf(half: "report" | "tune", options: { kind?: "output" | "exchang
     harmfulRate: wilson(counts.harmful, counts.labelled),
   };
 }
+/**
+ * The same census by the session split (bench/session-split.json): every removal of a half's sessions, with
+ * whichever label was read for it (its removal-level half aside), and how many still have none.
+ */
+const split = readSplit();
+function sessionCensus(half: "report" | "tune", kind?: "output" | "exchange") {
+  const names = new Set(split[half]);
+  const rs = removed.filter((r) => names.has(r.session) && (kind === undefined || r.kind === kind));
+  const counts = countLabels(rs.map((r) => labelOf(r, false)).filter((l): l is LabelledRemoval => l !== undefined));
+  return {
+    ...counts,
+    removed: rs.length,
+    neededRate: wilson(counts.needed, counts.labelled),
+    harmfulRate: wilson(counts.harmful, counts.labelled),
+  };
+}
 const census = {
   labelled: removed.filter((r) => labelOf(r, false) !== undefined).length,
   sameEntry: removed.filter((r) => labelOf(r, true) !== undefined).length,
@@ -458,6 +475,15 @@ if (values.json) {
   line("held out, outputs", census.reportOutputs);
   line("held out, exchanges", census.reportExchanges);
   line("tuning half", census.tune);
+  console.log("  by the session split (bench/session-split.json), every label read for a removal:");
+  for (const half of ["report", "tune"] as const)
+    for (const kind of [undefined, "output", "exchange"] as const) {
+      const c = sessionCensus(half, kind);
+      line(
+        `  ${half === "report" ? "held-out" : "tuning"} sessions${kind ? `, ${kind}s` : ""} (${c.removed} removed)`,
+        c,
+      );
+    }
   if (census.sameEntry > census.labelled) {
     console.log(
       `  with a label of the same entry at another point or extent, where no exact one: ${census.sameEntry} labelled`,
