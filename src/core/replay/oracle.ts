@@ -1,8 +1,9 @@
-// The replay's ceiling: a judge that knows what the session does next. It answers a pruning request as
+// The replay's reference judge: one that knows what the session does next. It answers a pruning request as
 // the classifier would, with each piece kept exactly when the needed-later proxy finds the later
 // conversation using it, so the same edit mechanics (points, stubs, gates, hand-over, cache model) run
-// with a perfect judge of the proxy's kind. What it cannot see (tokens visible elsewhere in the context)
-// it counts as used: the ceiling is, if anything, low.
+// with a perfect judge of the proxy's kind. It removes nothing the proxy finds used, so it is a ceiling at
+// no harm, not on money: keeping a piece a stub or a recall would serve costs it (docs/replay.md). What it
+// cannot see (tokens visible elsewhere in the context) it counts as used.
 import { answersFrom, requestPieces } from "../classifier/lexical.ts";
 import { classifyRouting } from "../classifier/lexical-routing.ts";
 import type { Answer, ClassifierRequest } from "../shared/types.ts";
