@@ -4,8 +4,9 @@
 import { registerSessionResourceCleanup } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { guardCommand } from "./session/guard-command.ts";
+import { openSessionGuard } from "./session/open-session.ts";
 import { executeRecall, RECALL_TOOL } from "./session/recall-tool.ts";
-import { openSessionGuard, type SessionGuard } from "./session/session-guard.ts";
+import type { SessionGuard } from "./session/session-guard.ts";
 import { TurnEndHook } from "./session/turn-end-hook.ts";
 
 export default function contextGuard(pi: ExtensionAPI): void {

@@ -204,6 +204,14 @@ export function settleBoundary(input: {
   return { entries: [...theirs, ...kept, ...restoring, ...repairs], dropped: shape.dropped, repairs: shape.repairs };
 }
 
+/** The notice for a branch opened with tool results apart from their calls (`ids`). */
+export function apartNotice(ids: readonly string[]): string {
+  return (
+    `this branch has a tool result apart from its call (${ids.join(", ")}), which providers reject: requests leave ` +
+    "it out, and the next boundary repairs the branch"
+  );
+}
+
 /** The notice for repairs made at a boundary. */
 export function repairNotice(repairs: readonly Repair[]): string {
   const restored = repairs.filter((r) => r.action === "restore").map((r) => r.targetId);

@@ -41,6 +41,21 @@ type Drafts = { entries: SessionBoundaryDraft[] } | undefined;
 /** Print and JSON modes: Pi exits once the run has settled, and drops whatever is still behind it. */
 export const exitsAfterRun = (mode: ExtensionContext["mode"] | undefined) => mode === "print" || mode === "json";
 
+/**
+ * Settings as a session in `mode` uses them. Print and JSON modes exit right after the run, so a run-end pass
+ * left behind the agent would be dropped with its answers: there, unless the settings chose a budget, the
+ * run end waits for its pass whole (bounded by `timeoutMs`).
+ */
+export function configForMode(
+  settings: { config: GuardConfig; settleBudgetChosen?: boolean },
+  mode: ExtensionContext["mode"],
+): GuardConfig {
+  const config = settings.config;
+  return exitsAfterRun(mode) && !settings.settleBudgetChosen && config.settleBudgetMs < config.timeoutMs
+    ? { ...config, settleBudgetMs: config.timeoutMs }
+    : config;
+}
+
 /** What the boundaries need of their session. */
 export interface BoundaryHost {
   readonly pipeline: PassPipeline;

@@ -7,7 +7,8 @@ import { telemetryStatsReport } from "../platform/telemetry.ts";
 import { warn } from "../platform/warn.ts";
 import { OUT_COMMANDS, type OutCommand, runOutCommand } from "./out-list.ts";
 import { moneyLine, traceReport } from "./report.ts";
-import { type SessionGuard, terminalWidth } from "./session-guard.ts";
+import type { SessionGuard } from "./session-guard.ts";
+import { terminalWidth } from "./session-view.ts";
 
 const SUBCOMMANDS = ["status", "stats", "trace", "on", "off", "judge", "reload", ...OUT_COMMANDS];
 

@@ -8,7 +8,7 @@
 import { type ExtensionContext, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import type { ContextEditDraft } from "../../core/shared/types.ts";
 import type { Judged } from "../pass/revalidate.ts";
-import type { Message } from "./restore.ts";
+import type { Message, PendingRestores } from "./restore.ts";
 
 type SessionView = Pick<ExtensionContext["sessionManager"], "buildSessionProjection">;
 type RawEntry = Parameters<typeof sessionEntryToContextMessages>[0];
@@ -87,4 +87,25 @@ export function withWaitingEdits(
     out.push({ ...(messages[from] as Message), content: edit.replacement.content } as Message);
   }
   return changed ? [...out, ...messages.slice(k)] : undefined;
+}
+
+/**
+ * A request's messages with what waits for the next boundary shown: the pending restores' originals and
+ * the ready pass's drafts the user's pins allow. Undefined when nothing waits, or when the branch cannot
+ * be read (the boundary still lands them).
+ */
+export function waitingView(
+  messages: readonly Message[],
+  sm: SessionView & Parameters<PendingRestores["pending"]>[0],
+  restores: Pick<PendingRestores, "pending" | "pinned">,
+  ready: () => Judged | undefined,
+): Message[] | undefined {
+  try {
+    const restoring = new Set(restores.pending(sm));
+    const judged = ready();
+    const edits = judged ? carriedDrafts(judged, restores.pinned(sm)) : [];
+    return withWaitingEdits(messages, sm, restoring, edits);
+  } catch {
+    return undefined;
+  }
 }

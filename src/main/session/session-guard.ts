@@ -9,11 +9,8 @@ import type {
   BeforeProviderRequestEvent,
   ExtensionContext,
   SessionBoundaryDraft,
-  SessionEntry,
 } from "@earendil-works/pi-coding-agent";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
-import { pinCounts, readPins } from "../../core/records/pins.ts";
-import { currentSavings, lifetime } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
 import { type ClassifierLookup, classifierFor, findClassifier } from "../pass/classifier.ts";
@@ -22,61 +19,30 @@ import { PassPipeline } from "../pass/pass-pipeline.ts";
 import { RELEASE_TIMEOUT_MS } from "../pass/pass-worker.ts";
 import type { Judged } from "../pass/revalidate.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
-import { callback, setCallbackReporter } from "../platform/callbacks.ts";
+import { setCallbackReporter } from "../platform/callbacks.ts";
 import { watchExitSignals } from "../platform/interrupts.ts";
-import { createTaskRunner, type TaskRunner } from "../platform/pool.ts";
+import type { TaskRunner } from "../platform/pool.ts";
 import { watchRetryAfter } from "../platform/retry-after.ts";
 import { classifierSecretValues } from "../platform/secrets.ts";
-import { type LoadedSettings, loadSettings } from "../platform/settings.ts";
+import type { LoadedSettings } from "../platform/settings.ts";
 import { Telemetry } from "../platform/telemetry.ts";
-import { createThreadFetch } from "../platform/thread-fetch.ts";
 import { warn } from "../platform/warn.ts";
-import { priceBookOf } from "../replay/prices.ts";
-import { type RoutingPi, SessionRouting } from "../routing/session-routing.ts";
-import { Boundary, exitsAfterRun } from "./boundary.ts";
-import { finishBoundary, repairNotice, withoutOrphans } from "./boundary-shape.ts";
-import { BranchIndex } from "./branch-index.ts";
+import { SessionRouting } from "../routing/session-routing.ts";
+import { Boundary, configForMode } from "./boundary.ts";
+import { apartNotice, finishBoundary, repairNotice, withoutOrphans } from "./boundary-shape.ts";
 import { CachePins } from "./cache-pins.ts";
-import { Footer } from "./footer.ts";
 import { GuardSwitch } from "./guard-switch.ts";
 import { LiveProjection } from "./live-projection.ts";
-import { LiveSavings } from "./live-savings.ts";
-import { carriedDrafts, withWaitingEdits } from "./ready-drafts.ts";
+import { waitingView } from "./ready-drafts.ts";
 import { executeRecall } from "./recall-tool.ts";
-import { statusReport } from "./report.ts";
 import { type Message, PendingRestores, type RestoreHost, restoringDrafts } from "./restore.ts";
 import type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
+import { projectedEntries, SessionView } from "./session-view.ts";
 import { type GuardState, lookupProblem, workersProblem } from "./status.ts";
 import { TurnWatch } from "./turn-watch.ts";
 import { WarmUp } from "./warm-up.ts";
 
 export type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
-
-/** Opens a session's resources as Pi runs it: the settings file, both pools and the (idle) HTTP bridge. */
-export async function openSessionGuard(pi: RoutingPi, turnEndHook?: (on: boolean) => void): Promise<SessionGuard> {
-  const settings = await loadSettings();
-  const passRunner = await createTaskRunner({ minThreads: 1, maxThreads: 1 });
-  const recallRunner = await createTaskRunner({ minThreads: 0, maxThreads: 1, idleTimeoutMs: 10_000 });
-  return new SessionGuard({
-    settings,
-    passRunner,
-    recallRunner,
-    http: createThreadFetch(),
-    pi,
-    ...(turnEndHook ? { turnEndHook } : {}),
-  });
-}
-
-const NO_SAVINGS = { chars: 0, items: 0 };
-
-/** The TUI's width, which `/guard` fits its lines to; none in print, JSON and RPC modes. */
-export function terminalWidth(ctx: Pick<ExtensionContext, "hasUI" | "mode">): number | undefined {
-  return ctx.hasUI && ctx.mode === "tui" ? process.stdout.columns : undefined;
-}
-
-function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
-  return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
-}
 
 export class SessionGuard {
   /** The pass pipeline's state: config, pass runner, snapshot builder, worker mirror, breaker, clock. */
@@ -96,12 +62,10 @@ export class SessionGuard {
   readonly #fetch: typeof globalThis.fetch;
   /** Aborted at shutdown: a pass in flight stops at once instead of at its deadline. */
   readonly #stop = new AbortController();
-  readonly #footer = new Footer();
   /** The snapshot built after start and the worker sent the session: a pass waits for them. */
   readonly #warmUp: WarmUp;
-  /** Dollars saved so far on the branch, priced on the pass pool's thread, and the branch they follow. */
-  readonly #dollars = new LiveSavings();
-  readonly #dollarsBranch = new BranchIndex();
+  /** The footer, `/guard` and the dollars they show (session-view.ts). */
+  readonly #view: SessionView;
   #unwatchSignals: () => void = () => undefined;
   /** The branch as Pi projects it, kept between boundaries: a checkpoint starts at turn_start from it. */
   readonly #live = new LiveProjection();
@@ -149,6 +113,17 @@ export class SessionGuard {
       classifier: (ctx) => this.#classifier(ctx),
       telemetry: this.telemetry,
     });
+    this.#view = new SessionView({
+      config: () => this.config,
+      closed: () => this.closed,
+      pipeline: this.pipeline,
+      boundary: this.boundary,
+      routing: this.routing,
+      restores: this.restores,
+      lookup: (ctx) => this.lookup(ctx),
+      snapshotBuilt: () => this.#warmUp.snapshotBuilt,
+      readyHere: (sm) => this.#readyHere(sm),
+    });
   }
 
   /** Shut down, or the process is exiting: nothing more is written. */
@@ -175,17 +150,9 @@ export class SessionGuard {
       : classifierFor(ctx.modelRegistry, found, this.#fetch);
   }
 
-  /**
-   * Settings as this session uses them. Print and JSON modes exit right after the run, so a run-end pass
-   * left behind the agent would be dropped with its answers: there, unless the settings chose a budget,
-   * the run end waits for its pass whole (bounded by `timeoutMs`).
-   */
+  /** Settings as this session uses them in `mode` (boundary.ts configForMode). */
   useSettings(settings: Pick<LoadedSettings, "config" | "settleBudgetChosen">, mode: ExtensionContext["mode"]): void {
-    const config = settings.config;
-    this.config =
-      exitsAfterRun(mode) && !settings.settleBudgetChosen && config.settleBudgetMs < config.timeoutMs
-        ? { ...config, settleBudgetMs: config.timeoutMs }
-        : config;
+    this.config = configForMode(settings, mode);
   }
 
   /** session_start: notices, the footer, the snapshot built in the background, routing restored. */
@@ -219,13 +186,7 @@ export class SessionGuard {
   #checkBranch(ctx: ExtensionContext): void {
     try {
       const apart = this.#turn.checkBranch(() => projectedEntries(ctx));
-      if (apart.length === 0) return;
-      const ids = apart.join(", ");
-      warn(
-        ctx,
-        `this branch has a tool result apart from its call (${ids}), which providers reject: requests leave it ` +
-          "out, and the next boundary repairs the branch",
-      );
+      if (apart.length > 0) warn(ctx, apartNotice(apart));
     } catch {
       // The boundaries still check every list they return.
     }
@@ -287,16 +248,8 @@ export class SessionGuard {
    * pass's drafts land, every request carries them (else it goes as it is).
    */
   restoreContext(messages: Message[], ctx: ExtensionContext): { messages: Message[] } | undefined {
-    let out: Message[] | undefined;
-    try {
-      const sm = ctx.sessionManager;
-      const restoring = new Set(this.restores.pending(sm));
-      const ready = this.#readyHere(sm);
-      const edits = ready ? carriedDrafts(ready, this.restores.pinned(sm)) : [];
-      out = withWaitingEdits(messages, sm, restoring, edits);
-    } catch {
-      // The boundary still lands the restores and the drafts.
-    }
+    const sm = ctx.sessionManager;
+    let out = waitingView(messages, sm, this.restores, () => this.#readyHere(sm));
     try {
       // A tool result without its call fails the request at any strict provider: it stays out until a
       // boundary repairs the branch.
@@ -441,77 +394,25 @@ export class SessionGuard {
 
   /** The footer's state. */
   status(ctx: ExtensionContext): GuardState {
-    if (!this.config.enabled) return { kind: "off" };
-    if (this.pipeline.runner.failure) return { kind: "no-workers", error: this.pipeline.runner.failure.message };
-    const found = this.lookup(ctx);
-    if (!found.ok) return { kind: "unavailable", lookup: found };
-    const view = this.boundary.view;
-    if (view === "handing-over") return { kind: "handing-over" };
-    if (view === "asking") return { kind: "busy" };
-    if (view === "background-asking") return { kind: "checkpoint" };
-    const breaker = this.pipeline.breakerState();
-    if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
-    // Before the warm-up has built the snapshot (paced), a redraw would build it in one block.
-    const built = this.#warmUp.snapshotBuilt;
-    const snap = built ? this.snapshot(ctx) : [];
-    return {
-      kind: "ready",
-      ...(this.#dollars.latest ? { dollars: this.#dollars.latest } : {}),
-      savings: built ? currentSavings(snap) : NO_SAVINGS,
-      lifetime: lifetime(ctx.sessionManager.getBranch()),
-      pins: pinCounts(readPins(snap)),
-      pending: this.#readyHere(ctx.sessionManager) !== undefined,
-    };
+    return this.#view.status(ctx);
   }
 
   /** What the model sees now, as snapshot entries (built incrementally). */
   snapshot(ctx: ExtensionContext): SnapEntry[] {
-    return this.pipeline.snapshots.entries(projectedEntries(ctx));
+    return this.#view.snapshot(ctx);
   }
 
   /** Redraws the footer (only a changed text reaches the UI). */
-  readonly draw = callback("status-redraw", (ctx: ExtensionContext) => {
-    if (!ctx.hasUI || this.closed) return;
-    this.#footer.show(ctx, this.status(ctx));
-    this.routing.redraw(ctx);
-    // Priced while the agent waits for the user (after a run settles), in slices that yield the pass
-    // thread to any pass (live-savings.ts).
-    if (this.config.enabled && ctx.isIdle?.() !== false) this.#refreshDollars(ctx);
-  });
-
-  #refreshDollars(ctx: ExtensionContext): void {
-    this.#dollars.refresh({
-      // Walked back from the leaf only to the first entry already known.
-      branch: () => this.#dollarsBranch.sync(ctx.sessionManager).entries as unknown as SessionEntry[],
-      lookup: (id) => ctx.sessionManager.getEntry(id),
-      book: () => priceBookOf(ctx.modelRegistry),
-      runner: () => (this.closed ? undefined : this.pipeline.runner),
-      changed: () => this.draw(ctx),
-    });
-  }
+  readonly draw = (ctx: ExtensionContext): void => this.#view.draw(ctx);
 
   /** The footer's dollars saved on this branch, once priced (`/guard stats`). */
-  get savedSoFar(): LiveSavings["latest"] {
-    return this.#dollars.latest;
+  get savedSoFar(): SessionView["savedSoFar"] {
+    return this.#view.savedSoFar;
   }
 
   /** What `/guard` (status) reports. */
   report(ctx: ExtensionContext): string {
-    const snap = this.snapshot(ctx);
-    return statusReport({
-      config: this.config,
-      found: this.lookup(ctx),
-      ...(this.pipeline.runner.failure ? { workers: this.pipeline.runner.failure.message } : {}),
-      savings: currentSavings(snap),
-      pins: pinCounts(readPins(snap)),
-      branch: ctx.sessionManager.getBranch(),
-      paused: this.pipeline.breakerState(),
-      boundary: this.boundary.state,
-      routing: this.routing.reportLine(),
-      ...(this.#dollars.latest ? { dollars: this.#dollars.latest } : {}),
-      pendingRestores: this.restores.pending(ctx.sessionManager).length,
-      ...(terminalWidth(ctx) ? { width: terminalWidth(ctx) } : {}),
-    });
+    return this.#view.report(ctx);
   }
 
   /** The process is going away: a pass in flight stops at once and the session writes nothing more. */
