@@ -1,27 +1,11 @@
-// Shutdown, reload and a new session while the guard is working, in the real Pi: the pass or the recall in
-// flight ends at once (not at its deadline), nothing is written after session_shutdown, and no worker
-// thread or timer is left behind. Deadlines are far past the test's timeout: a prompt that returns at all was
-// ended by the shutdown. Threads end asynchronously: the tests wait until the count is back, not a fixed time.
-import { readdirSync, readFileSync } from "node:fs";
 import type { JsonObject } from "@earendil-works/pi-ai";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type FaultSession, faultSession, grepText, shutdown } from "../kit/fault-session.ts";
 import { capturingUi } from "../kit/hook-probe.ts";
 import { failOnUnhandledRejections } from "../kit/no-unhandled.ts";
 import type { FauxResponse } from "../kit/sdk-session.ts";
+import { threads } from "../kit/threads.ts";
 
-/**
- * Threads of this process, less libuv's pool: it grows on first use (file reads, DNS) up to 4 and never
- * shrinks, so it would count as a leak of whatever test first used it.
- */
-const threads = () =>
-  readdirSync("/proc/self/task").filter((t) => {
-    try {
-      return readFileSync(`/proc/self/task/${t}/comm`, "utf8").trim() !== "libuv-worker";
-    } catch {
-      return false; // the thread ended meanwhile
-    }
-  }).length;
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const call = (name: string, args: JsonObject): FauxResponse => ({ toolCalls: [{ name, arguments: args }] });

@@ -1,9 +1,3 @@
-// Worker faults under a real pass: a task module with injected faults (test/kit/fault-tasks.ts) runs
-// in the real Piscina pool, and runPass meets a worker that throws, exits, spins until it is stopped, or
-// runs out of memory, in the plan step and in the finish step. Each time: the pass rejects (the hook then
-// changes nothing), no promise is left pending, no unhandled rejection, and the next pass on the same
-// runner works (the pool replaced the worker, the mirror resends the session).
-import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, type GuardConfig } from "../../src/core/shared/config.ts";
 import type { SnapEntry } from "../../src/core/shared/types.ts";
@@ -15,19 +9,7 @@ import type { PassMessage } from "../../src/workers/pass/protocol.ts";
 import { dropAll } from "../kit/answers.ts";
 import { FAULT_TASKS } from "../kit/fault-tasks.ts";
 import { failOnUnhandledRejections } from "../kit/no-unhandled.ts";
-
-/**
- * Threads of this process, less libuv's pool: it grows on first use (file reads, DNS) up to 4 and never
- * shrinks, so it would count as a leak of whatever test first used it.
- */
-const threads = () =>
-  readdirSync("/proc/self/task").filter((t) => {
-    try {
-      return readFileSync(`/proc/self/task/${t}/comm`, "utf8").trim() !== "libuv-worker";
-    } catch {
-      return false; // the thread ended meanwhile
-    }
-  }).length;
+import { threads } from "../kit/threads.ts";
 
 /** A session whose run has one large grep output. */
 function session(tag: string): SnapEntry[] {
