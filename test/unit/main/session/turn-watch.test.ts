@@ -3,6 +3,12 @@
 import { describe, expect, it } from "vitest";
 import { TurnWatch } from "../../../../src/main/session/turn-watch.ts";
 
+/** Due for the watch's own reasons: the boundary has none and no restore waits. */
+const dueAlone = (w: TurnWatch) =>
+  w.due(
+    () => false,
+    () => false,
+  );
 const call = (name: string) => [{ type: "toolCall", id: "c1", name, arguments: {} }];
 
 describe("TurnWatch", () => {
@@ -32,30 +38,15 @@ describe("TurnWatch", () => {
   it("a recall call, a branch to repair or a pending restore makes turn_end due", () => {
     const w = new TurnWatch();
     w.recallMaybe = false;
-    expect(
-      w.due(
-        () => false,
-        () => false,
-      ),
-    ).toBe(false);
+    expect(dueAlone(w)).toBe(false);
     w.messageEnd({ role: "assistant", content: call("recall") });
     expect(w.recallMaybe).toBe(true);
-    expect(
-      w.due(
-        () => false,
-        () => false,
-      ),
-    ).toBe(true);
+    expect(dueAlone(w)).toBe(true);
     // A boundary read the run: no recall call in it now, nothing to repair.
     w.boundaryDone([]);
     expect(w.recallMaybe).toBe(false);
     w.repairDue = true;
-    expect(
-      w.due(
-        () => false,
-        () => false,
-      ),
-    ).toBe(true);
+    expect(dueAlone(w)).toBe(true);
     w.boundaryDone([]);
     expect(
       w.due(
