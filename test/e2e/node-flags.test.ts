@@ -2,7 +2,7 @@
 // `--max-old-space-size=…`). Before, the pool passed them on, every worker failed with
 // ERR_WORKER_INVALID_EXEC_ARGV and the guard did nothing, silently. Its workers start without them now,
 // and the guard edits as it does without the flags.
-import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,10 +10,9 @@ import type { GuardRecord } from "../../src/core/shared/types.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../kit/fake-openai.ts";
 import { dropAllPolicy, grepText } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { FAKE_MODEL, makeAgentDir, REPO_ROOT, runPiCli } from "../kit/pi-agent-dir.ts";
+import { FAKE_MODEL, makeAgentDir, REPO_ROOT, readSessionLines, runPiCli } from "../kit/pi-agent-dir.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
-type Line = { type: string; customType?: string; targetId?: string; data?: unknown; message?: { role: string } };
 
 let main: FakeOpenAI;
 let classifier: LoopbackClassifier;
@@ -34,16 +33,7 @@ afterAll(async () => {
   await classifier.close();
 });
 
-async function sessionLines(agentDir: string): Promise<Line[]> {
-  const dir = join(agentDir, "sessions");
-  const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith(".jsonl"));
-  expect(files.length).toBe(1);
-  const text = await readFile(join(dir, files[0] as string), "utf8");
-  return text
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as Line);
-}
+const sessionLines = readSessionLines;
 
 /** `pi -p` with the guard, Node started with `nodeArgs` and `env`; what the session file then holds. */
 async function printRun(nodeArgs: string[], env: Record<string, string> = {}) {

@@ -2,7 +2,7 @@
 // run-end pass left behind the agent would be asked and then dropped with its answers. Print mode waits
 // for the pass (up to timeoutMs) unless the settings chose a budget: the run's outputs are judged and
 // edited before Pi exits, and `pi -c -p` goes on from a judged session.
-import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,10 +10,17 @@ import type { GuardRecord } from "../../src/core/shared/types.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../kit/fake-openai.ts";
 import { dropAllPolicy, grepText } from "../kit/fault-session.ts";
 import { type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
-import { FAKE_MODEL, makeAgentDir, REPO_ROOT, runPiCli } from "../kit/pi-agent-dir.ts";
+import {
+  FAKE_MODEL,
+  makeAgentDir,
+  REPO_ROOT,
+  readSessionLines,
+  runPiCli,
+  type SessionLine,
+} from "../kit/pi-agent-dir.ts";
 
 const EXTENSION = join(REPO_ROOT, "src/main/index.ts");
-type Line = { type: string; customType?: string; targetId?: string; data?: unknown; message?: { role: string } };
+type Line = SessionLine;
 
 let main: FakeOpenAI;
 let classifier: LoopbackClassifier;
@@ -35,16 +42,7 @@ afterAll(async () => {
   await classifier.close();
 });
 
-async function sessionLines(agentDir: string): Promise<Line[]> {
-  const dir = join(agentDir, "sessions");
-  const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith(".jsonl"));
-  expect(files.length).toBe(1);
-  const text = await readFile(join(dir, files[0] as string), "utf8");
-  return text
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as Line);
-}
+const sessionLines = readSessionLines;
 
 /** `pi` in print mode (or JSON), the run-end wait of the test run taken away. */
 function print(agentDir: string, args: string[]) {

@@ -2,7 +2,7 @@
  * Hermetic Pi agent directories and a CLI runner for tests against the real `pi` binary.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -148,4 +148,25 @@ export function runPiCli(args: string[], env: Record<string, string>, opts: PiRu
       resolvePromise({ code, signal, stdout, stderr, timedOut, durationMs: Date.now() - started });
     });
   });
+}
+
+/** One line of a session file as the e2e tests read it. */
+export type SessionLine = {
+  type: string;
+  customType?: string;
+  targetId?: string;
+  data?: unknown;
+  message?: { role: string };
+};
+
+/** The lines of the one session file under `agentDir`/sessions (an error when there is not exactly one). */
+export async function readSessionLines(agentDir: string): Promise<SessionLine[]> {
+  const dir = join(agentDir, "sessions");
+  const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith(".jsonl"));
+  if (files.length !== 1) throw new Error(`expected one session file in ${dir}, found ${files.length}`);
+  const text = await readFile(join(dir, files[0] as string), "utf8");
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as SessionLine);
 }
