@@ -32,17 +32,17 @@ export interface Oracle {
 
 export function oracleFor(branch: readonly SessionEntry[], at: () => number): Oracle {
   const finder = new SuspectFinder(laterMessages(branch), compactionsOf(branch));
+  // From the end back: at each position, the requests after it before the next compaction.
+  const ahead = new Array<number>(branch.length).fill(0);
+  for (let j = branch.length - 1, n = 0; j >= 0; j--) {
+    ahead[j] = n;
+    const e = branch[j] as SessionEntry;
+    if (e.type === "compaction") n = 0;
+    else if (isAssistantEntry(e)) n++;
+  }
   return {
     classify: async (request) => ({ status: "stop", answers: oracleAnswers(request, finder, at()), costUsd: 0, ms: 0 }),
-    requestsAhead: (from) => {
-      let n = 0;
-      for (let j = from + 1; j < branch.length; j++) {
-        const e = branch[j] as SessionEntry;
-        if (e.type === "compaction") break;
-        if (isAssistantEntry(e)) n++;
-      }
-      return n;
-    },
+    requestsAhead: (from) => ahead[from] ?? 0,
   };
 }
 
