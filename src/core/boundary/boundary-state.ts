@@ -3,7 +3,10 @@
 // at a later boundary; a prompt sent while a boundary waits makes it let go. The footer and `/guard`
 // read this state; the objects that run the passes only report events to it.
 
-export type PassPhase = "run-end" | "mid-run";
+import type { PassPhase } from "../shared/types.ts";
+import type { Machine } from "./machine.ts";
+
+export type { PassPhase } from "../shared/types.ts";
 
 export type BoundaryState =
   /** No pass is asked for or pending (one may be planning, which takes moments). */
@@ -80,4 +83,15 @@ export function boundaryView(state: BoundaryState): BoundaryView {
   if (state.handingOver) return "handing-over";
   if (state.kind === "asking") return "asking";
   return state.kind === "background" && state.asking ? "background-asking" : "quiet";
+}
+
+/** The state the footer and `/guard` read, as the machine has it. */
+export function shown(m: Machine): BoundaryState {
+  if (m.closed) return { kind: "closed" };
+  const { pending, second } = m.slot;
+  const handingOver = m.handingOver;
+  if (pending) {
+    return { kind: "background", phase: pending.phase, asking: pending.asking || second?.asking === true, handingOver };
+  }
+  return m.asking ? { kind: "asking", phase: m.asking, handingOver } : { kind: "idle", handingOver };
 }

@@ -234,10 +234,13 @@ export interface RecordResult {
   omitted?: string[];
 }
 
+/** A pass at a run's end, or a checkpoint within the run. */
+export type PassPhase = "run-end" | "mid-run";
+
 /** The `context-guard` custom entry's data. */
 export interface GuardRecord {
   v: 1;
-  phase: "run-end" | "mid-run";
+  phase: PassPhase;
   model: string;
   savedChars: number;
   requests: number;
