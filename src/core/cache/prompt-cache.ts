@@ -222,17 +222,19 @@ export class PromptTrack implements PromptView {
 
 /**
  * A prompt with every block scaled by `k` and rounded (a host trimmed the prompt the file holds): its sums
- * are its own, its identities and the changes its marks see are its base's.
+ * are its own, its identities and the changes its marks see are its base's. `lead` tokens of block 0 are
+ * not the host's to trim (a prefix the recording did not carry) and stay whole.
  */
 export class ScaledPrompt implements PromptView {
   readonly #base: PromptTrack;
   readonly #sums: number[] = [];
 
-  constructor(base: PromptTrack, k: number) {
+  constructor(base: PromptTrack, k: number, lead = 0) {
     this.#base = base;
     let sum = 0;
     for (let i = 0; i < base.length; i++) {
-      sum += Math.round(base.tokenAt(i) * k);
+      const kept = i === 0 ? Math.min(lead, base.tokenAt(0)) : 0;
+      sum += Math.round((base.tokenAt(i) - kept) * k) + kept;
       this.#sums.push(sum);
     }
   }

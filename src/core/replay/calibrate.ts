@@ -20,6 +20,11 @@ export interface Piece {
   /** Characters of the entry as recorded (equal to `chars` unless an edit replaced it). */
   origChars: number;
   kind: PieceKind;
+  /**
+   * Tokens ahead of the piece's own that the recording did not carry (routing's skill catalog and tool
+   * schemas in front of the system prompt): priced, never calibrated.
+   */
+  lead?: number;
 }
 
 /** What Pi recorded for one request (tokens; cost in dollars). */
@@ -82,7 +87,7 @@ export class TokenCalibrator {
         this.#tokens.set(p.id, Math.round(estimate(p.origChars || p.chars) * scale));
         t = this.#known(p) as number;
       }
-      out.push(t);
+      out.push(t + (p.lead ?? 0));
     }
     return out;
   }
@@ -94,7 +99,7 @@ export class TokenCalibrator {
 
   /** Tokens of one piece of a guard-on prompt. */
   onPiece(p: Piece): number {
-    return this.#known(p) ?? estimate(p.chars);
+    return (this.#known(p) ?? estimate(p.chars)) + (p.lead ?? 0);
   }
 
   /** A known piece's tokens, an edited one's scaled by its characters (a recorded prompt may hold edits). */

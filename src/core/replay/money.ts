@@ -37,7 +37,7 @@ import {
 } from "./money-fit.ts";
 import { type PassCost, type PassMoney, passPayback } from "./payback.ts";
 
-export type { ModelCalibration, Parting, PassCost, PassMoney, Split };
+export type { Honour, ModelCalibration, Parting, PassCost, PassMoney, Split };
 
 import type { ModelView, MoneyRequest, RequestHead, SessionMoney } from "./money-types.ts";
 import { anthropicPins, lastBlockWithin } from "./prompt-marks.ts";
@@ -123,9 +123,20 @@ export class MoneySimulator {
   /** Requests priced so far, in order, with their tokens in each arm when billed; `clean`: fitted on. */
   #done: Array<{ n: number; model: string; clean?: boolean; cost?: { off: Tokens; on: Tokens } }> = [];
 
-  /** `heads`: every request's head (calibrated when one recorded a prompt), or whether it is calibrated. */
-  constructor(heads: readonly RequestHead[] | boolean, profiles: ReadonlyMap<string, CacheProfile>) {
+  /** A fit made elsewhere on the same recording (a priced arm with a lead cannot fit it): its honour. */
+  readonly #honour: ReadonlyMap<string, Honour | undefined> | undefined;
+
+  /**
+   * `heads`: every request's head (calibrated when one recorded a prompt), or whether it is calibrated.
+   * `honour`: each model's honoured shares as fitted elsewhere, used instead of learning them here.
+   */
+  constructor(
+    heads: readonly RequestHead[] | boolean,
+    profiles: ReadonlyMap<string, CacheProfile>,
+    honour?: ReadonlyMap<string, Honour | undefined>,
+  ) {
     this.#profiles = profiles;
+    this.#honour = honour;
     this.#calibrated =
       typeof heads === "boolean" ? heads : heads.some((r) => r.usage !== undefined && promptTokens(r.usage) > 0);
   }
@@ -198,19 +209,21 @@ export class MoneySimulator {
     );
     this.#offPending = Number.POSITIVE_INFINITY;
     this.#onPending = Number.POSITIVE_INFINITY;
+    // Tokens ahead of the recorded prompt (a caller's prefix, calibrate.ts): not the recording's.
+    const lead = r.off[0]?.lead ?? 0;
     // The recording describes the guard-off prompt unless a guard edit stood in it.
-    const clean = !r.rec || (this.#rec.length === this.#off.length && this.#rec.total === this.#off.total);
+    const clean = !r.rec || (this.#rec.length === this.#off.length && this.#rec.total === this.#off.total - lead);
     if (!clean) this.#firstEdited ??= r.n;
     let offView: PromptView = this.#off;
     let onView: PromptView = this.#on;
     // A prompt smaller than the pieces the file still holds: the host trimmed it (OpenClaw prunes old
     // tool results). Both arms shrink alike, so the simulated prompt is the one the provider billed.
-    const held = recTrack.total;
+    const held = recTrack.total - (r.rec ? 0 : lead);
     let k = 1;
     if (calibrated && total > 0 && held > total * (1 + TRIM_SLACK)) {
       k = total / held;
-      offView = new ScaledPrompt(this.#off, k);
-      onView = new ScaledPrompt(this.#on, k);
+      offView = new ScaledPrompt(this.#off, k, lead);
+      onView = new ScaledPrompt(this.#on, k, r.on[0]?.lead ?? 0);
     }
     let arm = this.#caches.get(r.model);
     if (!arm) {
@@ -240,12 +253,12 @@ export class MoneySimulator {
           arm.on.clear();
         }
       } else if (clean && prev && r.usage.cacheRead < (1 - PART_SHARE) * prev.recorded) {
-        const last = lastBlockWithin(offView, (r.usage.cacheRead / prev.recorded) * prev.sim);
+        const last = lastBlockWithin(offView, lead + (r.usage.cacheRead / prev.recorded) * prev.sim);
         lost = arm.off.forgetBeyond(last, r.at);
         arm.on.forgetBeyond(last, r.at);
         if (lost > 0) tally.partialMisses++;
       }
-      tally.previous = { recorded: total, sim: r.rec ? held * k : offTotal };
+      tally.previous = { recorded: total, sim: r.rec ? held * k : offTotal - lead };
     }
     // Where the guard-on prompt first changed since this model's previous request (an edit), if before its end.
     let changedAt: number | undefined;
@@ -297,7 +310,8 @@ export class MoneySimulator {
 
   /** Tokens of `pieces` from `from` on into `track`, fitted to the recorded prompt when one is given. */
   #fill(track: PromptTrack, pieces: readonly Piece[], from: number, recorded: number | undefined): void {
-    const fresh = this.#calibrator.offFrom(pieces, from, from > 0 ? track.sumAt(from - 1) : 0, recorded);
+    const before = from > 0 ? track.sumAt(from - 1) - (pieces[0]?.lead ?? 0) : 0;
+    const fresh = this.#calibrator.offFrom(pieces, from, before, recorded);
     track.update(
       from,
       pieces.length,
@@ -344,7 +358,7 @@ export class MoneySimulator {
       const t = this.#tallies.get(model);
       // A provider that honours part of the cache bills the rest uncached, in both arms.
       if (calibrated && t) {
-        honourOf.set(model, learnHonour(t, prices));
+        honourOf.set(model, this.#honour ? this.#honour.get(model) : learnHonour(t, prices));
         addTo(recorded, t.recorded);
       }
     }

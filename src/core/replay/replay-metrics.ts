@@ -163,6 +163,8 @@ export interface SessionDollars {
   recorded?: number;
   /** False when a model of the session has no price (dollars then cover only the priced requests). */
   priced: boolean;
+  /** Skill routing and tool surfacing (--skills), priced as pruning is: its arms and its own classifier. */
+  routing?: { off: number; on: number; classifier: number; net: number };
 }
 
 export function dollarsOf(money: SessionMoney): SessionDollars {
@@ -237,7 +239,7 @@ function blockChars(block: BlockLike): number {
       try {
         args = JSON.stringify(block.arguments ?? {}) ?? "";
       } catch {
-        // Arguments that JSON cannot hold count as none.
+        // swallow-ok: Arguments that JSON cannot hold count as none.
         args = "";
       }
       return String(block.name ?? "").length + args.length;
@@ -283,7 +285,7 @@ export function messageChars(message: unknown): number {
       try {
         n += Array.isArray(m.toolsAdded) ? JSON.stringify(m.toolsAdded).length : 0;
       } catch {
-        // Tools that JSON cannot hold add nothing to the count.
+        // swallow-ok: Tools that JSON cannot hold add nothing to the count.
       }
       break;
     }

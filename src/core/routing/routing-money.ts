@@ -1,76 +1,15 @@
-// What skill routing and tool surfacing cost and save in dollars with the main model's prompt cache. Both
-// arms carry the same conversation; they differ in the prefix before it (tool schemas and system prompt,
-// which hold the skill catalog and the loaded skills' bodies). A change of the guard-on prefix (a set
-// change) invalidates every cached prefix behind it, so the next request writes the whole prompt again.
-// Pure. `routingMoney` is the one place that prices routing: the rest of the replay goes through it.
-import { type CacheFamily, DEFAULT_TTL_MS, type Prices, type PromptBlock, PromptCache } from "../cache/prompt-cache.ts";
+// What skill routing and tool surfacing cost and save in dollars, priced as pruning is: the same learned
+// profiles (behaviour, TTL, prices), the same token calibration on recorded usage, the same recorded misses
+// and honoured cache shares (money.ts). Every arm is the session without the guard's edits; they differ only
+// in the prefix routing decides (the skill catalog, the loaded skills' bodies, the tool schemas), carried
+// as a lead on the system prompt that the recording did not hold. A change of the guard-on prefix (a set
+// change) makes the next request write the whole prompt again. Pure: the replay gathers the requests.
+import type { CacheProfile } from "../cache/cache-behaviour.ts";
+import type { Piece } from "../replay/calibrate.ts";
+import { type Honour, MoneySimulator, type RequestHead } from "../replay/money.ts";
 
-export interface RoutingRequest {
-  /** Epoch ms. */
-  at: number;
-  output: number;
-  /** The conversation after the prefix, as cache blocks: the same in both arms. */
-  tail: readonly PromptBlock[];
-  /** Prefix tokens guard off: every tool schema, the whole catalog. */
-  offPrefix: number;
-  /** Prefix tokens guard on: the surfaced tools, the reduced catalog, the loaded skills' bodies. */
-  onPrefix: number;
-  /** The guard-on prefix differs from the previous request's. */
-  onChanged: boolean;
-  /** The provider recorded a cold cache here (nothing read): both arms start cold. */
-  cold?: boolean;
-}
-
-export interface RoutingPricing {
-  family: CacheFamily;
-  prices: Prices;
-  ttlMs?: number;
-}
-
-export interface RoutingMoney {
-  off: number;
-  on: number;
-  perRequest: Array<{ off: number; on: number }>;
-}
-
-function blocks(prefixKey: string, prefix: number, tail: readonly PromptBlock[]): PromptBlock[] {
-  return [{ key: prefixKey, tokens: prefix }, ...tail];
-}
-
-/** Dollars of both arms, request by request, through the replay's prompt-cache model. */
-export function routingMoney(requests: readonly RoutingRequest[], pricing: RoutingPricing): RoutingMoney {
-  const options = { ttlMs: pricing.ttlMs ?? DEFAULT_TTL_MS };
-  const off = new PromptCache(pricing.family, pricing.prices, options);
-  const on = new PromptCache(pricing.family, pricing.prices, options);
-  let version = 0;
-  const out: RoutingMoney = { off: 0, on: 0, perRequest: [] };
-  for (const r of requests) {
-    if (r.cold) {
-      off.clear();
-      on.clear();
-    }
-    if (r.onChanged) version++;
-    const last = r.tail.length;
-    // Pi's breakpoints: the system prompt (behind the tools) and the end of the prompt.
-    const breakpoints = [0, last];
-    const a = off.request({ at: r.at, blocks: blocks("prefix", r.offPrefix, r.tail), breakpoints, output: r.output });
-    const b = on.request({
-      at: r.at,
-      blocks: blocks(`prefix#${version}`, r.onPrefix, r.tail),
-      breakpoints,
-      output: r.output,
-    });
-    out.off += a.dollars;
-    out.on += b.dollars;
-    out.perRequest.push({ off: a.dollars, on: b.dollars });
-  }
-  return out;
-}
-
-/** The parts of one request's prefix, in tokens. */
+/** The parts of one request's routed prefix, in tokens (Pi's own prompt is the recorded system piece). */
 export interface PrefixParts {
-  /** Pi's system prompt without the skill catalog, and the core tools' schemas: in both arms. */
-  base: number;
   catalogAll: number;
   catalogOn: number;
   /** The loaded-skills section guard on. */
@@ -79,8 +18,23 @@ export interface PrefixParts {
   toolsOn: number;
 }
 
+/** One request as the pruning replay's guard-off arm sees it, and routing's prefix for it. */
+export interface RoutingRequest {
+  head: RequestHead;
+  /** The prompt without any context edit, its system piece first, and where it changed (PromptPieces). */
+  off: readonly Piece[];
+  offFrom?: number;
+  /** The prompt as recorded, for a session recorded with the guard on (money.ts's `rec`). */
+  rec?: readonly Piece[];
+  recFrom?: number;
+  outputChars: number;
+  parts: PrefixParts;
+  /** The guard-on prefix differs from the previous request's. */
+  onChanged: boolean;
+}
+
 export interface RoutingAttribution {
-  /** Guard-off and guard-on dollars of the main model for routing's part of the prompt. */
+  /** Guard-off and guard-on dollars of the whole session: the conversation and routing's prefix. */
   off: number;
   on: number;
   /** Saved by the catalog lines of skills not advertised. */
@@ -95,36 +49,84 @@ export interface RoutingAttribution {
   net: number;
 }
 
+interface ArmSpec {
+  prefix: (p: PrefixParts) => number;
+  /** Set changes rewrite the prompt in this arm. */
+  changes: boolean;
+}
+
 /**
- * Splits routing's effect by pricing intermediate arms without rewrites: the catalog reduced, then the
- * bodies added, then the tools reduced, then the set changes as they happened. The parts add up to net.
+ * The attribution's arms, each without rewrites but the last: the catalog reduced, then the bodies added,
+ * then the tools reduced, then the set changes as they happened. Their differences add up to net.
  */
-export function attributeRouting(
-  requests: ReadonlyArray<Omit<RoutingRequest, "offPrefix" | "onPrefix"> & { parts: PrefixParts }>,
-  pricing: RoutingPricing,
-): RoutingAttribution {
-  const arm = (prefix: (p: PrefixParts) => number, changes: boolean) =>
-    routingMoney(
-      requests.map((r) => ({
-        ...r,
-        offPrefix: prefix(r.parts),
-        onPrefix: prefix(r.parts),
-        onChanged: changes && r.onChanged,
-      })),
-      pricing,
-    ).on;
-  const n0 = arm((p) => p.base + p.catalogAll + p.toolsAll, false);
-  const n1 = arm((p) => p.base + p.catalogOn + p.toolsAll, false);
-  const n2 = arm((p) => p.base + p.catalogOn + p.bodies + p.toolsAll, false);
-  const n3 = arm((p) => p.base + p.catalogOn + p.bodies + p.toolsOn, false);
-  const on = arm((p) => p.base + p.catalogOn + p.bodies + p.toolsOn, true);
-  return {
-    off: n0,
-    on,
-    skillsSaved: n0 - n1,
-    bodiesPaid: n2 - n1,
-    toolsSaved: n2 - n3,
-    rewritesPaid: on - n3,
-    net: n0 - on,
-  };
+const ARMS: readonly ArmSpec[] = [
+  { prefix: (p) => p.catalogAll + p.toolsAll, changes: false },
+  { prefix: (p) => p.catalogOn + p.toolsAll, changes: false },
+  { prefix: (p) => p.catalogOn + p.bodies + p.toolsAll, changes: false },
+  { prefix: (p) => p.catalogOn + p.bodies + p.toolsOn, changes: false },
+  { prefix: (p) => p.catalogOn + p.bodies + p.toolsOn, changes: true },
+];
+
+interface Arm {
+  spec: ArmSpec;
+  simulator: MoneySimulator;
+  version: number;
+  lead?: number;
+  key?: string;
+}
+
+/** Routing's arms, priced request by request through the money view's simulator. */
+export class RoutingMoney {
+  readonly #arms: Arm[];
+
+  /**
+   * `heads` and `profiles` as the pruning replay learned them from the same branch; `honour`: the shares
+   * pruning's fit found (an arm with a lead cannot fit the recording itself).
+   */
+  constructor(
+    heads: readonly RequestHead[],
+    profiles: ReadonlyMap<string, CacheProfile>,
+    honour?: ReadonlyMap<string, Honour | undefined>,
+  ) {
+    this.#arms = ARMS.map((spec) => ({ spec, simulator: new MoneySimulator(heads, profiles, honour), version: 0 }));
+  }
+
+  request(r: RoutingRequest): void {
+    const [system, ...rest] = r.off;
+    if (!system) return;
+    for (const arm of this.#arms) {
+      if (arm.spec.changes && r.onChanged) arm.version++;
+      const lead = arm.spec.prefix(r.parts);
+      const key = arm.version > 0 ? `${system.key}#${arm.version}` : system.key;
+      const pieces = [{ ...system, key, lead }, ...rest];
+      // A prefix of other tokens or another key: the prompt changed from its first piece.
+      const from = lead !== arm.lead || key !== arm.key ? 0 : r.offFrom;
+      arm.lead = lead;
+      arm.key = key;
+      arm.simulator.request({
+        ...r.head,
+        off: pieces,
+        on: pieces,
+        ...(from !== undefined ? { offFrom: from, onFrom: from } : {}),
+        ...(r.rec ? { rec: r.rec, ...(r.recFrom !== undefined ? { recFrom: r.recFrom } : {}) } : {}),
+        outputChars: r.outputChars,
+      });
+    }
+  }
+
+  /** Each arm's guard-off dollars, and the parts of routing's effect. */
+  finish(): RoutingAttribution & { priced: boolean } {
+    const money = this.#arms.map((a) => a.simulator.finish([], ""));
+    const [n0, n1, n2, n3, on] = money.map((m) => m.off.dollars) as [number, number, number, number, number];
+    return {
+      off: n0,
+      on,
+      skillsSaved: n0 - n1,
+      bodiesPaid: n2 - n1,
+      toolsSaved: n2 - n3,
+      rewritesPaid: on - n3,
+      net: n0 - on,
+      priced: money[0]?.priced ?? false,
+    };
+  }
 }

@@ -235,10 +235,15 @@ export async function replayFiles(paths: string[], options: ReplayFilesOptions):
           catalog: options.routing,
           classify: options.classifier.classify,
           config,
+          prices,
           ...(metrics.money ? { money: metrics.money } : {}),
           ...(prices.jevInput !== undefined ? { jevInput: prices.jevInput } : {}),
         };
         metrics.routing = await replayRouting(file, routing);
+        const r = metrics.routing.money;
+        if (metrics.dollars && r.priced) {
+          metrics.dollars.routing = { off: r.off, on: r.on, classifier: r.classifier, net: r.netAfterClassifier };
+        }
         if (options.routingBefore) {
           const b = await replayRouting(file, { ...routing, evictAnytime: true });
           metrics.routing.before = { changes: b.changes, misses: b.misses, hiddenCalls: b.hiddenCalls, money: b.money };

@@ -109,7 +109,7 @@ function isAssistant(entry: SessionEntry): AssistantLike | undefined {
 }
 
 /** The branch's assistant messages in order, with the driver's clock (the entry's timestamp, else the last). */
-function* recordedRequests(branch: readonly SessionEntry[], startTime: number): Generator<RecordedRequest> {
+export function* recordedRequests(branch: readonly SessionEntry[], startTime: number): Generator<RecordedRequest> {
   let now = startTime;
   let n = 0;
   for (const entry of branch) {
@@ -123,7 +123,7 @@ function* recordedRequests(branch: readonly SessionEntry[], startTime: number): 
  * The guard-off prompt, the session without any context edit, and for a file recorded with the guard on,
  * the prompt as recorded (its edits in place): what its usage describes.
  */
-class OffPieces {
+export class OffPieces {
   readonly bare = new PromptPieces(false);
   readonly recorded: PromptPieces | undefined;
 

@@ -17,6 +17,7 @@ import {
   netText,
   noDollarsText,
   partingsText,
+  routingDollarsText,
   unpricedText,
 } from "./summary-money.ts";
 
@@ -66,12 +67,19 @@ function passRows(m: SessionMoney): string {
   return `<details><summary>Payback of each editing pass (${m.passes.filter((p) => p.paidBackAt !== undefined).length} of ${m.passes.length} paid back)</summary><table><thead><tr><th>pass</th><th>after request</th><th>next request, on − off</th><th>classifier</th><th>paid back at</th></tr></thead><tbody>${rows.join("")}</tbody></table><p class="muted small">"Next request, on − off" is the cache rewrite the edit caused, less what it saved on that request at once. A pass is paid back when the savings since it cover that and its classifier cost, before the next editing pass.</p></details>`;
 }
 
+/** Routing's dollars under pruning's, when the session was replayed with a catalog. */
+function routingHead(s: SessionMetrics): string {
+  const text = routingDollarsText(s);
+  const net = s.dollars?.routing?.net ?? 0;
+  return text ? `<div class="${net >= 0 ? "gain" : "loss"}">Routing: ${esc(text)}</div>` : "";
+}
+
 export function moneySection(s: SessionMetrics): string {
   const m = s.money;
   if (!m) return "";
   const shown = moneyShown(m);
   const head = shown
-    ? `<div class="big">${dollars(m.off.dollars)} → ${dollars(m.on.dollars)} <span class="muted small">main model, guard off → on</span> + ${dollars(m.classifier.dollars)} <span class="muted small">classifier</span></div><div class="${m.net >= 0 ? "gain" : "loss"}"><b>${esc(netText(m.off.dollars, m.net))}</b></div>`
+    ? `<div class="big">${dollars(m.off.dollars)} → ${dollars(m.on.dollars)} <span class="muted small">main model, guard off → on</span> + ${dollars(m.classifier.dollars)} <span class="muted small">classifier</span></div><div class="${m.net >= 0 ? "gain" : "loss"}"><b>${esc(netText(m.off.dollars, m.net))}</b></div>${routingHead(s)}`
     : `<div class="big">not priced</div><div class="muted">${esc(noDollarsText(m))}; the token split below still holds. Classifier ${dollars(m.classifier.dollars)}.</div>`;
   const unpriced = shown && m.unpriced.length ? ` Not in dollars: ${unpricedText(m)}.` : "";
   const models =

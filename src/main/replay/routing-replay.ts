@@ -1,21 +1,16 @@
 // Skill routing and tool surfacing, replayed over one session: at every user prompt the extension's own
 // Router decides (with the replay's classifier) which skills to load and which namespaces to surface from
 // the catalog; each request then carries, guard off, the whole catalog and every tool, and guard on what
-// routing chose (the reduced catalog, the loaded skills' section, the surfaced tools), priced with the
-// cache through routingMoney. What the agent used (`/skill:name`, reads of a SKILL.md, tool calls) is
+// routing chose (the reduced catalog, the loaded skills' section, the surfaced tools), priced as pruning's
+// guard-off arm is (core/routing/routing-money.ts), on the same learned profiles and calibration. What the agent used (`/skill:name`, reads of a SKILL.md, tool calls) is
 // checked against what routing had loaded or surfaced by then.
 import { dirname, basename as pathBase } from "node:path";
 import { formatSkillsForPrompt, type SessionEntry, type Skill } from "@earendil-works/pi-coding-agent";
 import { cacheTtlMs } from "../../core/cache/cold-cache.ts";
-import { DEFAULT_TTL_MS } from "../../core/cache/prompt-cache.ts";
 import type { ModelView, SessionMoney } from "../../core/replay/money.ts";
+import { messageChars } from "../../core/replay/replay-metrics.ts";
 import { parseSkillInvocation } from "../../core/routing/routing.ts";
-import {
-  attributeRouting,
-  type PrefixParts,
-  type RoutingPricing,
-  type RoutingRequest,
-} from "../../core/routing/routing-money.ts";
+import { type PrefixParts, RoutingMoney } from "../../core/routing/routing-money.ts";
 import type { RoutingMoneyView, RoutingReplay, SkillUse, ToolUse } from "../../core/routing/routing-report.ts";
 import { coreToolSet, namespaceOf, unknownToolText } from "../../core/routing/surfacing.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
@@ -26,7 +21,8 @@ import { Telemetry } from "../platform/telemetry.ts";
 import { Router } from "../routing/router.ts";
 import { historyFromBranch } from "../routing/routing-branch.ts";
 import type { SkillLike, ToolLike } from "../routing/routing-shapes.ts";
-import { PromptPieces } from "./prompt-pieces.ts";
+import { learnProfiles, OffPieces, recordedRequests } from "./money-log.ts";
+import type { PriceBook } from "./prices.ts";
 import { messageText } from "./proxy-input.ts";
 import type { SessionFile } from "./reader.ts";
 import type { RoutingCatalog } from "./routing-catalog.ts";
@@ -35,8 +31,10 @@ export interface RoutingReplayOptions {
   catalog: RoutingCatalog;
   classify: ClassifyFn;
   config: GuardConfig;
-  /** The session's priced money view: the main model's cache family and prices, and pruning's saving. */
+  /** The session's priced money view: the main model's cache family, pruning's saving and its fit. */
   money?: SessionMoney;
+  /** The prices the pruning replay priced the session with (Pi's registry): routing learns the same profiles. */
+  prices?: PriceBook;
   /** Jev's input price ($/M) to price the embedded scorer's requests as Jev would cost. */
   jevInput?: number;
   /** The policy before evictions waited for a cold cache: decay evicts at any prompt (for the comparison). */
@@ -105,11 +103,14 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
   };
   const router = new Router({ getConfig: () => config, telemetry: new Telemetry({ getConfig: () => undefined }) });
   const model = mainModel(options.money);
-  const pricing: RoutingPricing = {
-    family: model?.family ?? "none",
-    prices: model?.prices ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    ttlMs: DEFAULT_TTL_MS,
-  };
+  const family = model?.family ?? "none";
+  // The profiles and heads the pruning replay learned from the same branch, and the honour its fit found.
+  const startTime = Date.parse(file.header.timestamp ?? "") || 0;
+  const { profiles, heads } = learnProfiles(recordedRequests(file.branch, startTime), options.prices);
+  const honour = options.money ? new Map(options.money.models.map((m) => [m.model, m.calibration?.honour])) : undefined;
+  const pricer = new RoutingMoney(heads, profiles, honour);
+  const offPieces = new OffPieces(file.branch.some((e) => e.type === "context_edit"));
+  let requestN = 0;
   const modelSkills = catalog.skills.filter((s) => !s.disableModelInvocation);
   const allTools = catalog.tools.map((t) => t.name);
   const toolByName = new Map(catalog.tools.map((t) => [t.name, t]));
@@ -127,21 +128,18 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
   let lastRequestAt: number | undefined;
 
   const list: SessionEntry[] = [];
-  const pieces = new PromptPieces();
-  const requests: Array<Omit<RoutingRequest, "offPrefix" | "onPrefix"> & { parts: PrefixParts }> = [];
   const sets: RoutingReplay["sets"] = [];
   const uses: SkillUse[] = [];
   const tools = new Map<string, ToolUse>();
   const everLoaded = new Set<string>();
   const everSurfaced = new Set<string>();
-  let base: number | undefined;
   let turn = 0;
   let changes = 0;
   let previousVisible: MessageLike | undefined;
 
   /** The agent could find the skill: its body is loaded, or the catalog it sees lists it. */
   const visible = (name: string) => shownLoaded.has(name) || shownCatalog.some((s) => s.name === name);
-  const partsNow = (): Omit<PrefixParts, "base"> => ({
+  const partsNow = (): PrefixParts => ({
     catalogAll,
     catalogOn: tokens(catalogChars(shownCatalog)),
     bodies: tokens(shownSection ? `<loaded_skills>\n${shownSection}\n</loaded_skills>`.length : 0),
@@ -164,9 +162,9 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
         const invoked = parseSkillInvocation(prompt).skill;
         // As the extension judges it from the branch: the last request is younger than the cache's lifetime.
         const warm =
-          pricing.family !== "none" &&
+          family !== "none" &&
           lastRequestAt !== undefined &&
-          at - lastRequestAt < cacheTtlMs(pricing.family === "openai" ? "other" : pricing.family);
+          at - lastRequestAt < cacheTtlMs(family === "openai" ? "other" : family);
         const out = await router.boundary({
           kind: "user",
           prompt,
@@ -209,23 +207,21 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
       }
     }
     if (message?.role === "assistant") {
-      const tail = pieces.current(list).slice(1);
-      const blocks = tail.map((p) => ({ key: p.key, tokens: tokens(p.chars) }));
-      const u = message.usage;
-      const recorded = u ? (u.input ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0) : 0;
-      if (base === undefined && recorded > 0) {
-        // What the first recorded request held beyond its messages: Pi's own prompt and core tools.
-        base = Math.max(0, recorded - blocks.reduce((a, b) => a + b.tokens, 0));
+      requestN++;
+      const head = heads[requestN - 1];
+      const off = offPieces.bare.next(list);
+      const rec = offPieces.recorded?.next(list);
+      if (head) {
+        pricer.request({
+          head,
+          off: off.pieces,
+          offFrom: off.from,
+          ...(rec ? { rec: rec.pieces, recFrom: rec.from } : {}),
+          outputChars: messageChars(message),
+          parts: partsNow(),
+          onChanged: previousKey !== undefined && key !== previousKey,
+        });
       }
-      const output = u?.output ?? tokens(messageText(message).length);
-      requests.push({
-        at: Number(message.timestamp) || at,
-        output,
-        tail: blocks,
-        onChanged: previousKey !== undefined && key !== previousKey,
-        ...(recorded > 0 && (u?.cacheRead ?? 0) === 0 ? { cold: true } : {}),
-        parts: { base: 0, ...partsNow() },
-      });
       previousKey = key;
       lastRequestAt = at;
       for (const call of callsOf(message)) {
@@ -260,12 +256,11 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
     }
     if (message && message.role !== "custom") previousVisible = message;
     list.push(entry);
-    pieces.add(entry);
+    offPieces.add(entry);
   }
   router.dispose();
 
-  for (const r of requests) r.parts.base = base ?? 0;
-  const attribution = attributeRouting(requests, pricing);
+  const { priced, ...attribution } = pricer.finish();
   const classifier =
     router.usage.costUsd > 0 ? router.usage.costUsd : (tokens(requestChars) * (options.jevInput ?? 0)) / 1e6;
   const pruning = options.money ? options.money.off.dollars - options.money.on.dollars : undefined;
@@ -274,8 +269,8 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
     classifier,
     ...(pruning !== undefined ? { pruning } : {}),
     netAfterClassifier: attribution.net - classifier,
-    family: pricing.family,
-    priced: model?.prices !== undefined,
+    family,
+    priced: priced && model?.prices !== undefined,
   };
   const used = new Set(uses.map((u) => u.skill));
   const calledNs = new Set([...tools.values()].map((t) => t.namespace).filter((n) => n !== undefined));

@@ -69,6 +69,8 @@ export function moneyLines(s: SessionMetrics): string[] {
   } else {
     lines.push(`  dollars           not priced: ${noDollarsText(m)}; tokens only · ${classifier}`);
   }
+  const routing = routingDollarsText(s);
+  if (routing) lines.push(`  routing dollars   ${routing}`);
   if (moneyShown(m) && m.unpriced.length > 0) lines.push(`  not in dollars    ${unpricedText(m)}; tokens only`);
   if (m.recorded && m.error) {
     const r = m.recorded;
@@ -185,6 +187,14 @@ export function partingsText(x: ModelView, most: number): string {
   return `${misses}${parts.join(" · ") || "no single request parts by more than 10%"}`;
 }
 
+/** Routing's dollars beside pruning's, when the session was replayed with a catalog and priced. */
+export function routingDollarsText(s: SessionMetrics): string | undefined {
+  const r = s.dollars?.routing;
+  if (!r || !s.money || !moneyShown(s.money) || ![r.off, r.on, r.classifier, r.net].every(shownDollars))
+    return undefined;
+  return `${dollars(r.off)} → ${dollars(r.on)} main model (skill routing and tool surfacing off → on, no pruning) + classifier ${dollars(r.classifier)} · ${netText(r.off, r.net)}`;
+}
+
 /** The folder's dollars over the priced sessions. */
 export function moneyTotalLine(report: ReplayReport): string | undefined {
   const priced = report.sessions.filter((s) => s.money && moneyShown(s.money));
@@ -198,5 +208,14 @@ export function moneyTotalLine(report: ReplayReport): string | undefined {
     classifier += s.money?.classifier.dollars ?? 0;
   }
   if (![off, on, classifier].every(shownDollars)) return undefined;
-  return `all ${priced.length} priced sessions: ${dollars(off)} → ${dollars(on)} + classifier ${dollars(classifier)} · ${netText(off, off - on - classifier)}`;
+  const routed = priced.filter((s) => s.dollars?.routing);
+  const routing = routed.reduce((a, s) => a + (s.dollars?.routing?.net ?? 0), 0);
+  const routingText =
+    routed.length > 0 && shownDollars(routing)
+      ? ` · routing over ${routed.length} of them: ${netText(
+          routed.reduce((a, s) => a + (s.dollars?.routing?.off ?? 0), 0),
+          routing,
+        )}`
+      : "";
+  return `all ${priced.length} priced sessions: ${dollars(off)} → ${dollars(on)} + classifier ${dollars(classifier)} · ${netText(off, off - on - classifier)}${routingText}`;
 }
