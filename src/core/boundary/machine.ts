@@ -4,7 +4,7 @@
 // (slot.ts), the boundary's own pass and its hand-over to a prompt, the turn's flags that make the next
 // turn_end the guard's, and close. Diagram: docs/DESIGN.md, "The boundary machine".
 import type { PassPhase } from "../shared/types.ts";
-import { endJob, type Job, jobOf, jobsIn, newJob, type Slot, startQueued, takeEnded, withJob } from "./slot.ts";
+import { endJob, type Job, jobsIn, newJob, type Slot, startQueued, takeEnded, withJob } from "./slot.ts";
 
 export type { PassPhase } from "../shared/types.ts";
 export type { Job, Slot } from "./slot.ts";
@@ -85,9 +85,17 @@ export type BoundaryEvent =
   | { type: "begun"; id: number; leaf?: string }
   | { type: "job-asking"; id: number }
   | { type: "quiet"; id: number }
-  | { type: "ended"; id: number; drafts: boolean }
-  /** A boundary lands what has ended; `onBranch` says whether a judged leaf is on the current branch. */
-  | { type: "land"; onBranch: (leaf: string) => boolean }
+  /** Job `id` ended; `leaf` is the branch it judged when it never said (it judged the context it started on). */
+  | { type: "ended"; id: number; drafts: boolean; leaf?: string }
+  /**
+   * A boundary lands what has ended (the pending job and the one after it, or `parts` of them); `onBranch`
+   * says whether a judged leaf is on the current branch.
+   */
+  | { type: "land"; onBranch: (leaf: string) => boolean; parts?: number }
+  /** A checkpoint starts behind the agent unless one is pending. */
+  | { type: "checkpoint" }
+  /** A run end's pass follows the pending one. */
+  | { type: "follow" }
   | { type: "close" };
 
 export type Effect =
@@ -227,14 +235,21 @@ function apply(m: Machine, e: BoundaryEvent): Step {
     case "quiet":
       return jobChanged(m, e.id, (j) => ({ ...j, asking: false }));
     case "ended": {
-      const { slot, started } = endJob(m.slot, e.id, e.drafts);
+      const leaf = e.leaf;
+      const told =
+        leaf === undefined ? m.slot : withJob(m.slot, e.id, (j) => (j.leaf === undefined ? { ...j, leaf } : j));
+      const { slot, started } = endJob(told, e.id, e.drafts);
       return {
         state: { ...m, slot },
         effects: started ? [{ type: "start", id: started.id, phase: "run-end", after: started.after }] : [],
       };
     }
     case "land":
-      return land(m, e.onBranch);
+      return land(m, e.onBranch, e.parts);
+    case "checkpoint":
+      return checkpoint(m);
+    case "follow":
+      return follow(m);
     case "close": {
       const ids = [...jobsIn(m.slot).map((j) => j.id), ...(m.slot.queued ? [m.slot.queued.id] : [])];
       const { asking: _, ...rest } = m;
@@ -301,19 +316,22 @@ function pass(m: Machine, phase: PassPhase): Step {
  * own pass follow that one (at most one waits); a run end that landed it runs its own pass on the rest.
  */
 function passLanded(m: Machine, phase: PassPhase, landed: boolean): Step {
-  const pending = m.slot.pending;
-  if (pending) {
-    if (phase !== "run-end" || m.slot.queued || m.slot.second) return { state: m, effects: [] };
-    const id = m.nextId;
-    const queued: Machine = { ...m, nextId: id + 1, slot: { ...m.slot, queued: { id } } };
-    const effects: Effect[] = [{ type: "queue", id, after: pending.id }];
-    if (!pending.ended) return { state: queued, effects };
-    const { slot, started } = startQueued(queued.slot, pending);
-    if (started) effects.push({ type: "start", id: started.id, phase: "run-end", after: started.after });
-    return { state: { ...queued, slot }, effects };
-  }
+  if (m.slot.pending) return phase === "run-end" ? follow(m) : { state: m, effects: [] };
   if (landed && phase !== "run-end") return { state: m, effects: [] };
   return { state: m, effects: [{ type: "judge", phase }] };
+}
+
+/** The run end's pass waits behind the pending one (at most one waits), and starts once that one has ended. */
+function follow(m: Machine): Step {
+  const pending = m.slot.pending;
+  if (!pending || m.slot.queued || m.slot.second) return { state: m, effects: [] };
+  const id = m.nextId;
+  const queued: Machine = { ...m, nextId: id + 1, slot: { ...m.slot, queued: { id } } };
+  const effects: Effect[] = [{ type: "queue", id, after: pending.id }];
+  if (!pending.ended) return { state: queued, effects };
+  const { slot, started } = startQueued(queued.slot, pending);
+  if (started) effects.push({ type: "start", id: started.id, phase: "run-end", after: started.after });
+  return { state: { ...queued, slot }, effects };
 }
 
 /** The boundary's pass goes on behind the agent: it takes the slot (a boundary lands what was there first). */
@@ -329,8 +347,8 @@ function adopt(m: Machine, phase: PassPhase, leaf: string | undefined): Step {
 }
 
 /** The jobs that have ended land, each on the branch it judged; one judged on another is set aside. */
-function land(m: Machine, onBranch: (leaf: string) => boolean): Step {
-  const { slot, taken } = takeEnded(m.slot);
+function land(m: Machine, onBranch: (leaf: string) => boolean, parts?: number): Step {
+  const { slot, taken } = takeEnded(m.slot, parts);
   const effects: Effect[] = [];
   for (const job of taken) {
     if (!job.drafts) continue;
@@ -339,5 +357,3 @@ function land(m: Machine, onBranch: (leaf: string) => boolean): Step {
   }
   return { state: { ...m, slot }, effects };
 }
-
-export { jobOf };

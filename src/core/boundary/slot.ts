@@ -89,10 +89,10 @@ export function endJob(
  * The jobs that land at a boundary, in order: the pending one if it has ended, then the one after it if
  * that has ended too. What is left in the slot is returned with them.
  */
-export function takeEnded(slot: Slot): { slot: Slot; taken: Job[] } {
+export function takeEnded(slot: Slot, parts = 2): { slot: Slot; taken: Job[] } {
   const taken: Job[] = [];
   let next = slot;
-  for (let part = 0; part < 2; part++) {
+  for (let part = 0; part < parts; part++) {
     const job = next.pending;
     if (!job?.ended) break;
     const { pending: _, second, ...rest } = next;

@@ -1,21 +1,22 @@
-// The slot of the pass behind the agent (background-pass.ts): at most one pending pass, from its start
-// until its drafts land, and at most one that follows it. Its drafts are re-validated when they land
-// (pass/revalidate.ts).
+// The slot of the pass behind the agent (background-pass.ts): the machine's slot (core/boundary/slot.ts)
+// says what starts and lands; this runs the passes and keeps their contexts and drafts. Drafts are
+// re-validated when they land (pass/revalidate.ts).
+
+import { type Effect, type Job, readyJob } from "../../core/boundary/machine.ts";
+import { jobOf } from "../../core/boundary/slot.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import { type Judged, keptWhole, type Landed, revalidate } from "../pass/revalidate.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { background } from "../platform/callbacks.ts";
+import { BoundaryMachine } from "./boundary-machine.ts";
 
-interface Job {
+/** What the shell keeps of a job the machine has in its slot: what it judges, and its run. */
+interface JobRun {
   /** The boundary's context the checkpoint judges (the latest one until it begins). */
   context: readonly ProjectedLike[];
-  begun: boolean;
-  /** Its plan is made and it asks the classifier (until then it is quick to wait for). */
-  asking: boolean;
   /** Resolves once it asks the classifier or ends. */
   planned: Promise<void>;
   done: Promise<void>;
-  settled: boolean;
   result: Judged | undefined;
 }
 
@@ -47,40 +48,46 @@ interface Successor {
 
 /**
  * The one pass behind the agent, from its start until its drafts land, and at most one that follows it
- * (a run end that found the slot taken): that one starts once the first has ended, so two passes never
- * plan at once, and each lands at the first boundary after it has ended.
+ * (a run end that found the slot taken): the boundary machine (core/boundary/slot.ts) decides which starts,
+ * waits and lands; this runs them and keeps what they judged until they land.
  */
 export class BackgroundSlot {
-  #job: Job | undefined;
-  #successor: Successor | undefined;
-  /** The successor once started, until the first has landed. */
-  #second: Job | undefined;
+  readonly #machine: BoundaryMachine;
+  readonly #runs = new Map<number, JobRun>();
+  /** Followers queued, until they start. */
+  readonly #queued = new Map<number, Successor>();
   /** Told when a pass ends; one that ended with nothing to land has left the slot already. */
   readonly #ended: (drafts: boolean) => void;
 
-  constructor(ended: (drafts: boolean) => void = () => undefined) {
+  constructor(ended: (drafts: boolean) => void = () => undefined, machine = new BoundaryMachine()) {
     this.#ended = ended;
+    this.#machine = machine;
+  }
+
+  get #pending(): Job | undefined {
+    return this.#machine.state.slot.pending;
   }
 
   /** A checkpoint was started and its drafts have not landed yet (finished or not). */
   get pending(): boolean {
-    return this.#job !== undefined;
+    return this.#pending !== undefined;
   }
 
   /** A pending pass has taken the context it judges. */
   get begun(): boolean {
-    return this.#job?.begun === true;
+    return this.#pending?.begun === true;
   }
 
   /** A checkpoint is planning (in the worker): it will skip or start asking within moments. */
   get planning(): boolean {
-    const job = this.#job;
-    return job?.begun === true && !job.asking && !job.settled;
+    const job = this.#pending;
+    return job?.begun === true && !job.asking && !job.ended;
   }
 
   /** Resolves once the pending checkpoint asks the classifier or ends: its plan is made. */
   async planned(): Promise<void> {
-    await this.#job?.planned;
+    const job = this.#pending;
+    await (job && this.#runs.get(job.id)?.planned);
   }
 
   /**
@@ -88,31 +95,37 @@ export class BackgroundSlot {
    * entry of the context it judged (its drafts belong to the branch that holds it).
    */
   get ready(): (Judged & { leaf?: string }) | undefined {
-    const job = this.#job;
-    if (!job?.settled || !job.result) return undefined;
-    const leaf = leafOf(job.context);
-    return leaf === undefined ? job.result : { ...job.result, leaf };
+    const job = readyJob(this.#machine.state);
+    const result = job && this.#runs.get(job.id)?.result;
+    if (!job || !result) return undefined;
+    return job.leaf === undefined ? result : { ...result, leaf: job.leaf };
   }
 
   /** Resolves once the pending checkpoint has ended (its drafts can land). */
   async finished(): Promise<void> {
-    await this.#job?.done;
+    const job = this.#pending;
+    await (job && this.#runs.get(job.id)?.done);
   }
 
   /**
    * Starts `run` unless a checkpoint is pending. `run` calls `begin` once it is ready to plan (the pass
    * worker is up) and judges the context it returns, and calls `asking` once its plan asks the
    * classifier. A failed run lands nothing (`run` reports its own failures). Returns whether it started.
+   * One pending that has not begun judges `context` instead, so a checkpoint that waited for the worker
+   * is not one about outputs too young to judge.
    */
   start(context: readonly ProjectedLike[], run: (job: RunningJob) => Promise<Judged | undefined>): boolean {
-    if (this.#job) {
-      // Not planning yet (the worker is still starting): it judges the newer boundary instead, so a
-      // checkpoint that waited is not one about outputs too young to judge.
-      if (!this.#job.begun) this.#job.context = context;
-      return false;
+    let started = false;
+    for (const effect of this.#machine.send({ type: "checkpoint" })) {
+      if (effect.type === "retarget") {
+        const pending = this.#runs.get(effect.id);
+        if (pending) pending.context = context;
+      } else if (effect.type === "start") {
+        this.#runs.set(effect.id, this.#run(effect.id, context, run));
+        started = true;
+      }
     }
-    this.#job = this.#run(context, false, run);
-    return true;
+    return started;
   }
 
   /**
@@ -120,39 +133,59 @@ export class BackgroundSlot {
    * landed nothing). Returns false when a successor is queued already or nothing is pending.
    */
   follow(context: readonly ProjectedLike[], run: Successor["run"]): boolean {
-    const job = this.#job;
-    if (!job || this.#successor || this.#second) return false;
-    this.#successor = { context, run };
-    if (job.settled) this.#startSuccessor(job);
-    return true;
+    const effects = this.#machine.send({ type: "follow" });
+    for (const effect of effects) {
+      if (effect.type === "queue") this.#queued.set(effect.id, { context, run });
+    }
+    this.#carry(effects);
+    return effects.some((e) => e.type === "queue");
   }
 
-  /** The first pass has ended: its successor starts (in its place if it left nothing to land). */
-  #startSuccessor(first: Job): void {
-    const next = this.#successor;
+  /** Carries out what the machine said after a job ended or a follower was queued. */
+  #carry(effects: readonly Effect[]): void {
+    for (const effect of effects) {
+      if (effect.type === "start" && effect.after !== undefined) this.#startQueued(effect.id, effect.after);
+      else if (effect.type === "drop") for (const id of effect.ids) this.#forget(id);
+    }
+  }
+
+  /** A queued follower starts, told what the pass before it judged. */
+  #startQueued(id: number, after: number): void {
+    const next = this.#queued.get(id);
     if (!next) return;
-    this.#successor = undefined;
-    const second = this.#run(next.context, false, (job) => next.run(job, first.result));
-    if (first.result && this.#job === first) this.#second = second;
-    else this.#job = second;
+    this.#queued.delete(id);
+    const first = this.#runs.get(after)?.result;
+    this.#runs.set(
+      id,
+      this.#run(id, next.context, (job) => next.run(job, first)),
+    );
+  }
+
+  #forget(id: number): void {
+    this.#runs.delete(id);
+    this.#queued.delete(id);
   }
 
   /**
    * Takes the rest of a handed-over pass into the slot: it was judging `context` and is asking the
-   * classifier; its drafts land like a checkpoint's. A checkpoint pending here cannot be, since a pass
-   * at a boundary lands it first; it would be dropped.
+   * classifier; its drafts land like a checkpoint's.
    */
   adopt(context: readonly ProjectedLike[], rest: Promise<Judged | undefined>): void {
-    this.#job = this.#run(context, true, () => rest);
+    const effects = this.#machine.send({ type: "adopt", phase: "run-end", ...leafField(context) });
+    this.#carry(effects);
+    for (const effect of effects) {
+      if (effect.type === "adopted")
+        this.#runs.set(
+          effect.id,
+          this.#run(effect.id, context, () => rest),
+        );
+    }
   }
 
-  #run(context: readonly ProjectedLike[], asking: boolean, run: (job: RunningJob) => Promise<Judged | undefined>): Job {
+  #run(id: number, context: readonly ProjectedLike[], run: (job: RunningJob) => Promise<Judged | undefined>): JobRun {
     let planned = () => {};
-    const job: Job = {
+    const job: JobRun = {
       context,
-      begun: asking,
-      asking,
-      settled: false,
       result: undefined,
       planned: new Promise((resolve) => {
         planned = resolve;
@@ -161,11 +194,11 @@ export class BackgroundSlot {
     };
     const running: RunningJob = {
       begin: () => {
-        job.begun = true;
+        this.#machine.send({ type: "begun", id, ...leafField(job.context) });
         return job.context;
       },
       asking: () => {
-        job.asking = true;
+        this.#machine.send({ type: "job-asking", id });
         planned();
       },
     };
@@ -173,14 +206,13 @@ export class BackgroundSlot {
       try {
         job.result = await run(running);
       } finally {
-        job.settled = true;
         planned();
-        // Nothing to land: the slot is free at once, so no boundary is needed to clear it.
-        if (!job.result && this.#job === job) this.#job = undefined;
-        const second = this.#second === job;
-        if (!job.result && second) this.#second = undefined;
-        if (this.#job === undefined || this.#job === job) this.#startSuccessor(job);
-        if (this.#job === job || second || !job.result) this.#ended(job.result !== undefined);
+        const drafts = job.result !== undefined;
+        const held = jobOf(this.#machine.state.slot, id) !== undefined;
+        this.#carry(this.#machine.send({ type: "ended", id, drafts, ...leafField(job.context) }));
+        // Nothing to land: it has left the slot, so no boundary is needed to clear it.
+        if (!drafts) this.#runs.delete(id);
+        if (held || !drafts) this.#ended(drafts);
       }
     });
     return job;
@@ -199,27 +231,31 @@ export class BackgroundSlot {
       onBranch?: (id: string) => boolean;
     },
   ): Promise<Landed | undefined> {
-    const job = this.#job;
-    if (!job || (!job.settled && !options.wait)) return undefined;
-    await job.done;
-    if (this.#job === job) {
-      this.#job = this.#second;
-      this.#second = undefined;
+    const job = this.#pending;
+    if (!job || (!job.ended && !options.wait)) return undefined;
+    await this.#runs.get(job.id)?.done;
+    const onBranch = options.onBranch ?? (() => true);
+    for (const effect of this.#machine.send({ type: "land", onBranch, parts: 1 })) {
+      const run = this.#runs.get(effect.type === "land" || effect.type === "set-aside" ? effect.id : -1);
+      if (!run?.result) continue;
+      this.#forget(effect.type === "land" ? effect.id : (effect as { id: number }).id);
+      // Judged for a run on a branch the session has left (/tree, /fork): its question is not this branch's.
+      if (effect.type === "set-aside") {
+        const record = keptWhole(run.result.record, effect.why);
+        return { edits: [], record, recordDraft: recordDraft(record), dropped: [], offBranch: true };
+      }
+      return revalidate(run.result, run.context, now, options.positionOf);
     }
-    if (!job.result) return undefined;
-    // Judged for a run on a branch the session has left (/tree, /fork): its question is not this branch's.
-    const leaf = leafOf(job.context);
-    if (leaf !== undefined && options.onBranch && !options.onBranch(leaf)) {
-      const record = keptWhole(job.result.record, "judged on another branch");
-      return { edits: [], record, recordDraft: recordDraft(record), dropped: [], offBranch: true };
-    }
-    return revalidate(job.result, job.context, now, options.positionOf);
+    return undefined;
   }
 
   /** Forgets a pending checkpoint and what follows it (shutdown): their drafts never land. */
   drop(): void {
-    this.#job = undefined;
-    this.#second = undefined;
-    this.#successor = undefined;
+    this.#carry(this.#machine.send({ type: "close" }));
   }
 }
+
+const leafField = (context: readonly ProjectedLike[]): { leaf?: string } => {
+  const leaf = leafOf(context);
+  return leaf === undefined ? {} : { leaf };
+};
