@@ -20,18 +20,24 @@ export interface RunTurns {
 }
 
 export function runTurns(entries: readonly SnapEntry[], span: RunSpan): RunTurns {
-  const out: RunTurns = { current: 0, callTurn: new Map(), calls: [], callIndex: new Map() };
-  for (let i = span.startIndex + 1; i < entries.length; i++) {
-    const e = entries[i] as SnapEntry;
-    if (e.role !== "assistant") continue;
-    out.current++;
-    for (const call of e.toolCalls ?? []) {
-      out.callTurn.set(call.id, out.current);
-      out.callIndex.set(call.id, out.calls.length);
-      out.calls.push({ id: call.id, label: toolLabel(call.name, call.args) });
-    }
-  }
+  const out = noTurns();
+  for (let i = span.startIndex + 1; i < entries.length; i++) addTurn(out, entries[i] as SnapEntry);
   return out;
+}
+
+export function noTurns(): RunTurns {
+  return { current: 0, callTurn: new Map(), calls: [], callIndex: new Map() };
+}
+
+/** Counts the run's next entry into `out` (runTurns, one entry at a time). */
+export function addTurn(out: RunTurns, e: SnapEntry): void {
+  if (e.role !== "assistant") return;
+  out.current++;
+  for (const call of e.toolCalls ?? []) {
+    out.callTurn.set(call.id, out.current);
+    out.callIndex.set(call.id, out.calls.length);
+    out.calls.push({ id: call.id, label: toolLabel(call.name, call.args) });
+  }
 }
 
 /** Labels of the calls made after this one; above 30, the first and last 15 with a gap note. */
@@ -49,21 +55,23 @@ const UNANSWERED = new Set(["timeout", "error", "aborted", "no-answer"]);
 /** Tool results already judged at a checkpoint of this run (from the mid-run records on the branch). */
 export function checkpointMemo(entries: readonly SnapEntry[], runStart: number): Set<string> {
   const memo = new Set<string>();
-  for (let i = runStart + 1; i < entries.length; i++) {
-    const e = entries[i] as SnapEntry;
-    if (e.type !== "custom" || e.customType !== RECORD_TYPE || !e.data || typeof e.data !== "object") continue;
-    const record = e.data as Partial<GuardRecord>;
-    if (record.phase !== "mid-run" || !Array.isArray(record.results)) continue;
-    for (const r of record.results as unknown[]) {
-      // Records come back from session files: a damaged result is skipped, not trusted.
-      if (typeof r !== "object" || r === null) continue;
-      const { kind, entryId, reason } = r as { kind?: unknown; entryId?: unknown; reason?: unknown };
-      if (kind === "exchange" || kind === "image" || typeof entryId !== "string") continue;
-      const reasons = String(reason ?? "").split(",");
-      if (!reasons.some((x) => UNANSWERED.has(x.trim()))) memo.add(entryId);
-    }
-  }
+  for (let i = runStart + 1; i < entries.length; i++) addToMemo(memo, entries[i] as SnapEntry);
   return memo;
+}
+
+/** Adds what one entry of the run (a mid-run record, or nothing) settles to checkpointMemo's set. */
+export function addToMemo(memo: Set<string>, e: SnapEntry): void {
+  if (e.type !== "custom" || e.customType !== RECORD_TYPE || !e.data || typeof e.data !== "object") return;
+  const record = e.data as Partial<GuardRecord>;
+  if (record.phase !== "mid-run" || !Array.isArray(record.results)) return;
+  for (const r of record.results as unknown[]) {
+    // Records come back from session files: a damaged result is skipped, not trusted.
+    if (typeof r !== "object" || r === null) continue;
+    const { kind, entryId, reason } = r as { kind?: unknown; entryId?: unknown; reason?: unknown };
+    if (kind === "exchange" || kind === "image" || typeof entryId !== "string") continue;
+    const reasons = String(reason ?? "").split(",");
+    if (!reasons.some((x) => UNANSWERED.has(x.trim()))) memo.add(entryId);
+  }
 }
 
 /** Old enough, not judged at an earlier checkpoint, and not a recall the model just asked for. */

@@ -4,30 +4,27 @@
 // The requests for tool outputs are made in plan-outputs.ts.
 
 import type { LandingPass } from "../boundary/landed-items.ts";
-import { sessionRequests } from "../cache/break-even.ts";
 import {
   type CheckpointBatch,
   type CheckpointCacheView,
-  checkpointMemo,
   decideCheckpoint,
   eligibleAtCheckpoint,
   laterCalls,
-  runTurns,
 } from "../cache/checkpoint.ts";
 import { type PlanBreakEven, planBreakEven } from "../cache/edit-gate.ts";
 import { buildExchangeRequests, collectExchanges, type Exchange, exchangeMemo } from "../items/exchanges.ts";
-import { collectImages, type ImageItem } from "../items/images.ts";
-import { dueForRetry, readJudgments } from "../items/judged.ts";
+import type { ImageItem } from "../items/images.ts";
+import { dueForRetry } from "../items/judged.ts";
 import { type KeepRule, ruleKeeps } from "../items/keep-rules.ts";
 import { outputNotes } from "../items/output-notes.ts";
 import { readOutputRecords } from "../items/skipped-runs.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
 import { type DiskCheck, earlierStaleReads, type StaleRead } from "../items/stale-reads.ts";
-import { madeWhileOff } from "../records/off-spans.ts";
-import { type Pins, readPins, unpinned } from "../records/pins.ts";
+import { type Pins, unpinned } from "../records/pins.ts";
 import type { Candidate, ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
 import { buildCheckpointRequest } from "./checkpoint-request.ts";
 import { type PassBudget, passBudget, takeNewest } from "./pass-budget.ts";
+import { type PlanIndex, type SessionReads, sessionReads } from "./plan-index.ts";
 import {
   type ChunkMeta,
   type ItemKind,
@@ -87,26 +84,28 @@ export function planRunEnd(
   view?: Partial<CheckpointCacheView>,
   diskCheck?: DiskCheck,
   landing?: LandingPass,
+  index?: PlanIndex,
 ): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
+  const reads = sessionReads(entries, index);
   const breakEven = planBreakEven(
     entries,
     config,
     view,
     config.exchangeBreakEven,
-    view?.requestsAhead ?? sessionRequests(entries),
+    view?.requestsAhead ?? reads.requests(),
   );
   const requests: ClassifierRequest[] = [];
   const kinds: ItemKind[] = [];
   const limits = { maxSegmentChars: config.maxSegmentChars, maxItemsPerRequest: MAX_ITEMS_PER_REQUEST };
-  const judged = readJudgments(entries);
+  const judged = reads.judged();
   // What the user restored or pinned is never judged again, by any kind of item.
-  const pins = pinsAnd(entries, landing);
+  const pins = pinsAnd(reads, landing);
 
   const notes = outputNotes(entries, span, diskCheck);
   const budget = passBudget(config);
-  const positionOf = positions(entries);
+  const positionOf = (id: string) => reads.positionOf(id);
   // An output of this run that a run end judged already (the run started before a resumed crash or a
   // steer) is not asked again unless that judgment had no usable answer.
   const atRunEnd = readOutputRecords(entries).atRunEnd;
@@ -140,7 +139,7 @@ export function planRunEnd(
     kinds,
   );
 
-  const images = removableImages(entries, config.imageKeepTurns, span.startIndex).filter((i) =>
+  const images = removableImages(reads, config.imageKeepTurns, span.startIndex).filter((i) =>
     unpinned(pins, i.entryId),
   );
 
@@ -200,20 +199,12 @@ export function planRunEnd(
  * The branch's pins, with what a pass landing at the same boundary judged (core/boundary/landed-items.ts)
  * and what was made while the guard was off (core/records/off-spans.ts) left alone like pinned entries.
  */
-function pinsAnd(entries: SnapEntry[], landing: LandingPass | undefined): Pins {
-  const pins = readPins(entries);
-  for (const id of landing?.judged ?? []) pins.pinned.add(id);
-  for (const id of madeWhileOff(entries)) pins.pinned.add(id);
-  return pins;
-}
-
-/** Each entry's position in the snapshot, read once when first asked. */
-function positions(entries: readonly SnapEntry[]): (id: string) => number {
-  let at: Map<string, number> | undefined;
-  return (id) => {
-    at ??= new Map(entries.map((e, i) => [e.id, i]));
-    return at.get(id) ?? -1;
-  };
+function pinsAnd(reads: SessionReads, landing: LandingPass | undefined): Pins {
+  const pins = reads.pins();
+  const off = reads.off();
+  if (!landing?.judged.length && off.size === 0) return pins;
+  // The reads are shared with later plans: the additions go on a copy.
+  return { ...pins, pinned: new Set([...pins.pinned, ...(landing?.judged ?? []), ...off]) };
 }
 
 /** The run's large and small outputs that fit in the pass's budget, newest first. */
@@ -267,18 +258,8 @@ function keptByRules(
 }
 
 /** Old images whose stub is smaller than they are (a tiny image costs less than the line standing for it). */
-function removableImages(entries: SnapEntry[], keepTurns: number, promptIndex: number): ImageItem[] {
-  return collectImages(entries, keepTurns, promptIndex).filter((i) => i.afterChars < i.beforeChars);
-}
-
-/** The call id behind each tool result of the run (for the age rule). */
-function resultCalls(entries: readonly SnapEntry[], from: number): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = from; i < entries.length; i++) {
-    const e = entries[i] as SnapEntry;
-    if (e.role === "toolResult" && e.toolCallId) out.set(e.id, e.toolCallId);
-  }
-  return out;
+function removableImages(reads: SessionReads, keepTurns: number, promptIndex: number): ImageItem[] {
+  return reads.images(keepTurns, promptIndex).filter((i) => i.afterChars < i.beforeChars);
 }
 
 /**
@@ -291,32 +272,32 @@ export function planCheckpoint(
   view: CheckpointCacheView,
   diskCheck?: DiskCheck,
   landing?: LandingPass,
+  index?: PlanIndex,
 ): PassPlan {
   const span = collectRun(entries, config.historyExchanges);
   if (!span) return { status: "skip", reason: "no run" };
-  const turns = runTurns(entries, span);
-  const memo = checkpointMemo(entries, span.startIndex);
-  const calls = resultCalls(entries, span.startIndex + 1);
+  const reads = sessionReads(entries, index);
+  const { turns, memo, calls } = reads.run(span);
   const eligible = (item: { entryId: string; tool: string }) =>
     eligibleAtCheckpoint({ ...item, callId: calls.get(item.entryId) }, turns, memo, config.midRunMinAgeTurns);
   const notes = outputNotes(entries, span, diskCheck);
   const superseded = notes.superseded;
-  const pins = pinsAnd(entries, landing);
+  const pins = pinsAnd(reads, landing);
   const free = (item: { entryId: string }) => unpinned(pins, item.entryId);
   const budget = passBudget(config);
   const { large, small } = newestOutputs(
     collectCandidates(entries, span, config, superseded).filter((c) => eligible(c) && free(c)),
     collectSmall(entries, span, config, superseded, (c) => eligible(c) && free(c)),
     budget,
-    positions(entries),
+    (id) => reads.positionOf(id),
   );
   const exchanges = newestExchanges(
-    collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex)).filter((x) =>
-      unpinned(pins, x.promptId, ...x.entryIds),
+    collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex), reads.judged()).filter(
+      (x) => unpinned(pins, x.promptId, ...x.entryIds),
     ),
     budget,
   );
-  const images = removableImages(entries, config.imageKeepTurns, span.startIndex).filter(free);
+  const images = removableImages(reads, config.imageKeepTurns, span.startIndex).filter(free);
   const batch: CheckpointBatch = {
     outputIds: [...large.map((c) => c.entryId), ...small.map((i) => i.entryId)],
     outputChars: large.reduce((n, c) => n + c.text.length, 0) + small.reduce((n, i) => n + i.chars, 0),
@@ -329,7 +310,7 @@ export function planCheckpoint(
   for (let i = entries.length - 1; i >= 0 && lastUser < 0; i--) if (isUserMessage(entries[i])) lastUser = i;
   // The rewrite is paid back by every request still to come in the session, not only in this run: the
   // session's requests so far stand in for them, as at run end.
-  const requestsSoFar = view.requestsAhead ?? sessionRequests(entries);
+  const requestsSoFar = view.requestsAhead ?? reads.requests();
   const decision = decideCheckpoint(entries, batch, requestsSoFar, lastUser, config, view);
   if (!decision.run) return { status: "skip", reason: decision.reason };
 

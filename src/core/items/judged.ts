@@ -58,17 +58,21 @@ function resultRetries(kind: unknown, reason: unknown): boolean {
   return reasonTokens(reason).some((r) => r === "deferred" || r.startsWith("keep:") || UNANSWERED_REASONS.has(r));
 }
 
-/** Reads every guard record before `end` (default: all entries), in branch order. */
-export function readJudgments(entries: readonly SnapEntry[], end = entries.length): GuardJudgments {
-  const edited = new Set<string>();
-  const latestRetries = new Set<string>();
-  const counts = new Map<string, number>();
-  for (let i = 0; i < Math.min(end, entries.length); i++) {
-    const e = entries[i] as SnapEntry;
-    if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
+/**
+ * The judgments of the records folded in so far, in branch order. `judgments` is live: it follows every
+ * record added after it was read (the pass worker keeps one per session and adds what each boundary appends).
+ */
+export class JudgmentsFold {
+  readonly judgments: GuardJudgments = { edited: new Set(), retry: new Map() };
+  /** Results that asked for a retry, per entry, over every record (the retry bound counts them all). */
+  readonly #counts = new Map<string, number>();
+
+  add(e: SnapEntry): void {
+    if (e.type !== "custom" || e.customType !== RECORD_TYPE) return;
     const data = e.data;
     const results = typeof data === "object" && data !== null ? (data as { results?: unknown }).results : undefined;
-    if (!Array.isArray(results)) continue;
+    if (!Array.isArray(results)) return;
+    const { edited, retry } = this.judgments;
     for (const r of results as unknown[]) {
       if (typeof r !== "object" || r === null) continue;
       const { kind, entryId, reason, outcome } = r as Record<string, unknown>;
@@ -76,16 +80,21 @@ export function readJudgments(entries: readonly SnapEntry[], end = entries.lengt
       if (resultEdited(kind, outcome, reason)) edited.add(entryId);
       else edited.delete(entryId);
       if (resultRetries(kind, reason)) {
-        latestRetries.add(entryId);
-        counts.set(entryId, (counts.get(entryId) ?? 0) + 1);
+        const n = (this.#counts.get(entryId) ?? 0) + 1;
+        this.#counts.set(entryId, n);
+        retry.set(entryId, n);
       } else {
-        latestRetries.delete(entryId);
+        retry.delete(entryId);
       }
     }
   }
-  const retry = new Map<string, number>();
-  for (const id of latestRetries) retry.set(id, counts.get(id) ?? 1);
-  return { edited, retry };
+}
+
+/** Reads every guard record before `end` (default: all entries), in branch order. */
+export function readJudgments(entries: readonly SnapEntry[], end = entries.length): GuardJudgments {
+  const fold = new JudgmentsFold();
+  for (let i = 0; i < Math.min(end, entries.length); i++) fold.add(entries[i] as SnapEntry);
+  return fold.judgments;
 }
 
 /**

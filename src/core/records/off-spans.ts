@@ -40,24 +40,32 @@ export function readSwitch(e: SwitchEntryLike): SwitchData | undefined {
  * entries (a compaction dropped it) covers everything before it: what was kept was made after the off.
  */
 export function madeWhileOff(entries: readonly SwitchEntryLike[]): Set<string> {
-  const off = new Set<string>();
-  let isOff = false;
-  let seen = new Set<string>();
-  for (const e of entries) {
+  const fold = new OffSpans();
+  for (const e of entries) fold.add(e);
+  return fold.off;
+}
+
+/** madeWhileOff entry by entry: `off` holds the answer for the entries added so far. */
+export class OffSpans {
+  readonly off = new Set<string>();
+  #isOff = false;
+  #seen = new Set<string>();
+
+  add(e: SwitchEntryLike): void {
     const s = readSwitch(e);
     if (!s) {
-      if (isOff) off.add(e.id);
-      seen.add(e.id);
-      continue;
+      if (this.#isOff) this.off.add(e.id);
+      this.#seen.add(e.id);
+      return;
     }
-    if (s.judge) off.clear();
-    else if (s.on && !isOff && s.from !== undefined && !seen.has(s.from)) for (const id of seen) off.add(id);
-    isOff = !s.on;
-    seen.add(e.id);
+    if (s.judge) this.off.clear();
+    else if (s.on && !this.#isOff && s.from !== undefined && !this.#seen.has(s.from))
+      for (const id of this.#seen) this.off.add(id);
+    this.#isOff = !s.on;
+    this.#seen.add(e.id);
     // Only entries after the newest switch can still be covered by an "on" whose "off" is gone.
-    if (s.on) seen = new Set();
+    if (s.on) this.#seen = new Set();
   }
-  return off;
 }
 
 /** Whether the guard is switched off at the end of these entries (no switch: on). */

@@ -52,22 +52,29 @@ export function readPinData(e: PinEntryLike): PinData | undefined {
   return ids.length > 0 ? pinData(d.action, ids, notes) : undefined;
 }
 
+export function noPins(): Pins {
+  return { pinned: new Set(), restored: new Set(), restoredItems: new Set(), notes: new Set() };
+}
+
+/** Adds what one entry pins or restores (none: nothing) to `pins`. */
+export function addPins(pins: Pins, e: PinEntryLike): void {
+  const d = readPinData(e);
+  if (!d) return;
+  if (d.action === "restore") pins.restoredItems.add(d.ids[0] as string);
+  for (const id of d.ids) {
+    pins.pinned.add(id);
+    if (d.action === "restore") pins.restored.add(id);
+  }
+  for (const id of d.notes ?? []) {
+    pins.pinned.add(id);
+    pins.notes.add(id);
+  }
+}
+
 /** The pinned and restored entries named by the requests among `entries` (in any order). */
 export function readPins(entries: readonly PinEntryLike[]): Pins {
-  const pins: Pins = { pinned: new Set(), restored: new Set(), restoredItems: new Set(), notes: new Set() };
-  for (const e of entries) {
-    const d = readPinData(e);
-    if (!d) continue;
-    if (d.action === "restore") pins.restoredItems.add(d.ids[0] as string);
-    for (const id of d.ids) {
-      pins.pinned.add(id);
-      if (d.action === "restore") pins.restored.add(id);
-    }
-    for (const id of d.notes ?? []) {
-      pins.pinned.add(id);
-      pins.notes.add(id);
-    }
-  }
+  const pins = noPins();
+  for (const e of entries) addPins(pins, e);
   return pins;
 }
 

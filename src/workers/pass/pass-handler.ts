@@ -31,8 +31,15 @@ function plan(thread: PassThread, input: MessageOf<"plan">): PassReply<"plan"> {
     cwd === undefined ? undefined : (reads: Parameters<typeof changedOnDisk>[1]) => changedOnDisk(cwd, reads);
   const result =
     input.phase === "mid-run"
-      ? planCheckpoint(synced.entries, config, input.cache ?? { family: "other" }, diskCheck, input.landing)
-      : planRunEnd(synced.entries, config, input.cache, diskCheck, input.landing);
+      ? planCheckpoint(
+          synced.entries,
+          config,
+          input.cache ?? { family: "other" },
+          diskCheck,
+          input.landing,
+          synced.index,
+        )
+      : planRunEnd(synced.entries, config, input.cache, diskCheck, input.landing, synced.index);
   if (result.status !== "run") return { storeId: synced.storeId, plan: result };
   const byId = new Map(synced.entries.map((e) => [e.id, e.text]));
   const texts = result.candidates.map((c) => byId.get(c.entryId) ?? "");

@@ -4,6 +4,7 @@
 // k ids of the last order, then these": the cost of a pass on the main thread grows with what is new,
 // not with the size of the session.
 import { randomUUID } from "node:crypto";
+import { PlanIndex } from "../../core/distill/plan-index.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
 import type { SyncInput } from "./protocol.ts";
 
@@ -15,11 +16,17 @@ class Store {
   readonly parts = new Map<string, { list: string[]; length: number }>();
   order: string[] = [];
   orderVersion: number | undefined;
+  /** What plans read about the whole session, kept with the order (core/distill/plan-index.ts). */
+  index = new PlanIndex();
+  /** Ids received since the last order: the index looks at their positions for edits. */
+  freshSince: string[] = [];
   clear(): void {
     this.entries.clear();
     this.parts.clear();
     this.order = [];
     this.orderVersion = undefined;
+    this.index = new PlanIndex();
+    this.freshSince = [];
   }
 }
 
@@ -68,7 +75,9 @@ export class SessionStores {
   }
 }
 
-export type SyncResult = { storeId: string; entries: SnapEntry[] } | { storeId: string; missing: string[] };
+export type SyncResult =
+  | { storeId: string; entries: SnapEntry[]; index?: PlanIndex }
+  | { storeId: string; missing: string[] };
 
 /** Forget everything: the caller resends it all. */
 function startOver(store: Store, missing: string[]): SyncResult {
@@ -121,6 +130,7 @@ function syncEntries(input: SyncInput, store: Store): SyncResult {
       else e.rawText = rawText;
     }
     entries.set(e.id, e);
+    store.freshSince.push(e.id);
   }
   if (missing.length > 0) return startOver(store, missing);
   if (!input.order) return { storeId: store.id, entries: [] };
@@ -136,5 +146,7 @@ function syncEntries(input: SyncInput, store: Store): SyncResult {
   if (missing.length > 0) return startOver(store, missing);
   store.order = ids;
   store.orderVersion = version;
-  return { storeId: store.id, entries: out };
+  store.index.update(out, keep, store.freshSince);
+  store.freshSince = [];
+  return { storeId: store.id, entries: out, index: store.index };
 }
