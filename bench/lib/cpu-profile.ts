@@ -25,6 +25,8 @@ export interface Sample {
   stack: string[];
   /** The innermost frame of the project's own code (`root`), or the leaf when none is. */
   own: string;
+  /** Whether any frame on the stack is the project's own code. */
+  ours: boolean;
 }
 
 const frameName = (n: ProfileNode, root: string) => {
@@ -49,7 +51,7 @@ export async function startCpuProfile(root: string, intervalUs = 250): Promise<{
       const byId = new Map(profile.nodes.map((n) => [n.id, n]));
       const parent = new Map<number, number>();
       for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-      const stacks = new Map<number, { stack: string[]; own: string }>();
+      const stacks = new Map<number, { stack: string[]; own: string; ours: boolean }>();
       const stackOf = (id: number) => {
         let s = stacks.get(id);
         if (s) return s;
@@ -62,7 +64,7 @@ export async function startCpuProfile(root: string, intervalUs = 250): Promise<{
           const url = n.callFrame.url.replace(/^file:\/\//, "");
           if (own === undefined && url.startsWith(`${root}/src/`)) own = name;
         }
-        s = { stack, own: own ?? stack[0] ?? "?" };
+        s = { stack, own: own ?? stack[0] ?? "?", ours: own !== undefined };
         stacks.set(id, s);
         return s;
       };
@@ -73,10 +75,10 @@ export async function startCpuProfile(root: string, intervalUs = 250): Promise<{
       for (let i = 0; i < samples.length; i++) {
         ts += deltas[i] ?? 0;
         const next = deltas[i + 1] ?? 0;
-        const { stack, own } = stackOf(samples[i] as number);
+        const { stack, own, ours } = stackOf(samples[i] as number);
         if (stack[0]?.startsWith("(idle)") || stack[0]?.startsWith("(program)")) continue;
         // A delta far over the interval is time the thread was off a core (a shared machine), not work.
-        out.push({ t: ts / 1000 - offsetMs, ms: Math.min(next, 2 * intervalUs) / 1000, stack, own });
+        out.push({ t: ts / 1000 - offsetMs, ms: Math.min(next, 2 * intervalUs) / 1000, stack, own, ours });
       }
       return out;
     },

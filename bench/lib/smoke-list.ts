@@ -57,6 +57,7 @@ export const SMOKE: readonly SmokeRun[] = [
   { script: "pass-messages.ts", args: ["--entries", "200"] },
   { script: "skipped-runs-cost.ts", args: ["--entries", "300"] },
   { script: "turn-end-cost.ts", args: ["--turns", "10", "--rounds", "1"] },
+  { script: "slope.ts", args: ["--sizes", "200", "--turns", "3", "--warm", "1", "--latency", "50", "--seed", "3"] },
   {
     script: "long-session.ts",
     args: ["--entries", "600", "--compactions", "2", "--turns", "3", "--latency", "50", "--out", "{tmp}/long.json"],

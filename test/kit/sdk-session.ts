@@ -79,6 +79,8 @@ export interface TestSessionOptions {
    * asked), a request whose tool messages do not pair with their calls once pi-ai converts it for OpenAI.
    */
   strict?: boolean;
+  /** Keep a copy of every model call's messages in `contexts` (default true; a benchmark of long sessions turns it off). */
+  keepContexts?: boolean;
 }
 
 export interface TestSession {
@@ -121,7 +123,7 @@ export async function createTestSession(opts: TestSessionOptions): Promise<TestS
       model: Model<string>,
     ) => {
       const index = calls++;
-      contexts.push(structuredClone(context.messages));
+      if (opts.keepContexts !== false) contexts.push(structuredClone(context.messages));
       if (opts.strict) {
         const wire = convertMessages(model as never, context, {} as never);
         const problems = openaiShapeProblems(wire);
