@@ -102,6 +102,8 @@ interface Removed extends Pick<LabelledRemoval, "session" | "line" | "afterLine"
   flagged: boolean;
   /** Flagged likely needed in the replay's own suspects (every removal of the replay in view). */
   replayFlagged: boolean;
+  /** Removed by a checkpoint while its run was still going. */
+  midRun: boolean;
 }
 
 /** The proxy's verdict and removed characters of each removal, rebuilt from its session file alone. */
@@ -134,6 +136,7 @@ async function replayAll(): Promise<{ removed: Removed[]; duplicates: number; do
       dollars.classifier += metrics.dollars?.classifier ?? 0;
       dollars.recalls += metrics.harm?.dollars ?? 0;
       const verdicts = judge(file, removals);
+      const midRunPasses = new Set(metrics.passes.filter((p) => p.phase === "mid-run").map((p) => p.n));
       const seen = new Set<number>();
       removals.forEach((r, i) => {
         // An item removed by two passes (more chunks later, or its exchange omitted) counts once.
@@ -152,6 +155,7 @@ async function replayAll(): Promise<{ removed: Removed[]; duplicates: number; do
           chars: verdicts[i]?.chars ?? 0,
           flagged: verdicts[i]?.flagged ?? false,
           replayFlagged: flaggedInReplay.has(`${passes[i]}:${r.line}`),
+          midRun: midRunPasses.has(passes[i] as number),
         });
       });
       const d = metrics.dollars;
@@ -341,9 +345,11 @@ function censusOf(half: "report" | "tune", options: { kind?: "output" | "exchang
  * whichever label was read for it (its removal-level half aside), and how many still have none.
  */
 const split = readSplit();
-function sessionCensus(half: "report" | "tune", kind?: "output" | "exchange") {
+type SplitPart = "output" | "exchange" | "checkpoint";
+function sessionCensus(half: "report" | "tune", part?: SplitPart) {
   const names = new Set(split[half]);
-  const rs = removed.filter((r) => names.has(r.session) && (kind === undefined || r.kind === kind));
+  const inPart = (r: Removed) => part === undefined || (part === "checkpoint" ? r.midRun : r.kind === part);
+  const rs = removed.filter((r) => names.has(r.session) && inPart(r));
   const counts = countLabels(rs.map((r) => labelOf(r, false)).filter((l): l is LabelledRemoval => l !== undefined));
   return {
     ...counts,
@@ -477,12 +483,10 @@ if (values.json) {
   line("tuning half", census.tune);
   console.log("  by the session split (bench/session-split.json), every label read for a removal:");
   for (const half of ["report", "tune"] as const)
-    for (const kind of [undefined, "output", "exchange"] as const) {
-      const c = sessionCensus(half, kind);
-      line(
-        `  ${half === "report" ? "held-out" : "tuning"} sessions${kind ? `, ${kind}s` : ""} (${c.removed} removed)`,
-        c,
-      );
+    for (const part of [undefined, "output", "exchange", "checkpoint"] as const) {
+      const c = sessionCensus(half, part);
+      const what = part === "checkpoint" ? ", at mid-run checkpoints" : part ? `, ${part}s` : "";
+      line(`  ${half === "report" ? "held-out" : "tuning"} sessions${what} (${c.removed} removed)`, c);
     }
   if (census.sameEntry > census.labelled) {
     console.log(

@@ -25,6 +25,7 @@ import {
   type RunSpan,
   type SnapEntry,
 } from "../shared/types.ts";
+import { LatestViews, viewedPath } from "./file-views.ts";
 import { type GuardJudgments, isGuardEdit, readJudgments } from "./judged.ts";
 
 export type { Exchange };
@@ -38,7 +39,8 @@ const ITEM_LIMITS = { user: 600, assistant: 800, toolCalls: 20 } as const;
 /** Results that were not a real judgment for this run: the exchange is judged again at the next pass. */
 const JUDGE_AGAIN = new Set(["deferred", "error", "timeout", "no-answer", "aborted"]);
 
-export type ExchangeConfig = Pick<GuardConfig, "pruneExchanges" | "keepRecentExchanges">;
+export type ExchangeConfig = Pick<GuardConfig, "pruneExchanges" | "keepRecentExchanges"> &
+  Partial<Pick<GuardConfig, "exchangeKeepsLatestViews">>;
 
 /** Prompt ids that exchange results in guard records after the run's prompt settled for this run. */
 export function exchangeMemo(entries: SnapEntry[], runStartIndex: number): Set<string> {
@@ -65,6 +67,14 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
+/** Most files a stub names as kept. */
+const KEPT_NAMED = 4;
+
+function keptList(paths: readonly string[]): string {
+  const named = paths.slice(0, KEPT_NAMED).map((p) => clip(p, 80));
+  return paths.length > KEPT_NAMED ? `${named.join(", ")} and ${paths.length - KEPT_NAMED} more` : named.join(", ");
+}
+
 /** Most characters of key facts on an omitted exchange's stub. */
 const EXCHANGE_FACT_CHARS = 300;
 
@@ -73,7 +83,7 @@ const EXCHANGE_FACT_CHARS = 300;
  * the key facts it lists; none that the quoted prompt shows already.
  */
 export function exchangeStub(
-  ex: Pick<Exchange, "promptId" | "prompt" | "messages" | "chars">,
+  ex: Pick<Exchange, "promptId" | "prompt" | "messages" | "chars" | "keptViews">,
   texts: readonly string[] = [],
 ): string {
   const tokens = formatCount(Math.round(ex.chars / 4));
@@ -81,9 +91,10 @@ export function exchangeStub(
   // The prompt leaves the context with its exchange: a credential pasted into it is not quoted back.
   const quoted = redactedLine(ex.prompt, 120);
   const facts = keyFactsNote(texts, { maxChars: EXCHANGE_FACT_CHARS, skip: (f) => quoted.includes(f) });
+  const kept = ex.keptViews?.length ? ` Kept below: its latest view of ${keptList(ex.keptViews)}.` : "";
   return (
     `${GUARD_MARKER} Omitted an earlier exchange judged unrelated to the current work: ` +
-    `"${quoted}" (${plural(ex.messages, "message")}, ~${tokens} tokens).${facts} ` +
+    `"${quoted}" (${plural(ex.messages, "message")}, ~${tokens} tokens).${facts}${kept} ` +
     `Full exchange: recall(${recall}).`
   );
 }
@@ -114,6 +125,8 @@ interface Draft {
   prompt: SnapEntry;
   index: number;
   entryIds: string[];
+  /** Where each of entryIds is in the snapshot. */
+  at: number[];
   chars: number;
   lastAssistant: string;
   lastAssistantEntry: SnapEntry | undefined;
@@ -164,6 +177,7 @@ function splitExchanges(entries: SnapEntry[], end: number, judged: GuardJudgment
         prompt: e,
         index: i,
         entryIds: [],
+        at: [],
         chars: entryChars(e),
         lastAssistant: "",
         lastAssistantEntry: undefined,
@@ -185,6 +199,7 @@ function splitExchanges(entries: SnapEntry[], end: number, judged: GuardJudgment
     }
     if (current === undefined || !isEditable(e)) continue;
     current.entryIds.push(e.id);
+    current.at.push(i);
     current.chars += entryChars(e);
     if (editedByOthers(e, judged)) current.foreignEdit = true;
     if (e.role === "assistant") {
@@ -196,16 +211,49 @@ function splitExchanges(entries: SnapEntry[], end: number, judged: GuardJudgment
   return all;
 }
 
-function toExchange(d: Draft): Exchange {
+/**
+ * The entries of an exchange that stay when it is omitted: each assistant message that read, edited or
+ * wrote a file nothing has viewed since, with the results of all its calls (a call never loses its result).
+ */
+function latestViewEntries(d: Draft, entries: readonly SnapEntry[], views: LatestViews): Map<string, string[]> {
+  const kept = new Map<string, string[]>();
+  const calls = new Set<string>();
+  for (const i of d.at) {
+    const e = entries[i] as SnapEntry;
+    if (e.role === "assistant") {
+      const paths = (e.toolCalls ?? []).flatMap((c) => {
+        const path = viewedPath(c);
+        return path !== undefined && views.isLatest(path, i) ? [path] : [];
+      });
+      if (paths.length === 0) continue;
+      kept.set(e.id, paths);
+      for (const c of e.toolCalls ?? []) calls.add(c.id);
+    } else if (e.role === "toolResult" && e.toolCallId !== undefined && calls.has(e.toolCallId)) {
+      kept.set(e.id, []);
+    }
+  }
+  return kept;
+}
+
+function toExchange(d: Draft, entries: readonly SnapEntry[], views: LatestViews | undefined): Exchange {
+  const kept = views === undefined ? new Map<string, string[]>() : latestViewEntries(d, entries, views);
+  let chars = d.chars;
+  const entryIds: string[] = [];
+  for (const [k, id] of d.entryIds.entries()) {
+    if (kept.has(id)) chars -= entryChars(entries[d.at[k] as number] as SnapEntry);
+    else entryIds.push(id);
+  }
+  const keptViews = [...new Set([...kept.values()].flat())];
   const base = {
     promptId: d.prompt.id,
     index: d.index,
-    entryIds: d.entryIds,
+    entryIds,
     prompt: promptText(d.prompt),
     lastAssistant: d.lastAssistant,
     toolLabels: d.toolLabels,
-    chars: d.chars,
-    messages: d.entryIds.length + 1,
+    chars,
+    messages: entryIds.length + 1,
+    ...(kept.size > 0 ? { keptIds: [...kept.keys()], keptViews } : {}),
   };
   return { ...base, stub: exchangeStub(base) };
 }
@@ -226,6 +274,7 @@ export function collectExchanges(
   const end = Math.min(runStartIndex, entries.length);
   const all = splitExchanges(entries, end, guard);
   const judged = all.slice(0, Math.max(0, all.length - config.keepRecentExchanges));
+  const views = config.exchangeKeepsLatestViews === true ? new LatestViews(entries) : undefined;
   const out: Exchange[] = [];
   for (const d of judged) {
     const last = d.lastAssistantEntry;
@@ -233,8 +282,8 @@ export function collectExchanges(
     // An edited prompt shows our stub (omitted already) or someone else's edit: either way it stays.
     if (d.prompt.edited === true || memo.has(d.prompt.id) || d.foreignEdit) continue;
     if (d.split || d.chars < EXCHANGE_MIN_CHARS) continue;
-    const ex = toExchange(d);
-    if (ex.stub.length < ex.chars) out.push(ex);
+    const ex = toExchange(d, entries, views);
+    if (ex.stub.length < ex.chars && ex.chars >= EXCHANGE_MIN_CHARS) out.push(ex);
   }
   return out;
 }

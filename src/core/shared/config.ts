@@ -166,6 +166,13 @@ export const CONFIG_SCHEMA = {
    */
   exchangeOmitThreshold: prob,
   /**
+   * An omitted exchange leaves in place its messages holding the latest view of a file (a read, edit or
+   * write of a file nothing has viewed since) with their results; `false`: omit it whole. Off by default:
+   * it lowers the share of needed removals but costs about a third of the saving (docs/replay.md).
+   * @default false
+   */
+  exchangeKeepsLatestViews: z.boolean(),
+  /**
    * At run end, omit exchanges only when the saving pays for the cache rewrite; `false`: always.
    * @default true
    */
@@ -323,6 +330,7 @@ export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
   pruneExchanges: true,
   keepRecentExchanges: 2,
   exchangeOmitThreshold: 0.2,
+  exchangeKeepsLatestViews: false,
   exchangeBreakEven: true,
   exchangeMinSavingChars: 8000,
   keepRules: [...DEFAULT_KEEP_RULES],

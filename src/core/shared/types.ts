@@ -279,4 +279,11 @@ export interface Exchange {
   messages: number;
   /** What the prompt shows once the exchange is omitted. */
   stub: string;
+  /**
+   * Entries that stay when the exchange is omitted: the messages holding the latest view of a file (and
+   * their calls' results). Not in `entryIds`, `chars` or `messages`.
+   */
+  keptIds?: string[];
+  /** The files those entries show. */
+  keptViews?: string[];
 }

@@ -608,3 +608,82 @@ describe("exchangeDrafts", () => {
     expect(collected).toBeGreaterThan(100);
   });
 });
+
+describe("exchangeKeepsLatestViews", () => {
+  const views = { pruneExchanges: true, keepRecentExchanges: 0, exchangeKeepsLatestViews: true };
+
+  /** An exchange that reads `path`, runs a command and edits nothing. */
+  function reading(path: string) {
+    const read = call("read", { path });
+    const run = call("bash", { command: "npm test" });
+    const entries = [
+      user(`look at ${path}`),
+      assistant("", [read]),
+      result(read, big(`content of ${path}`)),
+      assistant("", [run]),
+      result(run, big("test log")),
+      assistant(`done with ${path}`),
+    ];
+    return { entries, read, run };
+  }
+
+  it("is off by default: the exchange is omitted whole", () => {
+    expect(DEFAULT_CONFIG.exchangeKeepsLatestViews).toBe(false);
+    const ex = reading("src/api.ts");
+    const { entries, start } = withRun(ex.entries);
+    const [x] = collectExchanges(entries, start, { ...views, exchangeKeepsLatestViews: false }, new Set());
+    expect(x?.keptIds).toBeUndefined();
+    expect(x?.entryIds).toHaveLength(5);
+  });
+
+  it("leaves the latest view of a file in place with its call, and names it on the stub", () => {
+    const ex = reading("src/api.ts");
+    const { entries, start } = withRun(ex.entries);
+    const [x] = collectExchanges(entries, start, views, new Set());
+    const [, readCall, readResult, runCall, runResult, answer] = ex.entries as SnapEntry[];
+    expect(x?.keptIds).toEqual([readCall?.id, readResult?.id]);
+    expect(x?.entryIds).toEqual([runCall?.id, runResult?.id, answer?.id]);
+    expect(x?.keptViews).toEqual(["src/api.ts"]);
+    expect(x?.stub).toContain("latest view of src/api.ts");
+    // What is kept is neither dropped nor counted as saved.
+    const dropped = exchangeDrafts(x as Exchange).filter((d) => d.replacement === null).map((d) => d.targetId);
+    expect(dropped).not.toContain(readCall?.id);
+    expect(dropped).not.toContain(readResult?.id);
+    const whole = collectExchanges(entries, start, { ...views, exchangeKeepsLatestViews: false }, new Set())[0];
+    expect(x?.chars).toBeLessThan((whole as Exchange).chars - 3000);
+  });
+
+  it("omits a view that a later call made out of date", () => {
+    const ex = reading("src/api.ts");
+    const again = call("read", { path: "./src/api.ts" });
+    const later = [user("read it again"), assistant("", [again]), result(again, big("new content")), assistant("ok")];
+    const { entries, start } = withRun([...ex.entries, ...later]);
+    const x = collectExchanges(entries, start, views, new Set()).find((e) => e.promptId === ex.entries[0]?.id);
+    expect(x?.keptIds).toBeUndefined();
+    expect(x?.entryIds).toHaveLength(5);
+  });
+
+  it("keeps every result of a kept message's calls, so no call loses its result", () => {
+    const read = call("read", { path: "notes/plan.md" });
+    const run = call("bash", { command: "ls" });
+    const exEntries = [
+      user("plan it"),
+      assistant("", [read, run]),
+      result(read, big("plan")),
+      result(run, big("listing")),
+      assistant(big("planned")),
+    ];
+    const { entries, start } = withRun(exEntries);
+    const [x] = collectExchanges(entries, start, views, new Set());
+    expect(x?.keptIds).toEqual([exEntries[1]?.id, exEntries[2]?.id, exEntries[3]?.id]);
+    expect(x?.entryIds).toEqual([exEntries[4]?.id]);
+  });
+
+  it("is not judged when what would go is too small once its views stay", () => {
+    const read = call("read", { path: "src/big.ts" });
+    const exEntries = [user("show big.ts"), assistant("", [read]), result(read, big("source", 6000)), assistant("ok")];
+    const { entries, start } = withRun(exEntries);
+    expect(collectExchanges(entries, start, views, new Set())).toEqual([]);
+    expect(collectExchanges(entries, start, { ...views, exchangeKeepsLatestViews: false }, new Set())).toHaveLength(1);
+  });
+});
