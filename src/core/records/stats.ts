@@ -83,7 +83,14 @@ const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0
 
 /** Totals from the records on the branch (raw branch entries: compaction does not hide them). */
 export function lifetime(branch: readonly BranchEntryLike[]): Lifetime {
-  const out: Lifetime = {
+  const tally = new LifetimeTally();
+  for (const e of branch) tally.add(e);
+  return tally.value;
+}
+
+/** The same totals, kept as entries are appended to the branch in order. */
+export class LifetimeTally {
+  readonly value: Lifetime = {
     savedChars: 0,
     compacted: false,
     passes: 0,
@@ -92,21 +99,22 @@ export function lifetime(branch: readonly BranchEntryLike[]): Lifetime {
     inputTokens: 0,
     costUsd: 0,
   };
-  let savedBefore = false;
-  for (const e of branch) {
-    if (e.type === "compaction" && savedBefore) out.compacted = true;
-    if (e.type !== "custom" || e.customType !== RECORD_TYPE || !e.data || typeof e.data !== "object") continue;
+  #savedBefore = false;
+
+  add(e: BranchEntryLike): void {
+    const out = this.value;
+    if (e.type === "compaction" && this.#savedBefore) out.compacted = true;
+    if (e.type !== "custom" || e.customType !== RECORD_TYPE || !e.data || typeof e.data !== "object") return;
     const r = e.data as Partial<GuardRecord>;
     const saved = num(r.savedChars);
     out.savedChars += saved;
-    if (saved > 0) savedBefore = true;
+    if (saved > 0) this.#savedBefore = true;
     out.passes++;
     if (r.phase === "mid-run") out.checkpoints++;
     out.requests += num(r.requests);
     out.inputTokens += num(r.inputTokens);
     out.costUsd += num(r.costUsd);
   }
-  return out;
 }
 
 /** Footer text for the ready state: ≈ tokens kept out (chars ÷ 4) · items, plus Σ after a compaction. */
