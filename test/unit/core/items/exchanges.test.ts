@@ -646,7 +646,9 @@ describe("exchangeKeepsLatestViews", () => {
     expect(x?.keptViews).toEqual(["src/api.ts"]);
     expect(x?.stub).toContain("latest view of src/api.ts");
     // What is kept is neither dropped nor counted as saved.
-    const dropped = exchangeDrafts(x as Exchange).filter((d) => d.replacement === null).map((d) => d.targetId);
+    const dropped = exchangeDrafts(x as Exchange)
+      .filter((d) => d.replacement === null)
+      .map((d) => d.targetId);
     expect(dropped).not.toContain(readCall?.id);
     expect(dropped).not.toContain(readResult?.id);
     const whole = collectExchanges(entries, start, { ...views, exchangeKeepsLatestViews: false }, new Set())[0];
