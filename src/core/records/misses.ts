@@ -101,43 +101,66 @@ function levelOf(misses: number, removals: number): number {
  * only for an item a pass removed before it, once per item however often it came back.
  */
 export function sessionMisses(entries: readonly MissEntryLike[]): KindMisses[] {
+  const fold = new MissesFold();
+  for (const e of entries) fold.add(e);
+  return fold.misses();
+}
+
+/** sessionMisses entry by entry: `misses()` answers for the entries added so far. */
+export class MissesFold {
   /** The latest removal of each entry: its kind and reason. */
-  const removed = new Map<string, { kind: MissKind; reason: string }>();
-  const removals = new Map<MissKind, Set<string>>();
-  const missed = new Map<string, { kind: MissKind; reason: string }>();
-  const miss = (id: string) => {
-    const r = removed.get(id);
-    if (r && !missed.has(id)) missed.set(id, r);
-  };
-  for (const e of entries) {
+  readonly #removed = new Map<string, { kind: MissKind; reason: string }>();
+  readonly #removals = new Map<MissKind, Set<string>>();
+  readonly #missed = new Map<string, { kind: MissKind; reason: string }>();
+
+  #miss(id: string): void {
+    const r = this.#removed.get(id);
+    if (r && !this.#missed.has(id)) this.#missed.set(id, r);
+  }
+
+  add(e: MissEntryLike): void {
     for (const r of resultsOf(e)) {
       if (r.outcome === "kept") continue;
       const kind = missKind(r);
-      removed.set(r.entryId, { kind, reason: reasonWords(r.reason) });
-      const set = removals.get(kind) ?? new Set<string>();
+      this.#removed.set(r.entryId, { kind, reason: reasonWords(r.reason) });
+      const set = this.#removals.get(kind) ?? new Set<string>();
       set.add(r.entryId);
-      removals.set(kind, set);
+      this.#removals.set(kind, set);
     }
     if (e.type === "custom" && e.customType === PIN_TYPE) {
       const pin = readPinData(e);
-      if (pin?.action === "restore") miss(pin.ids[0] as string);
+      if (pin?.action === "restore") this.#miss(pin.ids[0] as string);
     }
-    for (const id of recalledIds(e)) miss(id);
+    for (const id of recalledIds(e)) this.#miss(id);
   }
-  const out: KindMisses[] = [];
-  for (const kind of ["output", "small", "exchange", "image", "stale"] as const) {
-    const ids = removals.get(kind);
-    if (!ids) continue;
-    const reasons: Record<string, number> = {};
-    let misses = 0;
-    for (const m of missed.values()) {
-      if (m.kind !== kind) continue;
-      misses++;
-      reasons[m.reason] = (reasons[m.reason] ?? 0) + 1;
+
+  misses(): KindMisses[] {
+    const out: KindMisses[] = [];
+    for (const kind of ["output", "small", "exchange", "image", "stale"] as const) {
+      const ids = this.#removals.get(kind);
+      if (!ids) continue;
+      const reasons: Record<string, number> = {};
+      let misses = 0;
+      for (const m of this.#missed.values()) {
+        if (m.kind !== kind) continue;
+        misses++;
+        reasons[m.reason] = (reasons[m.reason] ?? 0) + 1;
+      }
+      out.push({ kind, removals: ids.size, misses, reasons, level: levelOf(misses, ids.size) });
     }
-    out.push({ kind, removals: ids.size, misses, reasons, level: levelOf(misses, ids.size) });
+    return out;
   }
-  return out;
+}
+
+/** Whether putting `now` where `was` stood leaves every count of sessionMisses as it was. */
+export function sameForMisses(was: MissEntryLike, now: MissEntryLike): boolean {
+  if (was === now) return true;
+  const counted = (e: MissEntryLike) =>
+    e.type === "custom" && (e.customType === RECORD_TYPE || e.customType === PIN_TYPE);
+  if (counted(was) || counted(now)) return false;
+  const a = recalledIds(was);
+  const b = recalledIds(now);
+  return a.length === b.length && a.every((id, i) => id === b[i]);
 }
 
 /** The settings a kind's thresholds are read from. */

@@ -5,7 +5,14 @@ import { randomUUID } from "node:crypto";
 import type { LandingPass } from "../../core/boundary/landed-items.ts";
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
-import { type Learned, sessionMisses, taughtConfig } from "../../core/records/misses.ts";
+import {
+  type KindMisses,
+  type Learned,
+  MissesFold,
+  sameForMisses,
+  sessionMisses,
+  taughtConfig,
+} from "../../core/records/misses.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../../core/shared/types.ts";
@@ -56,6 +63,36 @@ export interface PassOptions {
   learned?: Learned[];
   /** A pass landing at the same boundary: what it judged is left alone, its edits' rewrite is paid. */
   landing?: LandingPass;
+  /** The branch's misses when the caller keeps them (default: counted from the entries). */
+  misses?: readonly KindMisses[];
+}
+
+/** Each session's misses, counted entry by entry along the snapshots its builder made. */
+const missFolds = new WeakMap<SnapshotBuilder, { entries: readonly SnapEntry[]; fold: MissesFold }>();
+
+/** sessionMisses of `entries`, adding only what changed since the builder's previous snapshot. */
+function branchMisses(entries: readonly SnapEntry[], snapshots: SnapshotBuilder): readonly KindMisses[] {
+  const held = missFolds.get(snapshots);
+  const changes = held && snapshots.changesBetween(held.entries, entries);
+  let fold = held?.fold;
+  let from = held?.entries.length ?? 0;
+  const kept =
+    held !== undefined &&
+    changes !== undefined &&
+    entries.length >= held.entries.length &&
+    changes.changed.every((i) => sameForMisses(held.entries[i] as SnapEntry, entries[i] as SnapEntry));
+  if (kept) {
+    for (let i = changes.from; i < held.entries.length; i++) {
+      if (!sameForMisses(held.entries[i] as SnapEntry, entries[i] as SnapEntry)) fold = undefined;
+    }
+  }
+  if (!kept || fold === undefined) {
+    fold = new MissesFold();
+    from = 0;
+  }
+  for (let i = from; i < entries.length; i++) fold.add(entries[i] as SnapEntry);
+  missFolds.set(snapshots, { entries, fold });
+  return fold.misses();
 }
 
 export type PassResult =
@@ -90,13 +127,13 @@ export async function runPassOnContext(
 ): Promise<PassResult> {
   const entries = await snapshots.entriesPaced(context);
   const validate = (edits: ContextEditDraft[]) => validateEditsPaced(edits, context, (id) => snapshots.positionOf(id));
-  return runPass(entries, { ...deps, validate }, options);
+  return runPass(entries, { ...deps, validate }, { ...options, misses: branchMisses(entries, snapshots) });
 }
 
 /** A pass of either phase: plan in the worker, ask the classifier, finish in the worker, record. */
 export async function runPass(entries: SnapEntry[], given: PassDeps, options: PassOptions): Promise<PassResult> {
   // What the branch's recalls and restores taught: a branch without misses is judged as set.
-  const taught = taughtConfig(given.config, sessionMisses(entries));
+  const taught = taughtConfig(given.config, options.misses ?? sessionMisses(entries));
   const learning = taught.learned.length > 0;
   const deps = learning ? { ...given, config: taught.config } : given;
   if (learning) options = { ...options, learned: taught.learned };
