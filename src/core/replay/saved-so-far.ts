@@ -6,6 +6,7 @@
 // projection does (the latest compaction, then each entry with its latest edit) and prices them.
 
 import type { CacheProfile } from "../cache/cache-behaviour.ts";
+import type { CacheDoubt } from "../cache/cache-doubt.ts";
 import { CHARS_PER_TOKEN } from "../shared/size.ts";
 import type { Piece, PieceKind, Usage } from "./calibrate.ts";
 import { promptTokens, SYSTEM_ID } from "./calibrate.ts";
@@ -48,6 +49,8 @@ export interface SavedSoFar {
   tokens: number;
   /** The last request's prompt tokens in both arms, and its model's cached-input price ($/M tokens). */
   last?: { offTokens: number; onTokens: number; cacheRead?: number };
+  /** Models whose fitted cache model misses their recorded dollars by more than 10%: not to gate with. */
+  misses?: CacheDoubt[];
 }
 
 const SYSTEM: Piece = { id: SYSTEM_ID, key: SYSTEM_ID, chars: 0, origChars: 0, kind: "system" };
@@ -315,6 +318,9 @@ export class LivePricer {
       lastProfile?.priceSource === "recorded" || lastProfile?.priceSource === "registry"
         ? lastProfile.prices
         : undefined;
+    const misses = money.models
+      .filter((m) => m.calibration?.misses)
+      .map((m) => ({ model: m.model, error: m.calibration?.error.dollars ?? 0 }));
     return {
       requests: pricing.requests,
       priced: money.priced,
@@ -323,6 +329,7 @@ export class LivePricer {
       classifier: money.classifier.dollars,
       net: money.net,
       tokens: Math.round(pricing.tokens),
+      ...(misses.length > 0 ? { misses } : {}),
       ...(last
         ? {
             last: {

@@ -11,9 +11,11 @@ import {
   breakEvenFamily,
   breakEvenView,
   type ModelInfo,
+  modelKey,
   priorFor,
   profileFromMessages,
 } from "../../core/cache/cache-behaviour.ts";
+import { type CacheDoubt, gateView } from "../../core/cache/cache-doubt.ts";
 import type { Prices } from "../../core/cache/prompt-cache.ts";
 import { Breaker, type BreakerState } from "../../core/classifier/breaker.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
@@ -56,13 +58,24 @@ export function cacheView(
   return breakEvenView(profileFromMessages(assistantMessages(context), model, list));
 }
 
-/** What Pi's current model (ctx.model) gives the pass: the view learned with its registry entry as prior. */
+/**
+ * What Pi's current model (ctx.model) gives the pass: the view learned with its registry entry as prior,
+ * or the conservative one when `doubts` (the live money view's misses) name the model (cache-doubt.ts).
+ */
 export function hostCacheView(
   context: readonly ProjectedLike[],
   model: (ModelInfo & { cost?: Prices }) | undefined,
-): Pick<PassRequest, "family" | "prices" | "pins"> {
-  const view = cacheView(context, model, model?.cost);
-  return { family: view.family, pins: view.pins, ...(view.prices ? { prices: view.prices } : {}) };
+  doubts: readonly CacheDoubt[] = [],
+): Pick<PassRequest, "family" | "prices" | "pins" | "doubt"> {
+  const key = model ? modelKey({ provider: model.provider, model: model.id }) : undefined;
+  const doubt = doubts.find((d) => d.model === key);
+  const view = gateView(cacheView(context, model, model?.cost), doubt, model, model?.cost);
+  return {
+    family: view.family,
+    pins: view.pins,
+    ...(view.prices ? { prices: view.prices } : {}),
+    ...(view.doubt ? { doubt: view.doubt } : {}),
+  };
 }
 
 /** The session asks providers for their long cache retention (Pi reads the same variable). */
@@ -108,6 +121,8 @@ export interface PassRequest {
   trustedIds?: readonly string[];
   /** The main model's prices (Pi's registry), for the break-even factor. */
   prices?: TokenPrices;
+  /** The learned cache model misses the bill: the view above is the conservative one (cache-doubt.ts). */
+  doubt?: CacheDoubt;
   /** The requests the gates may count on, when known (the replay's oracle); else those so far. */
   requestsAhead?: number;
   signal?: AbortSignal;
@@ -134,6 +149,10 @@ export class PassPipeline {
   readonly worker: PassWorker;
   readonly breaker: Breaker;
   readonly clock: () => number;
+  /** Models whose learned cache model misses what they billed (the live money view's, hostCacheView's input). */
+  cacheDoubts: readonly CacheDoubt[] = [];
+  /** The cache view the last pass's gates acted on (`/guard` says when it was the conservative one). */
+  lastGate: Pick<PassRequest, "family" | "prices" | "doubt"> | undefined;
 
   constructor(parts: PassPipelineParts) {
     this.config = parts.config;
@@ -156,6 +175,11 @@ export class PassPipeline {
 
   /** One pass at a boundary. Rejects when a worker task fails (the caller changes nothing). */
   async pass(request: PassRequest): Promise<PassOutcome> {
+    this.lastGate = {
+      family: request.family,
+      ...(request.prices ? { prices: request.prices } : {}),
+      ...(request.doubt ? { doubt: request.doubt } : {}),
+    };
     const asking = request.classify !== undefined && this.breaker.allow(this.clock());
     const result = await runPassOnContext(
       request.context,

@@ -192,7 +192,9 @@ export function routingDollarsText(s: SessionMetrics): string | undefined {
   const r = s.dollars?.routing;
   if (!r || !s.money || !moneyShown(s.money) || ![r.off, r.on, r.classifier, r.net].every(shownDollars))
     return undefined;
-  return `${dollars(r.off)} → ${dollars(r.on)} main model (skill routing and tool surfacing off → on, no pruning) + classifier ${dollars(r.classifier)} · ${netText(r.off, r.net)}`;
+  const net =
+    r.net >= 0 ? netText(r.off, r.net) : `net LOSS ${dollars(-r.net)}: routing would have cost more than it saved`;
+  return `${dollars(r.off)} → ${dollars(r.on)} main model (skill routing and tool surfacing off → on, no pruning) + classifier ${dollars(r.classifier)} · ${net}`;
 }
 
 /** The folder's dollars over the priced sessions. */

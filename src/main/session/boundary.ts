@@ -324,7 +324,7 @@ export class Boundary {
         context,
         ...(classify ? { classify } : {}),
         modelRef: found.ref,
-        ...hostCacheView(context, ctx.model),
+        ...hostCacheView(context, ctx.model, host.pipeline.cacheDoubts),
         cwd: ctx.cwd,
         ...(handOver ? { handOver } : {}),
         ...(trustedIds ? { trustedIds } : {}),

@@ -5,6 +5,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { BoundaryState } from "../../core/boundary/boundary-state.ts";
+import type { CacheDoubt } from "../../core/cache/cache-doubt.ts";
 import type { BreakerState } from "../../core/classifier/breaker.ts";
 import { type MissEntryLike, missesLine, sessionMisses } from "../../core/records/misses.ts";
 import { summarizeRecord } from "../../core/records/record.ts";
@@ -36,6 +37,8 @@ export interface ReportInput {
   routing?: string;
   /** The latest live dollars, once computed. */
   dollars?: SavedSoFar;
+  /** The cache view the last pass's gates acted on (PassPipeline.lastGate). */
+  gate?: { family: string; doubt?: CacheDoubt };
   /** Restores that land at the next boundary. */
   pendingRestores?: number;
   /** The terminal's width; lines are wrapped to it. */
@@ -95,6 +98,26 @@ function aheadLine(saved: SavedSoFar | undefined): string | undefined {
   return `Ahead: each further request costs ≈${dollars(per)} less at today's context.`;
 }
 
+const FAMILY_WORDS: Record<string, string> = {
+  anthropic: "explicit cache writes",
+  "openai-codex": "a cache lost at any change",
+  other: "automatic prefix caching",
+  none: "no cache",
+};
+
+/** The cache model the bill contradicts, and whether the gates already act on the conservative view. */
+function doubtLine(input: ReportInput): string | undefined {
+  const gated = input.gate?.doubt;
+  const doubt = gated ?? input.dollars?.misses?.[0];
+  if (!doubt) return undefined;
+  const off = `${doubt.error >= 0 ? "+" : "−"}${Math.abs(doubt.error * 100).toFixed(1)}%`;
+  const head = `Cache model: ${doubt.model} misses its recorded dollars by ${off} after fitting, so what this session taught about its cache is not acted on`;
+  if (gated && input.gate) {
+    return `${head}: the last pass gated edits on the conservative view (${FAMILY_WORDS[input.gate.family] ?? input.gate.family}, the dearer of the learned one and Pi's provider code at list prices, no pins).`;
+  }
+  return `${head}: the next pass gates edits on the conservative view (the dearer of the learned one and Pi's provider code at list prices, no pins).`;
+}
+
 /** A pass's time: milliseconds under 0.1 s, where one decimal of a second would read "0.0 s". */
 export function passTime(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return "an unknown time";
@@ -145,6 +168,8 @@ export function statusReport(input: ReportInput): string {
     }
     const ahead = aheadLine(input.dollars);
     if (ahead) lines.push(ahead);
+    const doubt = doubtLine(input);
+    if (doubt) lines.push(doubt);
   }
   const last = lastRecord(branch);
   if (last) lines.push(lastPassLine(last, now));

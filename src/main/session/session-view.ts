@@ -106,7 +106,11 @@ export class SessionView {
       lookup: (id) => ctx.sessionManager.getEntry(id),
       book: () => priceBookOf(ctx.modelRegistry),
       runner: () => (this.#host.closed() ? undefined : this.#host.pipeline.runner),
-      changed: () => this.draw(ctx),
+      changed: () => {
+        // The next boundary's gates do not act on a cache model the bill contradicts (cache-doubt.ts).
+        this.#host.pipeline.cacheDoubts = this.#dollars.latest?.misses ?? [];
+        this.draw(ctx);
+      },
     });
   }
 
@@ -130,6 +134,7 @@ export class SessionView {
       boundary: host.boundary.state,
       routing: host.routing.reportLine(),
       ...(this.#dollars.latest ? { dollars: this.#dollars.latest } : {}),
+      ...(host.pipeline.lastGate ? { gate: host.pipeline.lastGate } : {}),
       pendingRestores: host.restores.pending(ctx.sessionManager).length,
       ...(terminalWidth(ctx) ? { width: terminalWidth(ctx) } : {}),
     });
