@@ -17,6 +17,7 @@ import { PIN_TYPE, type PinEntryLike, readPinData, readPins } from "../../core/r
 import { savedChars } from "../../core/records/record.ts";
 import { type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
+import { traceSwallowed } from "../platform/swallowed.ts";
 
 type RawMessage = { role?: unknown; content?: unknown; toolCallId?: unknown; stopReason?: unknown };
 
@@ -233,6 +234,8 @@ export function finishBoundary(
   result: { entries: SessionBoundaryDraft[] } | undefined,
   restoring: SessionBoundaryDraft[],
   onRepairs: (repairs: readonly Repair[]) => void,
+  /** The context is known to hold no tool result apart from its call (session/live-projection.ts). */
+  contextWhole = false,
 ): { entries: SessionBoundaryDraft[] } | undefined {
   const all = result?.entries ?? event.entries;
   // Ours are what follows the list as it was handed in (every path spreads it first).
@@ -241,14 +244,15 @@ export function finishBoundary(
   const judged = ours ? all.slice(event.entries.length) : [];
   const context = event.context.contextEntries as ProjectedLike[];
   try {
-    if (!needsShapeCheckIn([...all, ...restoring], context)) {
+    if (!needsShapeCheckIn([...all, ...restoring], contextWhole ? [] : context)) {
       return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
     }
     const settled = settleBoundary({ context, theirs, judged, restoring });
     if (settled.repairs.length > 0) onRepairs(settled.repairs);
     if (!result && restoring.length === 0 && settled.repairs.length === 0) return;
     return { entries: settled.entries };
-  } catch {
+  } catch (error) {
+    traceSwallowed("boundary-shape.settle", error);
     return restoring.length > 0 ? { entries: [...all, ...restoring] } : result;
   }
 }

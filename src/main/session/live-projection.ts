@@ -109,6 +109,25 @@ export class LiveProjection {
     return last === undefined;
   }
 
+  /**
+   * Whether a boundary's context is known to hold no tool result apart from its call: the projection
+   * holds none and the context is it (as long, ending with the same entry; another extension's drafts
+   * before ours make it another).
+   */
+  contextWhole(sm: SessionView, context: ReadonlyArray<{ sourceEntry: { id: string } }>): boolean {
+    try {
+      const entries = this.update(sm);
+      return (
+        !this.#orphans.any &&
+        context.length === entries.length &&
+        context.at(-1)?.sourceEntry.id === entries.at(-1)?.sourceEntry.id
+      );
+    } catch {
+      // The boundary reads its context, as before.
+      return false;
+    }
+  }
+
   /** Positions of the projection that hold a result apart from its call (for the tests). */
   get orphanPositions(): number[] {
     return this.#orphans.positions;

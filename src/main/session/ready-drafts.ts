@@ -8,9 +8,12 @@
 import { type ExtensionContext, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import type { ContextEditDraft } from "../../core/shared/types.ts";
 import type { Judged } from "../pass/revalidate.ts";
+import { traceSwallowed } from "../platform/swallowed.ts";
 import type { Message, PendingRestores } from "./restore.ts";
 
-type SessionView = Pick<ExtensionContext["sessionManager"], "buildSessionProjection">;
+type Projected = ReturnType<ExtensionContext["sessionManager"]["buildSessionProjection"]>["entries"][number];
+/** Where the projection is read from: Pi's session manager, or the one the guard keeps entry by entry. */
+type SessionView = { buildSessionProjection(): { entries: readonly Projected[] } };
 type RawEntry = Parameters<typeof sessionEntryToContextMessages>[0];
 
 const same = (a: Message | undefined, b: Message) =>
@@ -99,13 +102,16 @@ export function waitingView(
   sm: SessionView & Parameters<PendingRestores["pending"]>[0],
   restores: Pick<PendingRestores, "pending" | "pinned">,
   ready: () => Judged | undefined,
+  projected?: () => readonly Projected[],
 ): Message[] | undefined {
   try {
     const restoring = new Set(restores.pending(sm));
     const judged = ready();
     const edits = judged ? carriedDrafts(judged, restores.pinned(sm)) : [];
-    return withWaitingEdits(messages, sm, restoring, edits);
-  } catch {
+    const view = projected ? { buildSessionProjection: () => ({ entries: projected() }) } : sm;
+    return withWaitingEdits(messages, view, restoring, edits);
+  } catch (error) {
+    traceSwallowed("ready-drafts.waiting", error);
     return undefined;
   }
 }

@@ -25,6 +25,7 @@ import type { TaskRunner } from "../platform/pool.ts";
 import { watchRetryAfter } from "../platform/retry-after.ts";
 import { classifierSecretValues } from "../platform/secrets.ts";
 import type { LoadedSettings } from "../platform/settings.ts";
+import { onSwallowed, traceSwallowed } from "../platform/swallowed.ts";
 import { Telemetry } from "../platform/telemetry.ts";
 import { warn } from "../platform/warn.ts";
 import { SessionRouting } from "../routing/session-routing.ts";
@@ -66,7 +67,7 @@ export class SessionGuard {
   readonly #warmUp: WarmUp;
   /** The footer, `/guard` and the dollars they show (session-view.ts). */
   readonly #view: SessionView;
-  #unwatchSignals: () => void = () => undefined;
+  #unwatch: () => void = () => undefined;
   /** The branch as Pi projects it, kept between boundaries: a checkpoint starts at turn_start from it. */
   readonly #live = new LiveProjection();
   /** What decides whether the next turn_end needs the guard (#turnEndDue), gathered at cheap events. */
@@ -121,6 +122,7 @@ export class SessionGuard {
       routing: this.routing,
       restores: this.restores,
       lookup: (ctx) => this.lookup(ctx),
+      projected: (ctx) => this.#live.update(ctx.sessionManager) as unknown as ProjectedLike[],
       snapshotBuilt: () => this.#warmUp.snapshotBuilt,
       readyHere: (sm) => this.#readyHere(sm),
     });
@@ -160,7 +162,13 @@ export class SessionGuard {
     this.#sessionManager = ctx.sessionManager;
     this.useSettings(this.#parts.settings, ctx.mode);
     // The process is going away: a pass in flight stops at once and writes nothing.
-    this.#unwatchSignals = (this.#parts.watchExit ?? watchExitSignals)(() => this.#exiting());
+    const unwatchExit = (this.#parts.watchExit ?? watchExitSignals)(() => this.#exiting());
+    // An error caught and gone past anywhere on Pi's thread is a line of this session's telemetry too.
+    const unwatchCaught = onSwallowed((c) => this.telemetry.record({ type: "caught", where: c.where, error: c.kind }));
+    this.#unwatch = () => {
+      unwatchExit();
+      unwatchCaught();
+    };
     setCallbackReporter((message) => warn(ctx, message));
     for (const w of this.#parts.settings.warnings) warn(ctx, w);
     // The TUI's footer names a classifier problem; print, JSON and RPC clients get it once as a notice.
@@ -187,8 +195,9 @@ export class SessionGuard {
     try {
       const apart = this.#turn.checkBranch(() => projectedEntries(ctx));
       if (apart.length > 0) warn(ctx, apartNotice(apart));
-    } catch {
+    } catch (error) {
       // The boundaries still check every list they return.
+      traceSwallowed("session.check-branch", error);
     }
   }
 
@@ -240,7 +249,8 @@ export class SessionGuard {
     const context = event.context.contextEntries as ProjectedLike[];
     this.#turn.boundaryDone(context);
     const restoring = restoringDrafts(this.restores, this.pipeline.snapshots, event, ctx);
-    return finishBoundary(event, result, restoring, (repairs) => warn(ctx, repairNotice(repairs)));
+    const whole = this.#live.contextWhole(ctx.sessionManager, context);
+    return finishBoundary(event, result, restoring, (repairs) => warn(ctx, repairNotice(repairs)), whole);
   }
 
   /**
@@ -249,15 +259,22 @@ export class SessionGuard {
    */
   restoreContext(messages: Message[], ctx: ExtensionContext): { messages: Message[] } | undefined {
     const sm = ctx.sessionManager;
-    let out = waitingView(messages, sm, this.restores, () => this.#readyHere(sm));
+    let out = waitingView(
+      messages,
+      sm,
+      this.restores,
+      () => this.#readyHere(sm),
+      () => this.#live.update(sm),
+    );
     try {
       // A tool result without its call fails the request at any strict provider: it stays out until a
-      // boundary repairs the branch.
-      const whole = withoutOrphans(out ?? messages);
+      // boundary repairs the branch. The messages are read only when the projection cannot vouch for them.
+      const whole = !out && this.#live.requestWhole(sm, messages) ? undefined : withoutOrphans(out ?? messages);
       if (whole) this.#turn.repairDue = true;
       out = whole ?? out;
-    } catch {
+    } catch (error) {
       // The request goes as it is.
+      traceSwallowed("session.context-repair", error);
     }
     this.#syncTurnEnd();
     return out ? { messages: out } : undefined;
@@ -294,8 +311,9 @@ export class SessionGuard {
     if (this.#turn.takeToolTurn()) {
       try {
         this.boundary.startCheckpoint(ctx, () => this.#live.sync(ctx.sessionManager) as unknown as ProjectedLike[]);
-      } catch {
+      } catch (error) {
         // No checkpoint this turn: the run end judges what it would have.
+        traceSwallowed("session.checkpoint-start", error);
       }
     }
     this.boundary.turnStarted();
@@ -428,7 +446,7 @@ export class SessionGuard {
     this.#syncTurnEnd();
     this.#stop.abort();
     this.routing.shutdown();
-    this.#unwatchSignals();
+    this.#unwatch();
     // The session's settings and copy on the pass worker go first: with the inline backend they live on
     // Pi's thread, and a pool shared with other sessions outlives this one. A release that fails leaves
     // nothing to undo: the pool is shut down next, with its threads.

@@ -3,7 +3,7 @@
 // nothing for them.
 import type { ExtensionContext, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { pinCounts, readPins } from "../../core/records/pins.ts";
-import { currentSavings, lifetime } from "../../core/records/stats.ts";
+import { currentSavings } from "../../core/records/stats.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
@@ -16,6 +16,7 @@ import type { SessionRouting } from "../routing/session-routing.ts";
 import type { Boundary } from "./boundary.ts";
 import { BranchIndex } from "./branch-index.ts";
 import { Footer } from "./footer.ts";
+import { FooterFacts } from "./footer-facts.ts";
 import { LiveSavings } from "./live-savings.ts";
 import { statusReport } from "./report.ts";
 import type { PendingRestores } from "./restore.ts";
@@ -41,6 +42,8 @@ export interface ViewHost {
   readonly routing: SessionRouting;
   readonly restores: PendingRestores;
   lookup(ctx: ExtensionContext): ClassifierLookup;
+  /** Pi's projection of the branch now, kept entry by entry (read it at once: it changes). */
+  projected(ctx: ExtensionContext): readonly ProjectedLike[];
   /** The warm-up has built the snapshot (paced): before that, reading it would build it in one block. */
   snapshotBuilt(): boolean;
   /** A pass's drafts that wait to land on this branch. */
@@ -53,6 +56,7 @@ export class SessionView {
   /** Dollars saved so far on the branch, and the branch they follow. */
   readonly #dollars = new LiveSavings();
   readonly #dollarsBranch = new BranchIndex();
+  readonly #facts = new FooterFacts();
 
   constructor(host: ViewHost) {
     this.#host = host;
@@ -71,21 +75,20 @@ export class SessionView {
     if (view === "background-asking") return { kind: "checkpoint" };
     const breaker = host.pipeline.breakerState();
     if (breaker.kind === "open") return { kind: "paused", until: breaker.until, error: breaker.error };
-    const built = host.snapshotBuilt();
-    const snap = built ? this.snapshot(ctx) : [];
+    const shown = host.snapshotBuilt() ? this.#facts.shown(this.snapshot(ctx), host.pipeline.snapshots) : undefined;
     return {
       kind: "ready",
       ...(this.#dollars.latest ? { dollars: this.#dollars.latest } : {}),
-      savings: built ? currentSavings(snap) : NO_SAVINGS,
-      lifetime: lifetime(ctx.sessionManager.getBranch()),
-      pins: pinCounts(readPins(snap)),
+      savings: shown?.savings ?? NO_SAVINGS,
+      lifetime: this.#facts.lifetime(ctx.sessionManager),
+      pins: pinCounts(shown?.pins ?? readPins([])),
       pending: host.readyHere(ctx.sessionManager) !== undefined,
     };
   }
 
   /** What the model sees now, as snapshot entries (built incrementally). */
   snapshot(ctx: ExtensionContext): SnapEntry[] {
-    return this.#host.pipeline.snapshots.entries(projectedEntries(ctx));
+    return this.#host.pipeline.snapshots.entries(this.#host.projected(ctx));
   }
 
   /** Redraws the footer (only a changed text reaches the UI). */

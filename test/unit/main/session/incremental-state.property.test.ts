@@ -163,6 +163,7 @@ describe("state kept per appended entry", () => {
           const whole = live.requestWhole(sm, request);
           expect(whole).toBe(freshOrphans(projection).length === 0);
           if (whole) expect(withoutOrphans(request)).toBeUndefined();
+          expect(live.contextWhole(sm, projection)).toBe(whole);
           const snap = builder.entries(projection as unknown as ProjectedLike[]);
           const shown = facts.shown(snap, builder);
           expect(shown.savings).toEqual(currentSavings(snap));
