@@ -137,6 +137,7 @@ export function safeJson(value: unknown): string {
   try {
     return JSON.stringify(value) ?? "null";
   } catch {
+    // swallow-ok: a value JSON cannot hold gets a marker of its own.
     return '"[unserializable]"';
   }
 }

@@ -17,7 +17,7 @@ export function editOldTexts(args: Record<string, unknown>): string[] {
     try {
       edits = JSON.parse(edits);
     } catch {
-      // Edits given as text that is not JSON have no anchors to read.
+      // swallow-ok: Edits given as text that is not JSON have no anchors to read.
       edits = undefined;
     }
   }

@@ -157,7 +157,7 @@ export function earlierStaleReads(
   try {
     changed = check(reads);
   } catch {
-    // A disk check that fails marks no read stale: everything is kept.
+    // swallow-ok: A disk check that fails marks no read stale: everything is kept.
     return [];
   }
   return [...items.values()].filter((item) => changed.has(item.entryId));
@@ -195,7 +195,7 @@ export function withDiskChanges(
   try {
     changed = check(reads);
   } catch {
-    // A disk check that fails marks no read stale: everything is kept.
+    // swallow-ok: A disk check that fails marks no read stale: everything is kept.
     return superseded;
   }
   if (changed.size === 0) return superseded;

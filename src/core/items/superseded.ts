@@ -72,6 +72,7 @@ export function stableJson(value: unknown): string {
   try {
     return JSON.stringify(sortKeys(value, new Set())) ?? "null";
   } catch {
+    // swallow-ok: a value JSON cannot hold gets a marker of its own.
     return '"[unserializable]"';
   }
 }

@@ -182,7 +182,7 @@ function argsJson(args: unknown): string {
   try {
     return JSON.stringify(args) ?? "{}";
   } catch {
-    // Arguments that JSON cannot hold (cyclic, BigInt) show as none.
+    // swallow-ok: Arguments that JSON cannot hold (cyclic, BigInt) show as none.
     return "{}";
   }
 }

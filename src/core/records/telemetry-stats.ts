@@ -109,7 +109,23 @@ export interface DegradedEvent extends TelemetryBase {
   detail?: string;
 }
 
-export type TelemetryEvent = RouteEvent | SurfaceEvent | MissEvent | PinEvent | DistillEvent | DegradedEvent;
+/** An error the guard caught and went on past (main/platform/swallowed.ts). */
+export interface CaughtEvent extends TelemetryBase {
+  type: "caught";
+  /** The site, e.g. `warm-up.snapshot`. */
+  where: string;
+  /** The error's class or code (`TypeError`, `ENOENT`), never its text. */
+  error: string;
+}
+
+export type TelemetryEvent =
+  | RouteEvent
+  | SurfaceEvent
+  | MissEvent
+  | PinEvent
+  | DistillEvent
+  | DegradedEvent
+  | CaughtEvent;
 
 /** Distributive Omit, so each event keeps its own fields. */
 export type EventInput<E> = E extends TelemetryBase ? Omit<E, "v" | "ts"> & { ts?: string } : never;
@@ -158,6 +174,7 @@ export interface TelemetryStats {
   inputTokens: number;
   costUsd: number;
   degraded: Map<string, number>;
+  caught: Map<string, number>;
 }
 
 function emptyStats(): TelemetryStats {
@@ -183,6 +200,7 @@ function emptyStats(): TelemetryStats {
     inputTokens: 0,
     costUsd: 0,
     degraded: new Map(),
+    caught: new Map(),
   };
 }
 
@@ -240,6 +258,7 @@ export function telemetryAggregator(): TelemetryAggregator {
     try {
       e = JSON.parse(text);
     } catch {
+      // swallow-ok: counted as a bad line, which /guard stats reports.
       stats.badLines++;
       return;
     }
@@ -306,6 +325,11 @@ export function telemetryAggregator(): TelemetryAggregator {
       case "degraded": {
         const key = `${typeof e.class === "string" ? e.class : "?"}${typeof e.detail === "string" ? ` (${e.detail})` : ""}`;
         stats.degraded.set(key, (stats.degraded.get(key) ?? 0) + 1);
+        break;
+      }
+      case "caught": {
+        const key = `${typeof e.where === "string" ? e.where : "?"} (${typeof e.error === "string" ? e.error : "?"})`;
+        stats.caught.set(key, (stats.caught.get(key) ?? 0) + 1);
         break;
       }
       default:
@@ -391,13 +415,15 @@ export function formatTelemetryStats(stats: TelemetryStats, path: string): strin
       `classifier: ${count(stats.requests, "request")}, ${formatCount(stats.inputTokens)} input tokens, $${stats.costUsd.toFixed(4)}`,
     );
   }
-  if (stats.degraded.size > 0) {
-    out.push(
-      `degraded: ${[...stats.degraded.entries()]
-        .sort((a, b) => b[1] - a[1])
-        .map(([k, n]) => `${k} ×${n}`)
-        .join(", ")}`,
-    );
-  }
+  if (stats.degraded.size > 0) out.push(`degraded: ${tally(stats.degraded)}`);
+  if (stats.caught.size > 0) out.push(`errors caught and gone past: ${tally(stats.caught)}`);
   return out;
+}
+
+/** `key ×n, …`, most frequent first. */
+function tally(counts: ReadonlyMap<string, number>): string {
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ×${n}`)
+    .join(", ");
 }

@@ -62,7 +62,7 @@ function spellings(value: string): string[] {
     try {
       out.add(encodeURIComponent(v));
     } catch {
-      // A lone surrogate cannot be URL-encoded; the other spellings still count.
+      // swallow-ok: A lone surrogate cannot be URL-encoded; the other spellings still count.
     }
   }
   return [...out];

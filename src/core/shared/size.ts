@@ -209,7 +209,7 @@ export function imageSize(head: ImageHead | undefined): ImageSize | undefined {
     if (at(0) === 0xff && at(1) === 0xd8) return jpegSize(at);
     return undefined;
   } catch {
-    // A truncated or malformed header reads past its end: its size is unknown.
+    // swallow-ok: A truncated or malformed header reads past its end: its size is unknown.
     return undefined;
   }
 }

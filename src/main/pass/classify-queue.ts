@@ -6,6 +6,7 @@ import PQueue from "p-queue";
 import type { ClassifierOutcome, ClassifierRequest } from "../../core/shared/types.ts";
 import { callback } from "../platform/callbacks.ts";
 import { nextTurn } from "../platform/pace.ts";
+import { traceSwallowed } from "../platform/swallowed.ts";
 
 export interface ClassifyOptions {
   signal: AbortSignal;
@@ -209,8 +210,10 @@ export async function classifyAll(
       ...(lastError !== undefined ? { lastError } : {}),
       ms: Math.round(performance.now() - started),
     };
-  } catch {
+  } catch (error) {
     // Aborted (the signal, or the deadline's controller): every unanswered request counts as aborted.
+    // Anything else is a fault of the queue's own, and leaves a trace.
+    if (!options.signal?.aborted && !controller.signal.aborted) traceSwallowed("classify-queue", error);
     markAborted();
     return {
       outcomes,

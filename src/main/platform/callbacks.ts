@@ -3,6 +3,7 @@
 // Every such site goes through `callback()`, which catches and reports instead. The fault-injection
 // test (test/e2e/callback-faults.test.ts) arms one site at a time with CONTEXT_GUARD_INJECT_FAULT and
 // checks that Pi lives, finishes its run and writes a valid session.
+import { traceSwallowed } from "./swallowed.ts";
 
 /** Every site that runs outside an awaited promise. */
 export const CALLBACK_SITES = [
@@ -67,8 +68,9 @@ function reportCallbackError(site: CallbackSite, error: unknown): void {
   reported.add(message);
   try {
     reporter(message);
-  } catch {
+  } catch (failure) {
     // Reporting must not throw either.
+    traceSwallowed("callbacks.reporter", failure);
   }
 }
 

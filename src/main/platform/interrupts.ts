@@ -126,7 +126,7 @@ function isAbortCommand(line: string): boolean {
     const parsed = JSON.parse(line) as { type?: unknown };
     return parsed?.type === "abort";
   } catch {
-    // A line that is not JSON is not Pi's abort command.
+    // swallow-ok: A line that is not JSON is not Pi's abort command.
     return false;
   }
 }

@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import type { ResourceLimits } from "node:worker_threads";
 import type * as Tasks from "../../workers/tasks.ts";
 import { callback } from "./callbacks.ts";
+import { traceSwallowed } from "./swallowed.ts";
 import { workerExecArgv } from "./worker-flags.ts";
 
 /** The pool's tasks: every message of a pass goes through "pass" (workers/pass/protocol.ts). */
@@ -146,8 +147,9 @@ class ThreadRunner implements TaskRunner {
     this.#threads = threads;
     try {
       this.#pool = this.#start();
-    } catch {
+    } catch (error) {
       // Said through `failure`; the next task tries again.
+      traceSwallowed("pool.start", error);
     }
   }
   get failure(): Error | undefined {

@@ -171,7 +171,7 @@ function editedText(text: string, key: string, value: unknown, path: string): st
   try {
     after = parseText(next);
   } catch {
-    // A body that no longer parses is what the check below refuses.
+    // swallow-ok: A body that no longer parses is what the check below refuses.
     after = undefined;
   }
   if (
@@ -193,7 +193,7 @@ async function writable(path: string, mode: number): Promise<boolean> {
     await access(path, constants.W_OK);
     return true;
   } catch {
-    // access() failing is the answer: not writable.
+    // swallow-ok: access() failing is the answer: not writable.
     return false;
   }
 }

@@ -20,6 +20,7 @@ import type { GuardRecord } from "../../core/shared/types.ts";
 import { callback } from "./callbacks.ts";
 import { knownSecrets } from "./secrets.ts";
 import { agentDir } from "./settings.ts";
+import { traceSwallowed } from "./swallowed.ts";
 
 const TELEMETRY_FILE = "context-guard-telemetry.jsonl";
 /** Lines kept in memory while the disk is slow; older ones are dropped beyond this. */
@@ -94,8 +95,9 @@ export class Telemetry {
           }),
         );
       }
-    } catch {
+    } catch (error) {
       // Telemetry must never break a hook.
+      traceSwallowed("telemetry.record", error);
     }
   }
 

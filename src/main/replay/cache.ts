@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { pack, unpack } from "msgpackr";
 import type { ClassifierOutcome, ClassifierRequest } from "../../core/shared/types.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
+import { traceSwallowed } from "../platform/swallowed.ts";
 
 /** Bump when the stored shape changes: older files are then ignored. */
 const CACHE_FORMAT = 1;
@@ -47,15 +48,16 @@ async function load(path: string, model: string): Promise<ClassifierOutcome | un
   try {
     bytes = await readFile(path);
   } catch {
-    // No cache file (or an unreadable one): the classifier is asked.
+    // swallow-ok: No cache file (or an unreadable one): the classifier is asked.
     return undefined;
   }
   try {
     const stored = unpack(bytes) as Stored;
     if (stored?.v !== CACHE_FORMAT || stored.model !== model || stored.outcome?.status !== "stop") return undefined;
     return stored.outcome;
-  } catch {
+  } catch (error) {
     // A cache file from another format or a torn write: the classifier is asked again.
+    traceSwallowed("replay-cache.read", error);
     return undefined;
   }
 }
@@ -85,8 +87,9 @@ export function cachedClassifier(inner: ClassifyFn, dir: string, model: string):
       try {
         await save(path, { v: CACHE_FORMAT, model, outcome });
         stats.writes++;
-      } catch {
+      } catch (error) {
         // A cache that cannot be written only costs the next run a request.
+        traceSwallowed("replay-cache.write", error);
       }
     }
     return outcome;

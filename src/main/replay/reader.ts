@@ -58,7 +58,7 @@ export function splitObjects(line: string): unknown[] | undefined {
         try {
           out.push(JSON.parse(line.slice(start, i + 1)));
         } catch {
-          // A broken object means the line is not what the reader expects: the caller treats it as unreadable.
+          // swallow-ok: A broken object means the line is not what the reader expects: the caller treats it as unreadable.
           return undefined;
         }
       }

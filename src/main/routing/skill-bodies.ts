@@ -2,6 +2,7 @@
 // the file changed, and missing (never an error) when it cannot be read.
 import { readFile, stat } from "node:fs/promises";
 import { stripFrontmatter } from "../../core/routing/routing.ts";
+import { traceSwallowed } from "../platform/swallowed.ts";
 import type { SkillBody, SkillLike } from "./routing-shapes.ts";
 
 export class SkillBodies {
@@ -17,8 +18,9 @@ export class SkillBodies {
       const body = stripFrontmatter(await readFile(skill.filePath, "utf8"));
       this.#cache.set(skill.filePath, { mtimeMs: info.mtimeMs, body });
       return { body, filePath: skill.filePath, baseDir: skill.baseDir };
-    } catch {
+    } catch (error) {
       // A skill file that is gone or unreadable is left out of routing; the skill itself still loads in Pi.
+      traceSwallowed("routing.skill-body", error);
       return undefined;
     }
   }

@@ -3,6 +3,7 @@
 import type { ExtensionCommandContext, ExtensionContext, RegisteredCommand } from "@earendil-works/pi-coding-agent";
 import { redactKnown } from "../platform/secrets.ts";
 import { loadSettings, saveSetting } from "../platform/settings.ts";
+import { swallowedErrors } from "../platform/swallowed.ts";
 import { telemetryStatsReport } from "../platform/telemetry.ts";
 import { warn } from "../platform/warn.ts";
 import { OUT_COMMANDS, type OutCommand, runOutCommand } from "./out-list.ts";
@@ -111,7 +112,7 @@ export async function runGuardCommand(
   }
   if (command === "trace") {
     const width = terminalWidth(ctx);
-    ctx.ui.notify(traceReport(ctx.sessionManager.getBranch(), width), "info");
+    ctx.ui.notify(traceReport(ctx.sessionManager.getBranch(), width, swallowedErrors()), "info");
     return;
   }
   if ((OUT_COMMANDS as readonly string[]).includes(command)) {

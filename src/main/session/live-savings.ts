@@ -19,6 +19,7 @@ import type { LedgerEntry, SavedSoFar } from "../../core/replay/saved-so-far.ts"
 import { RECORD_TYPE } from "../../core/shared/types.ts";
 import type { SavedInput } from "../../workers/saved/saved-task.ts";
 import type { TaskRunner } from "../platform/pool.ts";
+import { traceSwallowed } from "../platform/swallowed.ts";
 import { type AssistantLike, learnProfiles, type RecordedRequest } from "../replay/money-log.ts";
 import type { PriceBook } from "../replay/prices.ts";
 import { kindOf } from "../replay/prompt-pieces.ts";
@@ -185,8 +186,9 @@ export class LiveSavings {
       if (this.#ledger.sync(host.branch(), book, host.lookup)) this.#sent = 0;
       if (this.#sent === this.#ledger.entries.length && this.#latest) return;
       profiles = this.#ledger.profiles(book);
-    } catch {
+    } catch (error) {
       // A branch this cannot read (a registry without prices) shows tokens only.
+      traceSwallowed("live-savings.sync", error);
       return;
     }
     this.#running = true;

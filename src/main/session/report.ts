@@ -12,10 +12,12 @@ import { summarizeRecord } from "../../core/records/record.ts";
 import { lifetime, type Savings } from "../../core/records/stats.ts";
 import { perRequestAhead, type SavedSoFar } from "../../core/replay/saved-so-far.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
+import { redact } from "../../core/shared/redact.ts";
 import { count, formatCount } from "../../core/shared/text.ts";
 import { type GuardRecord, RECORD_TYPE } from "../../core/shared/types.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
 import { knownSecrets } from "../platform/secrets.ts";
+import type { Swallowed } from "../platform/swallowed.ts";
 import { dollars } from "../replay/summary-money.ts";
 import { lookupProblem, lookupShort, workersProblem } from "./status.ts";
 
@@ -201,12 +203,21 @@ export function statusReport(input: ReportInput): string {
   return fitLines(lines, input.width);
 }
 
-/** `/guard trace`: the last pass item by item, with the classifier's traces. */
-export function traceReport(branch: Branch, width?: number): string {
+/** `/guard trace`: the last pass item by item, with the classifier's traces, and the errors gone past. */
+export function traceReport(branch: Branch, width?: number, caught: readonly Swallowed[] = []): string {
   const last = lastRecord(branch);
-  if (!last) return "context-guard: no pass on this branch yet.";
-  const head = `Last pass (${last.phase}, ${last.ms} ms${last.timedOut ? ", timed out" : ""}), ${count(Array.isArray(last.results) ? last.results.length : 0, "item")}:`;
-  return fitLines([head, ...summarizeRecord(last, knownSecrets()).map((l) => `  ${l}`)], width);
+  const lines = last
+    ? [
+        `Last pass (${last.phase}, ${last.ms} ms${last.timedOut ? ", timed out" : ""}), ${count(Array.isArray(last.results) ? last.results.length : 0, "item")}:`,
+        ...summarizeRecord(last, knownSecrets()).map((l) => `  ${l}`),
+      ]
+    : ["context-guard: no pass on this branch yet."];
+  if (caught.length > 0) {
+    lines.push("Errors caught and gone past (latest last):");
+    for (const c of caught)
+      lines.push(`  ${c.where}: ${redact(c.message, knownSecrets())}${c.count > 1 ? ` ×${c.count}` : ""}`);
+  }
+  return fitLines(lines, width);
 }
 
 /** Lines wrapped to the width (at most MAX_WIDTH); a wrapped line's rest is indented. */

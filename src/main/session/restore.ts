@@ -14,6 +14,7 @@ import type { RecordResult, SnapEntry } from "../../core/shared/types.ts";
 import type { Judged } from "../pass/revalidate.ts";
 import type { ProjectedLike, SnapshotBuilder } from "../pass/snapshot.ts";
 import { contentSize } from "../pass/validate.ts";
+import { traceSwallowed } from "../platform/swallowed.ts";
 import { BranchIndex } from "./branch-index.ts";
 import type { PiBoundary } from "./session-parts.ts";
 
@@ -262,8 +263,9 @@ export function restoringDrafts(
       ? recallSignalDrafts(snapshots.entries(context), context, () => ctx.sessionManager.getBranch())
       : [];
     return [...drafts, ...signal];
-  } catch {
+  } catch (error) {
     // The pass's drafts still land; a restore waits for the next boundary.
+    traceSwallowed("restore.drafts", error);
     return [];
   }
 }

@@ -2,6 +2,8 @@
 // Pi skips the whole turn_end boundary when no extension listens (`hasHandlers`), and otherwise rebuilds
 // the boundary's context from the whole branch before the handlers and after each one: a handler that
 // returns nothing still costs every turn two copies of the session.
+import { traceSwallowed } from "../platform/swallowed.ts";
+
 export type Register = () => () => void;
 
 export class TurnEndHook {
@@ -26,8 +28,9 @@ export class TurnEndHook {
         this.#off = undefined;
         off?.();
       }
-    } catch {
+    } catch (error) {
       // The extension's API is stale (its session was replaced): nothing listens any more.
+      traceSwallowed("turn-end-hook", error);
       this.#off = undefined;
     }
   }

@@ -56,7 +56,7 @@ export class TurnWatch {
     try {
       if (this.recallMaybe) this.recallMaybe = runMayRecall(context);
     } catch {
-      // Still maybe.
+      // swallow-ok: Still maybe.
     }
   }
 
@@ -66,6 +66,7 @@ export class TurnWatch {
     try {
       return restoresPending();
     } catch {
+      // swallow-ok: a restore list that cannot be read counts as pending: the boundary reads it again.
       return true;
     }
   }

@@ -5,6 +5,7 @@ import type { PassPipeline } from "../pass/pass-pipeline.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { background } from "../platform/callbacks.ts";
 import { nextTurn } from "../platform/pace.ts";
+import { traceSwallowed } from "../platform/swallowed.ts";
 
 export interface WarmUpDeps {
   pipeline: PassPipeline;
@@ -54,8 +55,9 @@ export class WarmUp {
       if (this.#deps.closed()) return;
       await this.#deps.pipeline.snapshots.entriesPaced(projection());
       built = true;
-    } catch {
+    } catch (error) {
       // The next redraw builds it.
+      traceSwallowed("warm-up.snapshot", error);
     } finally {
       this.#snapshotBuilt = true;
     }
@@ -77,8 +79,9 @@ export class WarmUp {
     this.#workerWarm = true;
     try {
       await this.#deps.pipeline.warm(projection(), this.#deps.signal);
-    } catch {
+    } catch (error) {
       // Nothing to report: the first pass sends whatever did not arrive.
+      traceSwallowed("warm-up.worker", error);
     }
   }
 

@@ -63,7 +63,7 @@ export function readTextBounded(file: string, maxBytes: number, ops: DiskOps = n
   try {
     fd = ops.open(file, OPEN_FLAGS);
   } catch {
-    // A file that cannot be opened is not read: the caller treats it as unknown.
+    // swallow-ok: A file that cannot be opened is not read: the caller treats it as unknown.
     return undefined;
   }
   try {
@@ -82,13 +82,13 @@ export function readTextBounded(file: string, maxBytes: number, ops: DiskOps = n
     if (length > maxBytes) return undefined;
     return Buffer.concat(chunks, length).toString("utf8");
   } catch {
-    // A read that fails midway is unknown, as one that was never made.
+    // swallow-ok: A read that fails midway is unknown, as one that was never made.
     return undefined;
   } finally {
     try {
       ops.close(fd);
     } catch {
-      // Closing a descriptor that read nothing loses nothing.
+      // swallow-ok: Closing a descriptor that read nothing loses nothing.
     }
   }
 }

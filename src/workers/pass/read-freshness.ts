@@ -30,7 +30,7 @@ function exists(path: string, ops: DiskOps): boolean {
     ops.stat(path);
     return true;
   } catch {
-    // stat failing is the answer: nothing is there.
+    // swallow-ok: stat failing is the answer: nothing is there.
     return false;
   }
 }

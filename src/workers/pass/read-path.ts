@@ -37,7 +37,7 @@ function exists(path: string): boolean {
     accessSync(path, constants.F_OK);
     return true;
   } catch {
-    // access() failing is the answer: nothing is there.
+    // swallow-ok: access() failing is the answer: nothing is there.
     return false;
   }
 }
@@ -52,7 +52,7 @@ export function resolveReadPath(
   try {
     resolved = resolveToCwd(path, cwd);
   } catch {
-    // A path Pi's resolution rejects cannot be checked: the read is not judged stale.
+    // swallow-ok: A path Pi's resolution rejects cannot be checked: the read is not judged stale.
     return undefined;
   }
   if (fileExists(resolved)) return resolved;
