@@ -187,14 +187,15 @@ export function partingsText(x: ModelView, most: number): string {
   return `${misses}${parts.join(" · ") || "no single request parts by more than 10%"}`;
 }
 
+const routingNetText = (off: number, net: number) =>
+  net >= 0 ? netText(off, net) : `net LOSS ${dollars(-net)}: routing would have cost more than it saved`;
+
 /** Routing's dollars beside pruning's, when the session was replayed with a catalog and priced. */
 export function routingDollarsText(s: SessionMetrics): string | undefined {
   const r = s.dollars?.routing;
   if (!r || !s.money || !moneyShown(s.money) || ![r.off, r.on, r.classifier, r.net].every(shownDollars))
     return undefined;
-  const net =
-    r.net >= 0 ? netText(r.off, r.net) : `net LOSS ${dollars(-r.net)}: routing would have cost more than it saved`;
-  return `${dollars(r.off)} → ${dollars(r.on)} main model (skill routing and tool surfacing off → on, no pruning) + classifier ${dollars(r.classifier)} · ${net}`;
+  return `${dollars(r.off)} → ${dollars(r.on)} main model (skill routing and tool surfacing off → on, no pruning) + classifier ${dollars(r.classifier)} · ${routingNetText(r.off, r.net)}`;
 }
 
 /** The folder's dollars over the priced sessions. */
@@ -214,7 +215,7 @@ export function moneyTotalLine(report: ReplayReport): string | undefined {
   const routing = routed.reduce((a, s) => a + (s.dollars?.routing?.net ?? 0), 0);
   const routingText =
     routed.length > 0 && shownDollars(routing)
-      ? ` · routing over ${routed.length} of them: ${netText(
+      ? ` · routing over ${routed.length} of them: ${routingNetText(
           routed.reduce((a, s) => a + (s.dollars?.routing?.off ?? 0), 0),
           routing,
         )}`
