@@ -1,7 +1,7 @@
 // Anthropic prompt-cache breakpoints for the main model's requests. Pi marks the system prompt, the
-// last tool and the end of the conversation; the first two are redundant once the previous user question
-// is pinned (everything before it is cached with it), which frees the budget for the read point (a
-// cache entry this process saw written, before the first edit) and the write anchor (the end of the
+// last tool and the end of the conversation; the tools' mark is redundant with the system prompt's, and
+// the system prompt's gives way when the budget is needed for the previous user question, the read point
+// (a cache entry this process saw written, before the first edit) and the write anchor (the end of the
 // tool-result batch holding the first edited output). Anthropic accepts at most 4 breakpoints.
 
 export const MAX_BREAKPOINTS = 4;
@@ -108,6 +108,10 @@ export function placeGuardBreakpoints(payload: AnthropicPayload, targets: PinTar
     if (block) mark(i, "read-point", block);
   }
   if (targets.anchor) mark(findToolResult(messages, targets.anchor, messages.length), "write-anchor");
+  // A spare breakpoint goes back on the system prompt, where Pi had it: a provider that serves only part
+  // of a long prefix (or evicts it) still serves the tools and system prompt from there.
+  const system = Array.isArray(payload.system) ? payload.system.at(-1) : undefined;
+  if (system && marks.length < MAX_BREAKPOINTS) system.cache_control = EPHEMERAL;
   return marks;
 }
 

@@ -6,7 +6,7 @@ import type { Piece } from "./calibrate.ts";
 /** Block sizes are estimates: a recorded read this close past a block boundary still reaches it. */
 const READ_SLACK = { share: 0.03, tokens: 256 };
 
-/** Anthropic breakpoints: Pi's (system, end) guard off; the guard's pins guard on. */
+/** Anthropic breakpoints: Pi's (system, end) guard off; the guard's pins guard on, the system prompt's when one is spare. */
 export function anthropicPins(
   cache: PromptCache,
   pieces: readonly Piece[],
@@ -29,7 +29,10 @@ export function anthropicPins(
     while (pieces[anchor + 1]?.kind === "toolResult") anchor++;
     marks.push(anchor);
   }
-  return [...new Set(marks)].slice(0, 4);
+  const placed = [...new Set(marks)].slice(0, 4);
+  // A spare breakpoint stays on the system prompt (cache-pin.ts).
+  if (placed.length < 4 && !placed.includes(0)) placed.push(0);
+  return placed;
 }
 
 export function toBlocks(pieces: readonly Piece[], tokens: readonly number[]): PromptBlock[] {

@@ -33,12 +33,14 @@ const marksAt = (p: AnthropicPayload) =>
   (p.messages ?? []).flatMap((m, i) => (Array.isArray(m.content) && m.content.some((b) => b.cache_control) ? [i] : []));
 
 describe("placeGuardBreakpoints", () => {
-  it("drops Pi's system and tools marks and pins the question", () => {
+  it("drops Pi's tools mark, pins the question and keeps the system prompt's mark while one is spare", () => {
     const p = payload(3);
     const marks = placeGuardBreakpoints(p, {});
     expect(marks.map((m) => m.kind)).toEqual(["conversation-end", "question"]);
     expect(marksAt(p)).toEqual([0, 6]);
-    expect(countBreakpoints(p)).toBe(2);
+    expect((p.tools ?? []).some((t) => t.cache_control)).toBe(false);
+    expect(Array.isArray(p.system) && p.system.at(-1)?.cache_control).toEqual(eph);
+    expect(countBreakpoints(p)).toBe(3);
   });
 
   it("adds the read point on the trusted tool result and the write anchor at the first edit's batch", () => {
@@ -50,6 +52,8 @@ describe("placeGuardBreakpoints", () => {
       ["read-point", 4, "c2"],
       ["write-anchor", 10, "c5"],
     ]);
+    // Four marks on messages: the system prompt's gives way.
+    expect(Array.isArray(p.system) && p.system.some((b) => b.cache_control)).toBe(false);
     expect(countBreakpoints(p)).toBe(MAX_BREAKPOINTS);
   });
 
@@ -57,7 +61,7 @@ describe("placeGuardBreakpoints", () => {
     const p = payload(10);
     const marks = placeGuardBreakpoints(p, { readPoint: "c2", anchor: "c10" });
     expect(marks.map((m) => m.kind)).toEqual(["conversation-end", "question", "read-point"]);
-    expect(countBreakpoints(p)).toBe(3);
+    expect(countBreakpoints(p)).toBe(MAX_BREAKPOINTS);
   });
 
   it("handles a string prompt and a 2,001-message payload", () => {
