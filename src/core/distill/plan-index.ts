@@ -5,6 +5,7 @@
 
 import { sessionRequests } from "../cache/break-even.ts";
 import { addToMemo, addTurn, checkpointMemo, noTurns, type RunTurns, runTurns } from "../cache/checkpoint.ts";
+import { ExchangeSplit } from "../items/exchange-split.ts";
 import { collectImages, type ImageItem } from "../items/images.ts";
 import { type GuardJudgments, JudgmentsFold, readJudgments } from "../items/judged.ts";
 import { madeWhileOff, OffSpans } from "../records/off-spans.ts";
@@ -32,6 +33,8 @@ export interface SessionReads {
   positionOf(id: string): number;
   images(keepTurns: number, promptIndex: number): ImageItem[];
   run(span: RunSpan): RunReads;
+  /** The exchanges before `runStart`, kept by the index; undefined: collectExchanges makes them. */
+  exchanges(runStart: number): ExchangeSplit | undefined;
 }
 
 /** The answers read from the snapshot itself, each computed once when first asked. */
@@ -61,6 +64,7 @@ export function sessionReads(entries: SnapEntry[], index?: PlanIndex): SessionRe
       memo: checkpointMemo(entries, span.startIndex),
       calls: resultCalls(entries, span.startIndex + 1),
     }),
+    exchanges: () => undefined,
   };
 }
 
@@ -103,6 +107,7 @@ export class PlanIndex implements SessionReads {
   #pins = noPins();
   #off = new OffSpans();
   #run: RunFolds | undefined;
+  #split: ExchangeSplit | undefined;
   /** Full rebuilds so far (tests and benchmarks read it). */
   rebuilds = 0;
 
@@ -117,12 +122,13 @@ export class PlanIndex implements SessionReads {
       this.#rebuild(entries);
       return;
     }
-    for (const id of fresh) {
+    // An id sent twice since the last order is one edit: the old entry against the new.
+    for (const id of new Set(fresh)) {
       const at = this.#positions.get(id);
       if (at === undefined || at >= before.length) continue;
       const was = before[at] as SnapEntry;
       const now = entries[at] as SnapEntry;
-      if (was !== now && !this.#replace(at, was, now)) {
+      if (was !== now && !this.#replace(entries, at, was, now)) {
         this.#rebuild(entries);
         return;
       }
@@ -141,6 +147,7 @@ export class PlanIndex implements SessionReads {
     this.#pins = noPins();
     this.#off = new OffSpans();
     this.#run = undefined;
+    this.#split = undefined;
     for (let i = 0; i < entries.length; i++) this.#append(entries[i] as SnapEntry, i);
     this.#entries = entries;
   }
@@ -155,12 +162,13 @@ export class PlanIndex implements SessionReads {
   }
 
   /** An edited message in place: false when the folds cannot take the change (the index is rebuilt). */
-  #replace(at: number, was: SnapEntry, now: SnapEntry): boolean {
+  #replace(entries: readonly SnapEntry[], at: number, was: SnapEntry, now: SnapEntry): boolean {
     // Records, pins and switches are custom entries, which are never edited: only messages are taken.
     if (was.id !== now.id || was.type !== "message" || now.type !== "message") return false;
     this.#requests += (isRequest(now) ? 1 : 0) - (isRequest(was) ? 1 : 0);
     if (carriesImages(now)) this.#withImages.add(now.id);
     else this.#withImages.delete(now.id);
+    if (this.#split && !this.#split.replace(entries, at, was, now)) this.#split = undefined;
     const run = this.#run;
     if (run && at > run.start && at < run.done) {
       // The run's turns count assistant messages and their calls; a result keeps its call.
@@ -196,6 +204,15 @@ export class PlanIndex implements SessionReads {
   images(keepTurns: number, promptIndex: number): ImageItem[] {
     if (this.#withImages.size === 0) return [];
     return collectImages(this.#entries as SnapEntry[], keepTurns, promptIndex);
+  }
+
+  exchanges(runStart: number): ExchangeSplit {
+    const end = Math.max(0, Math.min(runStart, this.#entries.length));
+    if (!this.#split?.extend(this.#entries, end)) {
+      this.#split = new ExchangeSplit();
+      this.#split.extend(this.#entries, end);
+    }
+    return this.#split;
   }
 
   run(span: RunSpan): RunReads {

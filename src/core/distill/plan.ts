@@ -127,9 +127,14 @@ export function planRunEnd(
   );
 
   const exchanges = newestExchanges(
-    collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex), judged).filter((x) =>
-      unpinned(pins, x.promptId, ...x.entryIds),
-    ),
+    collectExchanges(
+      entries,
+      span.startIndex,
+      config,
+      exchangeMemo(entries, span.startIndex),
+      judged,
+      reads.exchanges(span.startIndex),
+    ).filter((x) => unpinned(pins, x.promptId, ...x.entryIds)),
     budget,
   );
   const exchangeBatches = pushBatches(
@@ -292,9 +297,14 @@ export function planCheckpoint(
     (id) => reads.positionOf(id),
   );
   const exchanges = newestExchanges(
-    collectExchanges(entries, span.startIndex, config, exchangeMemo(entries, span.startIndex), reads.judged()).filter(
-      (x) => unpinned(pins, x.promptId, ...x.entryIds),
-    ),
+    collectExchanges(
+      entries,
+      span.startIndex,
+      config,
+      exchangeMemo(entries, span.startIndex),
+      reads.judged(),
+      reads.exchanges(span.startIndex),
+    ).filter((x) => unpinned(pins, x.promptId, ...x.entryIds)),
     budget,
   );
   const images = removableImages(reads, config.imageKeepTurns, span.startIndex).filter(free);

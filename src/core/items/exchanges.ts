@@ -6,7 +6,7 @@
 import { entryChars } from "../cache/break-even.ts";
 import { formatProbability, isProbability } from "../distill/interpret.ts";
 import { bool, hasHistory, workState } from "../distill/request.ts";
-import { isUserMessage, promptText, toolLabel } from "../distill/run.ts";
+import { promptText } from "../distill/run.ts";
 import type { GuardConfig } from "../shared/config.ts";
 import { keyFactsNote } from "../shared/key-facts.ts";
 import { redactedLine } from "../shared/redact.ts";
@@ -25,8 +25,9 @@ import {
   type RunSpan,
   type SnapEntry,
 } from "../shared/types.ts";
+import { asksForTools, type ExchangeDraft, ExchangeSplit, foreignEdit } from "./exchange-split.ts";
 import { LatestViews, viewedPath } from "./file-views.ts";
-import { type GuardJudgments, isGuardEdit, readJudgments } from "./judged.ts";
+import { type GuardJudgments, readJudgments } from "./judged.ts";
 
 export type { Exchange };
 
@@ -99,123 +100,11 @@ export function exchangeStub(
   );
 }
 
-/** Entries a context_edit can change that belong to an exchange: messages other than system/shell, custom messages. */
-function isEditable(e: SnapEntry): boolean {
-  if (e.type === "custom_message") return true;
-  return e.type === "message" && (e.role === "user" || e.role === "assistant" || e.role === "toolResult");
-}
-
-function isSummary(e: SnapEntry): boolean {
-  return (
-    e.role === "compactionSummary" ||
-    e.role === "branchSummary" ||
-    e.type === "compaction" ||
-    e.type === "branch_summary"
-  );
-}
-
-/** An assistant message that asked for tools and was not cut off (so its run went on). */
-function asksForTools(e: SnapEntry): boolean {
-  const ended = e.stopReason === "error" || e.stopReason === "aborted";
-  return (e.toolCalls?.length ?? 0) > 0 && !ended;
-}
-
-interface Draft {
-  ordinal: number;
-  prompt: SnapEntry;
-  index: number;
-  entryIds: string[];
-  /** Where each of entryIds is in the snapshot. */
-  at: number[];
-  chars: number;
-  lastAssistant: string;
-  lastAssistantEntry: SnapEntry | undefined;
-  toolLabels: string[];
-  /** Some entry's visible content differs from the raw entry for a reason other than our marker. */
-  foreignEdit: boolean;
-  /** A tool call and its result are not both inside the exchange. */
-  split: boolean;
-}
-
-/**
- * Whether an entry shows something other than its raw content that is not ours. Ours is what the guard's
- * records say it replaced (judged.ts), not whatever starts with the marker: another extension's edit could.
- */
-function editedByOthers(e: SnapEntry, judged: GuardJudgments): boolean {
-  if (!e.visible) return true;
-  return e.edited === true && !isGuardEdit(e, judged);
-}
-
-/**
- * Split the entries before `end` into exchanges (eligible or not). The whole snapshot is walked so that a
- * tool call and its result are matched wherever they are: an exchange holding only one of the two is
- * marked `split` (a result answers the nearest earlier call with its id, so reused ids are fine).
- */
-function splitExchanges(entries: SnapEntry[], end: number, judged: GuardJudgments): Draft[] {
-  const all: Draft[] = [];
-  /** Exchange ordinal of the latest call with each id; -1 outside any exchange. */
-  const callOwner = new Map<string, number>();
-  const markSplit = (ordinal: number | undefined) => {
-    const d = ordinal === undefined ? undefined : all[ordinal];
-    if (d) d.split = true;
-  };
-  let current: Draft | undefined;
-  // The nearest earlier visible message that is not a custom notice, to tell steering from a new prompt
-  // the way run.ts isSteering does, without walking back for every user message.
-  let previous: SnapEntry | undefined;
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i] as SnapEntry;
-    const steering =
-      previous !== undefined &&
-      (previous.role === "toolResult" || (previous.role === "assistant" && asksForTools(previous)));
-    if (e.visible && e.role !== undefined && e.role !== "custom") previous = e;
-    if (i >= end || isSummary(e)) {
-      current = undefined;
-    } else if (isUserMessage(e) && !steering) {
-      current = {
-        ordinal: all.length,
-        prompt: e,
-        index: i,
-        entryIds: [],
-        at: [],
-        chars: entryChars(e),
-        lastAssistant: "",
-        lastAssistantEntry: undefined,
-        toolLabels: [],
-        foreignEdit: editedByOthers(e, judged),
-        split: false,
-      };
-      all.push(current);
-      continue;
-    }
-    const owner = current?.ordinal ?? -1;
-    for (const call of e.toolCalls ?? []) callOwner.set(call.id, owner);
-    if (e.role === "toolResult") {
-      const callAt = e.toolCallId === undefined ? undefined : callOwner.get(e.toolCallId);
-      if (callAt !== owner) {
-        markSplit(callAt);
-        markSplit(owner);
-      }
-    }
-    if (current === undefined || !isEditable(e)) continue;
-    current.entryIds.push(e.id);
-    current.at.push(i);
-    current.chars += entryChars(e);
-    if (editedByOthers(e, judged)) current.foreignEdit = true;
-    if (e.role === "assistant") {
-      current.lastAssistantEntry = e;
-      if (e.text.trim() !== "") current.lastAssistant = e.text;
-      for (const call of e.toolCalls ?? []) current.toolLabels.push(toolLabel(call.name, call.args));
-    }
-  }
-  return all;
-}
-
 /**
  * The entries of an exchange that stay when it is omitted: each assistant message that read, edited or
  * wrote a file nothing has viewed since, with the results of all its calls (a call never loses its result).
  */
-function latestViewEntries(d: Draft, entries: readonly SnapEntry[], views: LatestViews): Map<string, string[]> {
+function latestViewEntries(d: ExchangeDraft, entries: readonly SnapEntry[], views: LatestViews): Map<string, string[]> {
   const kept = new Map<string, string[]>();
   const calls = new Set<string>();
   for (const i of d.at) {
@@ -235,7 +124,7 @@ function latestViewEntries(d: Draft, entries: readonly SnapEntry[], views: Lates
   return kept;
 }
 
-function toExchange(d: Draft, entries: readonly SnapEntry[], views: LatestViews | undefined): Exchange {
+function toExchange(d: ExchangeDraft, entries: readonly SnapEntry[], views: LatestViews | undefined): Exchange {
   const kept = views === undefined ? new Map<string, string[]>() : latestViewEntries(d, entries, views);
   let chars = d.chars;
   const entryIds: string[] = [];
@@ -258,6 +147,16 @@ function toExchange(d: Draft, entries: readonly SnapEntry[], views: LatestViews 
   return { ...base, stub: exchangeStub(base) };
 }
 
+/** The exchange of a draft, made again only when the draft changed (a plan reads it at every boundary). */
+function madeOnce(split: ExchangeSplit, d: ExchangeDraft, entries: readonly SnapEntry[]): Exchange {
+  let ex = split.made.get(d) as Exchange | undefined;
+  if (!ex) {
+    ex = toExchange(d, entries, undefined);
+    split.made.set(d, ex);
+  }
+  return ex;
+}
+
 /**
  * Exchanges before the run's prompt that may be judged: not among the last `keepRecentExchanges`,
  * finished, not omitted yet, not settled earlier in this run (`memo`), fully recoverable by recall, big
@@ -269,10 +168,14 @@ export function collectExchanges(
   config: ExchangeConfig,
   memo: Set<string>,
   guard: GuardJudgments = readJudgments(entries),
+  /** The session's split kept up to date by the caller (core/distill/plan-index.ts); else one is made. */
+  kept?: ExchangeSplit,
 ): Exchange[] {
   if (!config.pruneExchanges || runStartIndex <= 0) return [];
   const end = Math.min(runStartIndex, entries.length);
-  const all = splitExchanges(entries, end, guard);
+  const split = kept ?? new ExchangeSplit();
+  if (!kept) split.extend(entries, end);
+  const all = split.drafts;
   const judged = all.slice(0, Math.max(0, all.length - config.keepRecentExchanges));
   const views = config.exchangeKeepsLatestViews === true ? new LatestViews(entries) : undefined;
   const out: Exchange[] = [];
@@ -280,9 +183,9 @@ export function collectExchanges(
     const last = d.lastAssistantEntry;
     if (last === undefined || asksForTools(last)) continue;
     // An edited prompt shows our stub (omitted already) or someone else's edit: either way it stays.
-    if (d.prompt.edited === true || memo.has(d.prompt.id) || d.foreignEdit) continue;
-    if (d.split || d.chars < EXCHANGE_MIN_CHARS) continue;
-    const ex = toExchange(d, entries, views);
+    if (d.prompt.edited === true || memo.has(d.prompt.id) || foreignEdit(d, guard)) continue;
+    if (split.isSplit(d) || d.chars < EXCHANGE_MIN_CHARS) continue;
+    const ex = views ? toExchange(d, entries, views) : madeOnce(split, d, entries);
     if (ex.stub.length < ex.chars && ex.chars >= EXCHANGE_MIN_CHARS) out.push(ex);
   }
   return out;

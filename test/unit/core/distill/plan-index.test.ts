@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { planCheckpoint, planRunEnd } from "../../../../src/core/distill/plan.ts";
 import { PlanIndex, type SessionReads, sessionReads } from "../../../../src/core/distill/plan-index.ts";
 import { collectRun } from "../../../../src/core/distill/run.ts";
+import { collectExchanges } from "../../../../src/core/items/exchanges.ts";
 import { SWITCH_TYPE, switchData } from "../../../../src/core/records/off-spans.ts";
 import { PIN_TYPE, pinData } from "../../../../src/core/records/pins.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
@@ -14,7 +15,8 @@ import { propertyParams } from "../../../kit/arbitraries.ts";
 import { assistantEntry, hiddenEntry, recordEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
 
 type Step =
-  | { kind: "prompt"; text: string }
+  | { kind: "prompt"; text: string; steer: boolean }
+  | { kind: "late"; pick: number }
   | { kind: "turn"; calls: number; tool: string; chars: number; images: number; answer: boolean }
   | { kind: "record"; phase: "mid-run" | "run-end"; picks: number[]; reason: string; resultKind: string }
   | { kind: "pin"; action: "pin" | "restore"; pick: number }
@@ -26,7 +28,7 @@ type Step =
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant("prompt" as const), text: fc.constantFrom("fix a", "why b?", "") }),
+    arbitrary: fc.record({ kind: fc.constant("prompt" as const), text: fc.constantFrom("fix a", "why b?", ""), steer: fc.boolean() }),
   },
   {
     weight: 6,
@@ -69,6 +71,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("switch" as const), on: fc.boolean(), judge: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("edit" as const), pick: fc.nat(), hide: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("cut" as const), keep: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("late" as const), pick: fc.nat() }) },
   { weight: 4, arbitrary: fc.constant({ kind: "boundary" as const }) },
 );
 
@@ -87,8 +90,16 @@ function* snapshots(steps: Step[]): Generator<{ entries: SnapEntry[]; keep: numb
   for (const step of [...steps, { kind: "boundary" } as Step]) {
     switch (step.kind) {
       case "prompt":
+        // A run ends with an answer that asks for nothing; a prompt without one is steering.
+        if (!step.steer) push(assistantEntry(id("a"), "answer"));
         push(userEntry(id("u"), step.text));
         break;
+      case "late": {
+        const calls = entries.flatMap((e) => e.toolCalls ?? []);
+        const call = calls[step.pick % Math.max(1, calls.length)];
+        if (call) push(toolResultEntry(id("r"), call.id, call.name, "late"));
+        break;
+      }
       case "turn": {
         const calls = Array.from({ length: step.calls }, () =>
           toolCall(id("c"), step.tool, { path: "src/a.ts", command: "ls" }),
@@ -146,6 +157,8 @@ function* snapshots(steps: Step[]): Generator<{ entries: SnapEntry[]; keep: numb
   }
 }
 
+const EXCHANGES = { pruneExchanges: true, keepRecentExchanges: 1 };
+
 function answers(reads: SessionReads, entries: SnapEntry[]) {
   const span = collectRun(entries, 2);
   const run = span ? reads.run(span) : undefined;
@@ -158,13 +171,23 @@ function answers(reads: SessionReads, entries: SnapEntry[]) {
     positions: entries.map((e) => reads.positionOf(e.id)),
     images: reads.images(1, span?.startIndex ?? -1),
     run: run && { ...run.turns, memo: [...run.memo], calls: [...run.calls] },
+    exchanges: span
+      ? collectExchanges(
+          entries,
+          span.startIndex,
+          EXCHANGES,
+          new Set(),
+          reads.judged(),
+          reads.exchanges(span.startIndex),
+        )
+      : [],
   };
 }
 
 describe("PlanIndex", () => {
   it("answers as a walk of the whole snapshot does, boundary after boundary", () => {
     fc.assert(
-      fc.property(fc.array(stepArb, { maxLength: 80 }), (steps) => {
+      fc.property(fc.array(stepArb, { minLength: 20, maxLength: 120 }), (steps) => {
         const index = new PlanIndex();
         for (const { entries, keep, fresh } of snapshots(steps)) {
           index.update(entries, keep, fresh);
@@ -179,7 +202,7 @@ describe("PlanIndex", () => {
     const config = { ...DEFAULT_CONFIG, midRunBatchChars: 2000 };
     const view = { family: "anthropic" as const };
     fc.assert(
-      fc.property(fc.array(stepArb, { maxLength: 80 }), (steps) => {
+      fc.property(fc.array(stepArb, { minLength: 20, maxLength: 120 }), (steps) => {
         const index = new PlanIndex();
         for (const { entries, keep, fresh } of snapshots(steps)) {
           index.update(entries, keep, fresh);
