@@ -66,6 +66,8 @@ export type BoundaryEvent =
   | { type: "orphan" }
   | { type: "restores"; pending: boolean }
   | { type: "turn-start" }
+  /** The turn starting follows a tool turn (told by a holder that keeps the turn's flags itself). */
+  | { type: "tool-turn" }
   /** turn_end: `last` when the turn's reply called no tool. */
   | { type: "turn-end"; last: boolean }
   | { type: "turn-end-landed"; landed: boolean; last: boolean }
@@ -145,15 +147,23 @@ export function initial(settings: Settings): Machine {
 export const readyJob = (m: Machine): Job | undefined =>
   m.slot.pending?.ended && m.slot.pending.drafts ? m.slot.pending : undefined;
 
-/** Whether the next turn_end needs the guard. */
-export function turnEndDue(m: Machine): boolean {
-  if (m.closed) return false;
-  const { turn, settings, slot } = m;
-  if (turn.recallMaybe || turn.repairDue || turn.restoresDue) return true;
-  if (!settings.enabled) return false;
+/**
+ * Whether the next turn_end has work at the boundary: drafts to land, checkpoints the settings await, or,
+ * at the run's last turn (`last`), a pending pass it waits for because the run end waits whole.
+ */
+export function boundaryDue(m: Machine, last: boolean): boolean {
+  const { settings, slot } = m;
+  if (m.closed || !settings.enabled) return false;
   if (settings.midRun && settings.midRunWait) return true;
   if (readyJob(m)) return true;
-  return turn.lastTurn && slot.pending !== undefined && settings.waitsWhole;
+  return last && slot.pending !== undefined && settings.waitsWhole;
+}
+
+/** Whether the next turn_end needs the guard: the boundary's work, the recall signal, a repair, a restore. */
+export function turnEndDue(m: Machine): boolean {
+  if (m.closed) return false;
+  const { turn } = m;
+  return turn.recallMaybe || turn.repairDue || turn.restoresDue || boundaryDue(m, turn.lastTurn);
 }
 
 export function step(state: Machine, event: BoundaryEvent): Step {
@@ -188,6 +198,8 @@ function apply(m: Machine, e: BoundaryEvent): Step {
       return turned(m, { restoresDue: e.pending });
     case "turn-start":
       return turnStart(m);
+    case "tool-turn":
+      return toolTurn(m);
     case "turn-end":
       return turnEnd(m, e.last);
     case "turn-end-landed":
@@ -278,14 +290,16 @@ function checkpoint(m: Machine): Step {
 }
 
 /** A turn after a tool turn starts a checkpoint (unless the last turn_end landed one, or they are awaited). */
-function turnStart(m: Machine): Step {
-  const due = m.turn.toolTurn;
+function toolTurn(m: Machine): Step {
   const s = m.settings;
+  if (!s.enabled || !s.midRun || s.midRunWait || m.landed || m.slot.pending?.begun) return { state: m, effects: [] };
+  return checkpoint(m);
+}
+
+/** A turn starts: a queued prompt has been taken up, and one after a tool turn may start a checkpoint. */
+function turnStart(m: Machine): Step {
   const next: Machine = { ...m, turn: { ...m.turn, toolTurn: false, lastTurn: false } };
-  const started =
-    due && s.enabled && s.midRun && !s.midRunWait && !m.landed && !m.slot.pending?.begun
-      ? checkpoint(next)
-      : { state: next, effects: [] };
+  const started = m.turn.toolTurn ? toolTurn(next) : { state: next, effects: [] };
   return { state: { ...started.state, queued: false, landed: false }, effects: started.effects };
 }
 

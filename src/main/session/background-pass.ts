@@ -1,9 +1,10 @@
 // The pass that goes on behind the agent (docs/DESIGN.md, mid-run checkpoints and a prompt is never
 // held): a mid-run checkpoint, the rest of a run-end pass handed over to a prompt, or a run-end pass over
 // its budget. At most one is pending, in the slot; its drafts land at a later boundary, re-validated
-// (pass/revalidate.ts). What it does is reported to the boundary state (boundary.ts), which the footer reads.
+// (pass/revalidate.ts). Which pass starts, follows and lands is the boundary machine's (boundary-machine.ts).
 import type { ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
-import type { BoundaryEvent, PassPhase } from "../../core/boundary/boundary-state.ts";
+import { shown } from "../../core/boundary/boundary-state.ts";
+import type { Effect } from "../../core/boundary/machine.ts";
 import type { ClassifierStats, PassRest } from "../pass/handed-over.ts";
 import type { PassPipeline } from "../pass/pass-pipeline.ts";
 import type { Judged } from "../pass/revalidate.ts";
@@ -11,6 +12,7 @@ import type { ProjectedLike } from "../pass/snapshot.ts";
 import type { Telemetry } from "../platform/telemetry.ts";
 import { recordPass } from "../platform/telemetry.ts";
 import { BackgroundSlot, type RunningJob } from "./background-slot.ts";
+import type { BoundaryMachine } from "./boundary-machine.ts";
 import type { PassNotices } from "./pass-notices.ts";
 import type { PiBoundary } from "./session-parts.ts";
 import { joinParts, within } from "./settle-budget.ts";
@@ -52,8 +54,8 @@ export interface BackgroundHost {
   readonly notices: PassNotices;
   closed(): boolean;
   draw(ctx: ExtensionContext): void;
-  /** Tells the boundary state what the pass behind the agent does; returns whether the state changed. */
-  report(event: BoundaryEvent): boolean;
+  /** The session's boundary machine, whose slot this runs. */
+  readonly machine: BoundaryMachine;
   /** The pending pass has ended: its drafts wait for the next boundary, or it left the slot with none. */
   ended?(): void;
 }
@@ -67,12 +69,9 @@ export class BackgroundPass {
   constructor(host: BackgroundHost) {
     this.#host = host;
     this.#slot = new BackgroundSlot((drafts) => {
-      if (!drafts && !this.#slot.pending) {
-        this.stop = undefined;
-        host.report({ type: "landed" });
-      }
+      if (!drafts && !this.#slot.pending) this.stop = undefined;
       host.ended?.();
-    });
+    }, host.machine);
   }
 
   /**
@@ -94,10 +93,7 @@ export class BackgroundPass {
     try {
       return await this.#land(event, ctx, wait);
     } finally {
-      if (!this.#slot.pending) {
-        this.stop = undefined;
-        this.#host.report({ type: "landed" });
-      }
+      if (!this.#slot.pending) this.stop = undefined;
     }
   }
 
@@ -138,23 +134,27 @@ export class BackgroundPass {
   follow(
     context: readonly ProjectedLike[],
     run: (job: RunningJob, signal: AbortSignal, first: Judged | undefined) => Promise<Judged | undefined>,
+    effects: readonly Effect[],
   ): boolean {
     const stop = new AbortController();
-    return this.#slot.follow(context, (job, first) => {
-      this.stop = stop;
-      return run(job, stop.signal, first);
-    });
+    return this.#slot.follow(
+      context,
+      (job, first) => {
+        this.stop = stop;
+        return run(job, stop.signal, first);
+      },
+      effects,
+    );
   }
 
-  /** Starts a checkpoint on `context` unless one is pending (BackgroundSlot.start). */
+  /** Starts the checkpoint the machine said (`effects`), or has the pending one judge `context` instead. */
   start(
-    context: readonly ProjectedLike[],
+    context: () => readonly ProjectedLike[],
     run: (job: RunningJob, signal: AbortSignal) => Promise<Judged | undefined>,
+    effects: readonly Effect[],
   ): void {
     const stop = new AbortController();
-    if (!this.#slot.start(context, (job) => run(job, stop.signal))) return;
-    this.stop = stop;
-    this.#host.report({ type: "start-behind", phase: "mid-run" });
+    if (this.#slot.start(context, (job) => run(job, stop.signal), effects)) this.stop = stop;
   }
 
   /**
@@ -167,7 +167,7 @@ export class BackgroundPass {
     rest: Promise<PassRest>,
     stop: AbortController,
   ): void {
-    this.#goBehind("run-end", stop);
+    this.stop = stop;
     this.#slot.adopt(context, this.#restOf(ctx, rest));
     this.#host.draw(ctx);
   }
@@ -212,7 +212,7 @@ export class BackgroundPass {
     judging: Promise<(Judged & { rest?: Promise<PassRest> }) | undefined>,
     stop: AbortController,
   ): void {
-    this.#goBehind("run-end", stop);
+    this.stop = stop;
     const whole = judging.then(async (judged) => {
       // A prompt handed it over before the budget ran out: its rest is joined to its first part.
       if (!judged?.rest) {
@@ -235,14 +235,14 @@ export class BackgroundPass {
     });
   }
 
-  #goBehind(phase: PassPhase, stop: AbortController): void {
-    this.stop = stop;
-    this.#host.report({ type: "go-behind", phase });
-  }
-
-  /** The pending pass stopped asking: the footer is redrawn. Returns whether it was asking. */
-  done(ctx: ExtensionContext): boolean {
-    if (!this.#host.report({ type: "quiet" })) return false;
+  /** Job `id` (the pending pass by default) stopped asking: the footer is redrawn. Returns whether it was asking. */
+  done(ctx: ExtensionContext, id = this.#slot.pendingId): boolean {
+    const machine = this.#host.machine;
+    if (id === undefined) return false;
+    const before = shown(machine.state);
+    machine.send({ type: "quiet", id });
+    const after = shown(machine.state);
+    if (before.kind !== "background" || after.kind !== "background" || before.asking === after.asking) return false;
     this.#host.draw(ctx);
     return true;
   }

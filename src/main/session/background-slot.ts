@@ -22,6 +22,8 @@ interface JobRun {
 
 /** What a running checkpoint tells its holder. */
 export interface RunningJob {
+  /** The machine's id of the job. */
+  readonly id: number;
   /** Marks it begun and returns the context to judge. */
   begin(): readonly ProjectedLike[];
   asking(): void;
@@ -114,14 +116,28 @@ export class BackgroundSlot {
    * One pending that has not begun judges `context` instead, so a checkpoint that waited for the worker
    * is not one about outputs too young to judge.
    */
-  start(context: readonly ProjectedLike[], run: (job: RunningJob) => Promise<Judged | undefined>): boolean {
+  start(
+    context: readonly ProjectedLike[] | (() => readonly ProjectedLike[]),
+    run: (job: RunningJob) => Promise<Judged | undefined>,
+    /** What the machine said at the boundary (else it is asked for a checkpoint now). */
+    effects: readonly Effect[] = this.#machine.send({ type: "checkpoint" }),
+  ): boolean {
+    const read = typeof context === "function" ? context : () => context;
     let started = false;
-    for (const effect of this.#machine.send({ type: "checkpoint" })) {
+    for (const effect of effects) {
       if (effect.type === "retarget") {
         const pending = this.#runs.get(effect.id);
-        if (pending) pending.context = context;
-      } else if (effect.type === "start") {
-        this.#runs.set(effect.id, this.#run(effect.id, context, run));
+        if (pending) pending.context = read();
+      } else if (effect.type === "start" && effect.after === undefined) {
+        let judged: readonly ProjectedLike[];
+        try {
+          judged = read();
+        } catch (error) {
+          // The context could not be read: the job ends before it began, and the slot is free again.
+          this.#carry(this.#machine.send({ type: "ended", id: effect.id, drafts: false }));
+          throw error;
+        }
+        this.#runs.set(effect.id, this.#run(effect.id, judged, run));
         started = true;
       }
     }
@@ -132,8 +148,11 @@ export class BackgroundSlot {
    * Runs `run` on `context` once the pending pass has ended, with that pass's drafts (undefined if it
    * landed nothing). Returns false when a successor is queued already or nothing is pending.
    */
-  follow(context: readonly ProjectedLike[], run: Successor["run"]): boolean {
-    const effects = this.#machine.send({ type: "follow" });
+  follow(
+    context: readonly ProjectedLike[],
+    run: Successor["run"],
+    effects: readonly Effect[] = this.#machine.send({ type: "follow" }),
+  ): boolean {
     for (const effect of effects) {
       if (effect.type === "queue") this.#queued.set(effect.id, { context, run });
     }
@@ -182,6 +201,11 @@ export class BackgroundSlot {
     }
   }
 
+  /** The machine's id of the pending pass. */
+  get pendingId(): number | undefined {
+    return this.#pending?.id;
+  }
+
   #run(id: number, context: readonly ProjectedLike[], run: (job: RunningJob) => Promise<Judged | undefined>): JobRun {
     let planned = () => {};
     const job: JobRun = {
@@ -193,6 +217,7 @@ export class BackgroundSlot {
       done: Promise.resolve(),
     };
     const running: RunningJob = {
+      id,
       begin: () => {
         this.#machine.send({ type: "begun", id, ...leafField(job.context) });
         return job.context;

@@ -1,6 +1,7 @@
-// What happens at a session's boundaries (turn_end, agent_before_settle), owned by one object: the pass a
-// boundary waits for, the pass behind the agent (background-pass.ts), the hand-over to a prompt, and the
-// state the footer and `/guard` read (core/boundary/boundary-state.ts, diagram in docs/DESIGN.md).
+// What happens at a session's boundaries (turn_end, agent_before_settle), carried out by one object: the
+// pass a boundary waits for, the pass behind the agent (background-pass.ts) and the hand-over to a prompt.
+// What to do is the boundary machine's (core/boundary/machine.ts, diagram in docs/DESIGN.md); the footer
+// and `/guard` read its state (boundary-state.ts, shown).
 //
 // A prompt is never held by the guard. While a boundary waits for the classifier (the run-end pass, or the
 // run's last turn_end waiting for a checkpoint), a prompt the user sends (Pi queues it as a steer or a
@@ -9,15 +10,9 @@
 // recorded `aborted` and asked again at a later pass. A prompt already queued when a boundary starts to
 // wait stops it from the start.
 import type { ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
-import {
-  type BoundaryEvent,
-  type BoundaryState,
-  boundaryView,
-  IDLE,
-  type PassPhase,
-  transition,
-} from "../../core/boundary/boundary-state.ts";
+import { type BoundaryState, boundaryView, shown } from "../../core/boundary/boundary-state.ts";
 import { type LandingPass, landingOf } from "../../core/boundary/landed-items.ts";
+import { boundaryDue, type Effect, type PassPhase, type Settings } from "../../core/boundary/machine.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
@@ -30,6 +25,7 @@ import { watchPass } from "../platform/interrupts.ts";
 import { recordPass, type Telemetry } from "../platform/telemetry.ts";
 import { warn } from "../platform/warn.ts";
 import { BackgroundPass, type LandedDrafts, type RunningJob } from "./background-pass.ts";
+import { BoundaryMachine } from "./boundary-machine.ts";
 import type { CachePins } from "./cache-pins.ts";
 import { PassNotices } from "./pass-notices.ts";
 import type { PiBoundary } from "./session-parts.ts";
@@ -74,18 +70,31 @@ export interface BoundaryHost {
   changed?(): void;
 }
 
+/** What of the settings the machine decides with. */
+function settingsOf(config: GuardConfig): Settings {
+  return {
+    enabled: config.enabled,
+    midRun: config.midRun,
+    midRunWait: config.midRunWait,
+    waitsWhole: config.settleBudgetMs >= config.timeoutMs,
+  };
+}
+
+const sameSettings = (a: Settings, b: Settings) =>
+  a.enabled === b.enabled && a.midRun === b.midRun && a.midRunWait === b.midRunWait && a.waitsWhole === b.waitsWhole;
+
+const judgeIn = (effects: readonly Effect[]) => effects.some((e) => e.type === "judge");
+const collectIn = (effects: readonly Effect[]) => effects.find((e) => e.type === "collect");
+
 export class Boundary {
-  #state: BoundaryState = IDLE;
+  /** The session's boundary machine: every decision below is its. */
+  readonly machine = new BoundaryMachine();
   readonly #host: BoundaryHost;
   /** The checkpoint or handed-over rest running behind the agent, until its drafts land. */
   readonly #background: BackgroundPass;
   readonly #notices = new PassNotices();
-  /** The stop of what holds the current boundary, while one does. */
+  /** The stop of what holds the current boundary, while one does (the machine says when to stop it). */
   #holding: AbortController | undefined;
-  /** A steer or follow-up was sent and no turn has started since (it waits for this run's boundaries). */
-  #queued = false;
-  /** The last turn_end landed a background pass: the next checkpoint starts a turn later. */
-  #landed = false;
   /** Print mode's hand-over was said once. */
   #saidPrintHandOver = false;
 
@@ -97,30 +106,28 @@ export class Boundary {
       notices: this.#notices,
       closed: () => this.closed,
       draw: (ctx) => host.draw(ctx),
-      report: (event) => this.#apply(event),
+      machine: this.machine,
       ended: () => host.changed?.(),
     });
   }
 
   get state(): BoundaryState {
-    return this.#state;
+    return shown(this.machine.state);
   }
 
   /** What the footer and `/guard` show of it. */
   get view(): ReturnType<typeof boundaryView> {
-    return boundaryView(this.#state);
+    return boundaryView(this.state);
   }
 
   get closed(): boolean {
-    return this.#state.kind === "closed";
+    return this.machine.state.closed;
   }
 
-  /** Applies `event`; returns whether the state changed. */
-  #apply(event: BoundaryEvent): boolean {
-    const next = transition(this.#state, event);
-    if (next === this.#state) return false;
-    this.#state = next;
-    return true;
+  /** The machine decides with the settings as they are now. */
+  #syncSettings(): void {
+    const settings = settingsOf(this.#host.config());
+    if (!sameSettings(settings, this.machine.state.settings)) this.machine.send({ type: "settings", settings });
   }
 
   /** The drafts of a pass behind the agent that has ended, until they land. */
@@ -130,7 +137,6 @@ export class Boundary {
 
   /** Shutdown or Pi's exit: the pass behind the agent is forgotten and nothing more is written. */
   close(): void {
-    this.#apply({ type: "close" });
     this.#background.drop();
   }
 
@@ -140,21 +146,30 @@ export class Boundary {
    * is not waited for, not even at the run's last turn unless the run end waits whole.
    */
   async turnEnd(event: PiBoundary & { toolResults: readonly unknown[] }, ctx: ExtensionContext): Promise<Drafts> {
-    const config = this.#host.config();
-    if (this.closed || !config.enabled) return;
+    if (this.closed) return;
+    this.#syncSettings();
     const last = event.toolResults.length === 0;
+    const collect = collectIn(this.machine.send({ type: "turn-end", last }));
+    if (!collect) return;
     // A run end that waits for its pass whole (settleBudgetMs at least timeoutMs) waits at the last turn
     // for the checkpoint too, so the run-end pass sees its record.
-    const wait = last && config.settleBudgetMs >= config.timeoutMs;
+    const wait = collect.wait === "ended";
     const landing = () => this.#background.land(event, ctx, wait);
     const landed = await (wait ? this.hold(this.#background.stop, ctx, landing) : landing());
-    this.#landed = landed !== undefined;
-    if (landed || last || !config.midRun) return landed;
-    if (config.midRunWait) return this.pass("mid-run", event, ctx);
-    this.#background.start(event.context.contextEntries as ProjectedLike[], (job, signal) =>
-      this.#judge("mid-run", () => job.begin(), ctx, { job, signal }),
-    );
+    const next = this.machine.send({ type: "turn-end-landed", landed: landed !== undefined, last });
+    if (landed) return landed;
+    if (collectIn(next) || judgeIn(next)) return this.#pass("mid-run", next, event, ctx);
+    this.#startCheckpoint(ctx, () => event.context.contextEntries as ProjectedLike[], next);
     return;
+  }
+
+  /** Starts the checkpoint the machine said, or has the pending one judge `context` instead. */
+  #startCheckpoint(ctx: ExtensionContext, context: () => readonly ProjectedLike[], effects: readonly Effect[]): void {
+    this.#background.start(
+      context,
+      (job, signal) => this.#judge("mid-run", () => job.begin(), ctx, { job, signal }),
+      effects,
+    );
   }
 
   /**
@@ -164,11 +179,9 @@ export class Boundary {
    * turn_end handler is not registered at all.
    */
   turnEndDue(last: boolean): boolean {
-    const config = this.#host.config();
-    if (this.closed || !config.enabled) return false;
-    if (config.midRun && config.midRunWait) return true;
-    if (this.#background.ready) return true;
-    return last && this.#background.pending && config.settleBudgetMs >= config.timeoutMs;
+    if (this.closed) return false;
+    this.#syncSettings();
+    return boundaryDue(this.machine.state, last);
   }
 
   /**
@@ -177,10 +190,9 @@ export class Boundary {
    * turn_end landed one, or the settings await checkpoints at turn_end.
    */
   startCheckpoint(ctx: ExtensionContext, context: () => readonly ProjectedLike[]): void {
-    const config = this.#host.config();
-    if (this.closed || !config.enabled || !config.midRun || config.midRunWait || this.#landed) return;
-    if (this.#background.begun) return;
-    this.#background.start(context(), (job, signal) => this.#judge("mid-run", () => job.begin(), ctx, { job, signal }));
+    if (this.closed) return;
+    this.#syncSettings();
+    this.#startCheckpoint(ctx, context, this.machine.send({ type: "tool-turn" }));
   }
 
   /**
@@ -190,8 +202,15 @@ export class Boundary {
    * leave it as it is. A failure warns and changes nothing.
    */
   async pass(phase: PassPhase, event: PiBoundary, ctx: ExtensionContext): Promise<Drafts> {
+    if (this.closed) return;
+    this.#syncSettings();
+    return this.#pass(phase, this.machine.send({ type: "pass", phase }), event, ctx);
+  }
+
+  /** The boundary's pass as the machine said (`effects`): land what is pending first, then judge. */
+  async #pass(phase: PassPhase, effects: readonly Effect[], event: PiBoundary, ctx: ExtensionContext): Promise<Drafts> {
+    if (!collectIn(effects) && !judgeIn(effects)) return;
     const config = this.#host.config();
-    if (this.closed || !config.enabled || (phase === "mid-run" && !config.midRun)) return;
     const budget = phase === "run-end" ? config.settleBudgetMs : Number.POSITIVE_INFINITY;
     const started = performance.now();
     const left = () => Math.max(0, budget - (performance.now() - started));
@@ -201,11 +220,12 @@ export class Boundary {
     // pass follow that one behind the agent, so its run's outputs are still judged as the run's own.
     // One that ended with nothing to land leaves the slot free.
     let landed: LandedDrafts | undefined;
-    if (this.#background.pending) {
+    if (collectIn(effects)) {
       const stop = new AbortController();
       landed = await this.hold(stop, ctx, () => this.#background.landWithin(event, ctx, left(), stop.signal));
-      if (this.#background.pending && phase === "run-end") this.#follow(event, ctx, landed);
-      if (this.#background.pending || (landed && phase !== "run-end")) return landed && { entries: landed.entries };
+      const after = this.machine.send({ type: "pass-landed", phase, landed: landed !== undefined });
+      this.#follow(event, ctx, landed, after);
+      if (!judgeIn(after)) return landed && { entries: landed.entries };
     }
     const before = landed?.entries ?? event.entries;
     const landing = landed && landingOf(landed.judged);
@@ -223,8 +243,11 @@ export class Boundary {
     const ready = await this.hold(handOver, ctx, () => within(judging, left()));
     if (!ready.done) {
       if (exitsAfterRun(ctx.mode) && !ctx.hasUI) this.#sayPrintHandOver(ctx, config);
-      this.#detach(ctx, detached);
+      // The boundary stops waiting for its pass: from now on it is a background pass for the footer.
+      const asking = this.state.kind === "asking";
+      detached.now = true;
       this.#background.adoptPass(ctx, context(), judging, restStop);
+      if (asking && ctx.hasUI) ctx.ui.setWorkingMessage();
       return landed && { entries: before };
     }
     const judged = ready.value;
@@ -238,15 +261,24 @@ export class Boundary {
    * context once that one has ended, told what it and the passes landed here judged, and lands at the
    * first boundary after it has ended.
    */
-  #follow(event: PiBoundary, ctx: ExtensionContext, landed: LandedDrafts | undefined): void {
+  #follow(
+    event: PiBoundary,
+    ctx: ExtensionContext,
+    landed: LandedDrafts | undefined,
+    effects: readonly Effect[],
+  ): void {
+    if (!effects.some((e) => e.type === "queue")) return;
     const context = event.context.contextEntries as ProjectedLike[];
     const here = landed?.judged ?? [];
-    this.#background.follow(context, (job, signal, first) =>
-      this.#judge("run-end", () => job.begin(), ctx, {
-        job,
-        signal,
-        landing: landingOf(first ? [...here, first] : here),
-      }),
+    this.#background.follow(
+      context,
+      (job, signal, first) =>
+        this.#judge("run-end", () => job.begin(), ctx, {
+          job,
+          signal,
+          landing: landingOf(first ? [...here, first] : here),
+        }),
+      effects,
     );
   }
 
@@ -263,14 +295,6 @@ export class Boundary {
         "only if another prompt follows before Pi exits. Leave settleBudgetMs unset to have print mode wait " +
         `for the pass (up to timeoutMs, ${config.timeoutMs} ms)`,
     );
-  }
-
-  /** The boundary stopped waiting for its pass: from now on it is a background pass for the footer. */
-  #detach(ctx: ExtensionContext, detached: { now: boolean }): void {
-    detached.now = true;
-    if (this.#state.kind !== "asking") return;
-    this.#apply({ type: "go-behind", phase: this.#state.phase });
-    if (ctx.hasUI) ctx.ui.setWorkingMessage();
   }
 
   /**
@@ -338,7 +362,7 @@ export class Boundary {
         onJudging: () => {
           const behind = inBackground || detached?.now === true;
           job?.asking();
-          this.#apply({ type: "ask", phase, behind });
+          if (!behind) this.machine.send({ type: "ask", phase });
           host.draw(ctx);
           if (ctx.hasUI && !behind) {
             ctx.ui.setWorkingMessage(
@@ -362,8 +386,11 @@ export class Boundary {
       if (rest) rest.then(unwatch, unwatch);
       else unwatch();
       // The footer is redrawn once Pi has applied the drafts: at the next turn_start or agent_settled.
-      if (!inBackground && this.#apply({ type: "answered" }) && ctx.hasUI) ctx.ui.setWorkingMessage();
-      const quieted = inBackground && this.#background.done(ctx);
+      if (!inBackground && this.machine.state.asking !== undefined) {
+        this.machine.send({ type: "answered" });
+        if (ctx.hasUI) ctx.ui.setWorkingMessage();
+      }
+      const quieted = job !== undefined && this.#background.done(ctx, job.id);
       if (!quieted && !this.closed && host.pipeline.breakerState().kind === "open") host.draw(ctx);
     }
   }
@@ -374,28 +401,29 @@ export class Boundary {
    */
   input(streamingBehavior: "steer" | "followUp" | undefined): boolean {
     if (!streamingBehavior) return false;
-    this.#queued = true;
-    const holding = this.#holding;
-    if (!holding || holding.signal.aborted) return false;
-    holding.abort(new Error("a prompt is waiting"));
-    return this.#apply({ type: "prompt" });
+    return this.#carry(this.machine.send({ type: "prompt" }));
+  }
+
+  /** Stops what holds the boundary when the machine says so; returns whether the footer should be redrawn. */
+  #carry(effects: readonly Effect[]): boolean {
+    if (effects.some((e) => e.type === "stop-hold")) this.#holding?.abort(new Error("a prompt is waiting"));
+    return effects.some((e) => e.type === "draw");
   }
 
   /** turn_start (after startCheckpoint): a queued prompt has been taken up. */
   turnStarted(): void {
-    this.#queued = false;
-    this.#landed = false;
+    this.machine.send({ type: "turn-start" });
   }
 
   /** Runs `work` while it holds the boundary: a prompt sent meanwhile stops `stop`. */
   async hold<T>(stop: AbortController | undefined, ctx: ExtensionContext, work: () => Promise<T>): Promise<T> {
     this.#holding = stop;
-    if (this.#queued) stop?.abort(new Error("a prompt is waiting"));
+    this.#carry(this.machine.send({ type: "hold", stoppable: stop !== undefined }));
     try {
       return await work();
     } finally {
       this.#holding = undefined;
-      if (this.#apply({ type: "released" })) this.#host.draw(ctx);
+      if (this.#carry(this.machine.send({ type: "release" }))) this.#host.draw(ctx);
     }
   }
 }
