@@ -6,11 +6,11 @@
 import { sessionRequests } from "../cache/break-even.ts";
 import { addToMemo, addTurn, checkpointMemo, noTurns, type RunTurns, runTurns } from "../cache/checkpoint.ts";
 import { ExchangeSplit } from "../items/exchange-split.ts";
-import { collectImages, type ImageItem } from "../items/images.ts";
+import { collectImages, type ImageItem, imageItem, isToolResultWithImages } from "../items/images.ts";
 import { type GuardJudgments, JudgmentsFold, readJudgments } from "../items/judged.ts";
 import { madeWhileOff, OffSpans } from "../records/off-spans.ts";
 import { addPins, noPins, type Pins, readPins } from "../records/pins.ts";
-import type { RunSpan, SnapEntry } from "../shared/types.ts";
+import type { RunSpan, SnapEntry, SnapToolCall } from "../shared/types.ts";
 
 /** What the run so far holds, for a checkpoint: turns, outputs judged at its checkpoints, results' calls. */
 export interface RunReads {
@@ -79,9 +79,45 @@ function addResultCall(out: Map<string, string>, e: SnapEntry): void {
   if (e.role === "toolResult" && e.toolCallId) out.set(e.id, e.toolCallId);
 }
 
-/** A tool result collectImages could take: the only entries that make its walk worth doing. */
-function carriesImages(e: SnapEntry): boolean {
-  return e.visible && e.role === "toolResult" && e.images > 0 && e.edited !== true;
+const carriesImages = isToolResultWithImages;
+
+/** Counts per position with prefix sums, growing as positions are added (a Fenwick tree). */
+class PrefixCounts {
+  #tree = new Int32Array(1024);
+  #values = new Int8Array(1024);
+  #size = 0;
+
+  push(value: 0 | 1): void {
+    if (this.#size === this.#values.length) {
+      const values = new Int8Array(this.#values.length * 2);
+      values.set(this.#values);
+      this.#values = values;
+      this.#tree = new Int32Array(values.length);
+      const size = this.#size;
+      this.#size = 0;
+      for (let i = 0; i < size; i++) this.#add(i, values[i] as number);
+      this.#size = size;
+    }
+    this.#size++;
+    this.set(this.#size - 1, value);
+  }
+
+  set(at: number, value: 0 | 1): void {
+    const delta = value - (this.#values[at] as number);
+    this.#values[at] = value;
+    if (delta !== 0) this.#add(at, delta);
+  }
+
+  #add(at: number, delta: number): void {
+    for (let i = at + 1; i <= this.#tree.length; i += i & -i) this.#tree[i - 1] = (this.#tree[i - 1] as number) + delta;
+  }
+
+  /** The sum over positions before `end`. */
+  before(end: number): number {
+    let sum = 0;
+    for (let i = end; i > 0; i -= i & -i) sum += this.#tree[i - 1] as number;
+    return sum;
+  }
 }
 
 const isRequest = (e: SnapEntry) => e.visible && e.role === "assistant";
@@ -102,7 +138,11 @@ export class PlanIndex implements SessionReads {
   #entries: readonly SnapEntry[] = [];
   #positions = new Map<string, number>();
   #requests = 0;
+  /** Visible assistant messages by position: the turns after an image are counted from them. */
+  #assistants = new PrefixCounts();
   #withImages = new Set<string>();
+  /** collectImages' call of each id (the latest with it), or undefined until an edit changes a call. */
+  #calls: Map<string, SnapToolCall> | undefined = new Map();
   #judgments = new JudgmentsFold();
   #pins = noPins();
   #off = new OffSpans();
@@ -142,7 +182,9 @@ export class PlanIndex implements SessionReads {
     this.#entries = [];
     this.#positions = new Map();
     this.#requests = 0;
+    this.#assistants = new PrefixCounts();
     this.#withImages = new Set();
+    this.#calls = new Map();
     this.#judgments = new JudgmentsFold();
     this.#pins = noPins();
     this.#off = new OffSpans();
@@ -155,7 +197,9 @@ export class PlanIndex implements SessionReads {
   #append(e: SnapEntry, at: number): void {
     this.#positions.set(e.id, at);
     if (isRequest(e)) this.#requests++;
+    this.#assistants.push(isRequest(e) ? 1 : 0);
     if (carriesImages(e)) this.#withImages.add(e.id);
+    if (e.role === "assistant") for (const call of e.toolCalls ?? []) this.#calls?.set(call.id, call);
     this.#judgments.add(e);
     addPins(this.#pins, e);
     this.#off.add(e);
@@ -166,8 +210,10 @@ export class PlanIndex implements SessionReads {
     // Records, pins and switches are custom entries, which are never edited: only messages are taken.
     if (was.id !== now.id || was.type !== "message" || now.type !== "message") return false;
     this.#requests += (isRequest(now) ? 1 : 0) - (isRequest(was) ? 1 : 0);
+    this.#assistants.set(at, isRequest(now) ? 1 : 0);
     if (carriesImages(now)) this.#withImages.add(now.id);
     else this.#withImages.delete(now.id);
+    if (was.role === "assistant" || now.role === "assistant") this.#calls = undefined;
     if (this.#split && !this.#split.replace(entries, at, was, now)) this.#split = undefined;
     const run = this.#run;
     if (run && at > run.start && at < run.done) {
@@ -203,7 +249,18 @@ export class PlanIndex implements SessionReads {
 
   images(keepTurns: number, promptIndex: number): ImageItem[] {
     if (this.#withImages.size === 0) return [];
-    return collectImages(this.#entries as SnapEntry[], keepTurns, promptIndex);
+    const entries = this.#entries;
+    if (!this.#calls) {
+      this.#calls = new Map();
+      for (const e of entries) if (e.role === "assistant") for (const c of e.toolCalls ?? []) this.#calls.set(c.id, c);
+    }
+    const at = [...this.#withImages].map((id) => this.positionOf(id)).sort((a, b) => a - b);
+    const found: ImageItem[] = [];
+    for (const i of at) {
+      const turns = this.#requests - this.#assistants.before(i + 1);
+      if (turns >= keepTurns) found.push(imageItem(entries[i] as SnapEntry, this.#calls, turns, i < promptIndex));
+    }
+    return found;
   }
 
   exchanges(runStart: number): ExchangeSplit {

@@ -300,7 +300,8 @@ export function planCheckpoint(
     collectExchanges(
       entries,
       span.startIndex,
-      config,
+      // A run still going is the riskiest point to omit an old exchange: optionally left to the run end.
+      config.midRunExchanges ? config : { ...config, pruneExchanges: false },
       exchangeMemo(entries, span.startIndex),
       reads.judged(),
       reads.exchanges(span.startIndex),

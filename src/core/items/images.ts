@@ -82,7 +82,7 @@ function replacementChars(item: ImageItem): number {
   return item.text === "" ? stub : stub + 1 + item.text.length;
 }
 
-function isToolResultWithImages(e: SnapEntry): boolean {
+export function isToolResultWithImages(e: SnapEntry): boolean {
   if (!e.visible || e.role !== "toolResult" || e.images <= 0) return false;
   // An edited result is ours (its images are gone already) or someone else's: dropping its images would
   // stack on an edit that recall cannot give back. Unedited text that starts with our marker is the
@@ -117,26 +117,36 @@ export function collectImages(entries: SnapEntry[], imageKeepTurns: number, prom
       continue;
     }
     if (turns < imageKeepTurns || !isToolResultWithImages(e)) continue;
-    const call = e.toolCallId === undefined ? undefined : calls.get(e.toolCallId);
-    const tool = e.toolName ?? call?.name ?? "tool";
-    const sizes: Array<ImageSize | undefined> = [];
-    for (let k = 0; k < e.images; k++) sizes.push(imageSize(e.imageHeads?.[k]));
-    const item: ImageItem = {
-      entryId: e.id,
-      tool,
-      label: toolLabel(tool, call?.args ?? {}),
-      images: e.images,
-      sizes,
-      turnsOld: turns,
-      beforeChars: visibleChars(e),
-      afterChars: 0,
-      text: e.text,
-      beforePrompt: i < promptIndex,
-    };
-    item.afterChars = replacementChars(item);
-    found.push(item);
+    found.push(imageItem(e, calls, turns, i < promptIndex));
   }
   return found.reverse();
+}
+
+/** The item for a tool result with images that `turns` visible assistant messages follow. */
+export function imageItem(
+  e: SnapEntry,
+  calls: ReadonlyMap<string, SnapToolCall>,
+  turns: number,
+  beforePrompt: boolean,
+): ImageItem {
+  const call = e.toolCallId === undefined ? undefined : calls.get(e.toolCallId);
+  const tool = e.toolName ?? call?.name ?? "tool";
+  const sizes: Array<ImageSize | undefined> = [];
+  for (let k = 0; k < e.images; k++) sizes.push(imageSize(e.imageHeads?.[k]));
+  const item: ImageItem = {
+    entryId: e.id,
+    tool,
+    label: toolLabel(tool, call?.args ?? {}),
+    images: e.images,
+    sizes,
+    turnsOld: turns,
+    beforeChars: visibleChars(e),
+    afterChars: 0,
+    text: e.text,
+    beforePrompt,
+  };
+  item.afterChars = replacementChars(item);
+  return item;
 }
 
 /** The context_edit that swaps the result's content for the stub and its text. */

@@ -28,7 +28,11 @@ type Step =
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant("prompt" as const), text: fc.constantFrom("fix a", "why b?", ""), steer: fc.boolean() }),
+    arbitrary: fc.record({
+      kind: fc.constant("prompt" as const),
+      text: fc.constantFrom("fix a", "why b?", ""),
+      steer: fc.boolean(),
+    }),
   },
   {
     weight: 6,
@@ -216,6 +220,28 @@ describe("PlanIndex", () => {
       }),
       propertyParams(150),
     );
+  });
+
+  it("counts turns past its first thousand positions", () => {
+    const entries: SnapEntry[] = [userEntry("u", "q")];
+    const index = new PlanIndex();
+    for (let k = 0; k < 1500; k++) {
+      const call = toolCall(`c${k}`, "read", { path: `f${k}.png` });
+      entries.push(
+        assistantEntry(`a${k}`, "", [call]),
+        toolResultEntry(`r${k}`, call.id, "read", "img", { images: k % 7 === 0 ? 1 : 0 }),
+      );
+      if (k % 100 === 99) {
+        const snapshot = entries.slice();
+        index.update(
+          snapshot,
+          snapshot.length - 200,
+          snapshot.slice(-200).map((e) => e.id),
+        );
+        expect(index.images(3, 0)).toEqual(sessionReads(snapshot).images(3, 0));
+      }
+    }
+    expect(index.rebuilds).toBe(0);
   });
 
   it("is rebuilt only when the order lost entries", () => {
