@@ -219,6 +219,11 @@ export const CONFIG_SCHEMA = {
    */
   midRunChunkKeepThreshold: prob,
   /**
+   * Checkpoints may omit old exchanges too; `false`: only run ends do, once the run's answer is known.
+   * @default true
+   */
+  midRunExchanges: z.boolean(),
+  /**
    * A checkpoint edits only when its cache rewrite likely pays off.
    * @default true
    */
@@ -339,6 +344,7 @@ export const DEFAULT_CONFIG: Readonly<GuardConfig> = Object.freeze({
   midRunBatchChars: 100_000,
   midRunBatchCharsOpenAI: 100_000,
   midRunChunkKeepThreshold: 0.6,
+  midRunExchanges: true,
   midRunBreakEven: true,
   midRunWait: false,
   settleBudgetMs: 150,
