@@ -6,13 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keepNothing } from "../kit/answers.ts";
 import { type FakeOpenAI, type FakeRequest, startFakeOpenAI } from "../kit/fake-openai.ts";
 import { keywordPolicy, type LoopbackClassifier, startLoopbackClassifier } from "../kit/loopback-classifier.ts";
 import { packCheckout } from "../kit/pack.ts";
 import { FAKE_MODEL, makeAgentDir, REPO_ROOT, runPiCli } from "../kit/pi-agent-dir.ts";
-import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../kit/snap.ts";
+import { NO_USAGE } from "../kit/pi-messages.ts";
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -125,25 +126,40 @@ describe("pi CLI", () => {
   }, 180_000);
 });
 
-/** The installed package as a library: a whole pass through its pool, its workers loaded from dist. */
+/** The installed package as a library: a whole pass through its pipeline and pool, its workers loaded from dist. */
 async function passThroughLibrary(pkg: string): Promise<void> {
   const lib = (await import(pathToFileURL(join(pkg, "dist", "index.js")).href)) as typeof import("../../src/index.ts");
   const runner = await lib.createTaskRunner({ backend: "piscina", maxThreads: 1 });
   try {
     const lines = Array.from({ length: 800 }, (_, i) => `src/f${i % 7}.ts:${i + 1}: ${i === 5 ? "needle()" : "hay()"}`);
-    const entries = [
-      userEntry("u", "where is needle called?"),
-      assistantEntry("a", "", [toolCall("c", "bash", { command: "rg -n needle" })]),
-      toolResultEntry("t", "c", "bash", lines.join("\n")),
-      assistantEntry("z", "needle is called in src/f5.ts"),
-    ];
-    const worker = new lib.PassWorker(runner);
-    const deps = { runner, worker, classify: keepNothing, config: lib.DEFAULT_CONFIG, modelRef: "x/y" };
+    const session = SessionManager.inMemory();
+    const reply = { role: "assistant", api: "openai-completions", provider: "x", model: "y", usage: NO_USAGE } as const;
+    const search = { type: "toolCall", id: "c", name: "bash", arguments: { command: "rg -n needle" } } as const;
+    session.appendMessage({ role: "user", content: "where is needle called?", timestamp: 1 });
+    session.appendMessage({ ...reply, content: [search], stopReason: "toolUse", timestamp: 2 });
+    const output = session.appendMessage({
+      role: "toolResult",
+      toolCallId: "c",
+      toolName: "bash",
+      isError: false,
+      timestamp: 3,
+      content: [{ type: "text", text: lines.join("\n") }],
+    });
+    const answer = [{ type: "text", text: "needle is called in src/f5.ts" }] as const;
+    session.appendMessage({ ...reply, content: [...answer], stopReason: "stop", timestamp: 4 });
+    const context = session.buildSessionProjection().entries;
+    const pipeline = new lib.PassPipeline({ config: lib.DEFAULT_CONFIG, runner });
     // Warmed first, as the extension does when a session's first run starts: the pass then has nothing left to send.
-    expect(await worker.warm(entries)).toBe(entries.length);
-    const pass = await lib.runPass(entries, deps, { phase: "run-end" });
-    if (pass.status !== "done") throw new Error(`no pass: ${pass.reason}`);
-    expect(pass.edits.map((e) => e.targetId)).toEqual(["t"]);
+    expect(await pipeline.warm(context)).toBe(context.length);
+    const { result } = await pipeline.pass({
+      phase: "run-end",
+      context,
+      classify: keepNothing,
+      modelRef: "x/y",
+      family: "other",
+    });
+    if (result.status !== "done") throw new Error(`no pass: ${result.status}`);
+    expect(result.edits.map((e) => e.targetId)).toEqual([output]);
   } finally {
     await runner.destroy();
   }

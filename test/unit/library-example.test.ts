@@ -67,22 +67,3 @@ describe("the README's library example", () => {
     expect(readme).toContain(`It prints \`\`${stdout.trim()}\`\``);
   }, 120_000);
 });
-
-describe("the library's names before the rename", () => {
-  it("still export the same class and a pass on a pool", async () => {
-    const lib = await import("../../src/index.ts");
-    expect(lib.GuardSession).toBe(lib.PassPipeline);
-    const runner = await lib.createTaskRunner({ backend: "inline" });
-    try {
-      const deps: import("../../src/index.ts").RunEndDeps = {
-        runner,
-        config: lib.DEFAULT_CONFIG,
-        modelRef: "x/y",
-      };
-      const result: import("../../src/index.ts").RunEndResult = await lib.runPass([], deps, { phase: "run-end" });
-      expect(result.status).toBe("skipped");
-    } finally {
-      await runner.destroy();
-    }
-  });
-});
