@@ -71,7 +71,10 @@ export class OrphanIndex {
 
   /** Position `i` was appended (i = the old length) or shows other messages than before. */
   changed(i: number, length: number): void {
+    const appended = i >= this.#length;
     this.#length = length;
+    // An entry appended without messages (an edit, a record) changes no state and holds no result.
+    if (appended && this.#at(i).length === 0) return;
     // Back to the last position before i that sets the open calls on its own: the walk starts from it.
     let from = i;
     while (from > 0 && !this.#at(from - 1).some(resets)) from--;
