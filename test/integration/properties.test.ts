@@ -1,7 +1,7 @@
 // Property-based tests (fast-check) of the guarantees the whole extension rests on: chunking is lossless,
 // replacements copy kept text verbatim and in order, and every draft set a pass returns is accepted by the
 // real Pi session manager without breaking the conversation. Fixed seed and bounded runs here; for a long
-// run: CG_PROPERTY_RUNS=2000 npm exec -- vitest run test/unit/properties.test.ts (CG_PROPERTY_SEED picks a seed).
+// run: CG_PROPERTY_RUNS=2000 npm exec -- vitest run test/integration/properties.test.ts (CG_PROPERTY_SEED picks a seed).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { chunkOutput, isGrepStyle, segmentChunks } from "../../src/core/distill/chunk.ts";
