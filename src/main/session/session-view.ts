@@ -11,7 +11,7 @@ import type { PassPipeline } from "../pass/pass-pipeline.ts";
 import type { Judged } from "../pass/revalidate.ts";
 import type { ProjectedLike } from "../pass/snapshot.ts";
 import { callback } from "../platform/callbacks.ts";
-import { priceBookOf } from "../replay/prices.ts";
+import { type PriceBook, priceBookOf } from "../replay/prices.ts";
 import type { SessionRouting } from "../routing/session-routing.ts";
 import type { Boundary } from "./boundary.ts";
 import { BranchIndex } from "./branch-index.ts";
@@ -31,6 +31,22 @@ export function terminalWidth(ctx: Pick<ExtensionContext, "hasUI" | "mode">): nu
 
 export function projectedEntries(ctx: ExtensionContext): ProjectedLike[] {
   return ctx.sessionManager.buildSessionProjection().entries as unknown as ProjectedLike[];
+}
+
+/**
+ * A price book that asks Pi's registry once per model for the refresh it serves: a refresh reads every
+ * request of the branch, and each lookup copies the provider's models.
+ */
+function memoBook(book: PriceBook): PriceBook {
+  const found = new Map<string, ReturnType<PriceBook["model"]>>();
+  return {
+    ...book,
+    model(provider, id) {
+      const key = `${provider}\u0000${id}`;
+      if (!found.has(key)) found.set(key, book.model(provider, id));
+      return found.get(key);
+    },
+  };
 }
 
 /** The session's parts the view reads (SessionGuard). */
@@ -107,7 +123,7 @@ export class SessionView {
       // Walked back from the leaf only to the first entry already known.
       branch: () => this.#dollarsBranch.sync(ctx.sessionManager).entries as unknown as SessionEntry[],
       lookup: (id) => ctx.sessionManager.getEntry(id),
-      book: () => priceBookOf(ctx.modelRegistry),
+      book: () => memoBook(priceBookOf(ctx.modelRegistry)),
       runner: () => (this.#host.closed() ? undefined : this.#host.pipeline.runner),
       changed: () => {
         // The next boundary's gates do not act on a cache model the bill contradicts (cache-doubt.ts).
