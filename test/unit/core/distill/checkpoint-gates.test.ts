@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { rewriteChars, sessionRequests } from "../../../../src/core/cache/break-even.ts";
 import { finishPass } from "../../../../src/core/distill/finish.ts";
-import { type PassPlan, planRunEnd, type RunPlan } from "../../../../src/core/distill/plan.ts";
+import { type PassPlan, planCheckpoint, planRunEnd, type RunPlan } from "../../../../src/core/distill/plan.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../../../src/core/shared/types.ts";
 import { assistantEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
@@ -71,5 +71,38 @@ describe("an old exchange omitted at a checkpoint", () => {
     // An edit landing at the same boundary rewrites from the first entry: the omission adds no rewrite.
     expect(omitted(small, "run-end", 1, ["old-u"])).toBe(true);
     expect(omitted(small, "mid-run", 1, ["old-u"])).toBe(false);
+  });
+});
+
+describe("midRunExchanges", () => {
+  /** An old exchange, then a run still going: three turns of large outputs, the last asking for more. */
+  function goingRun(): SnapEntry[] {
+    const out = session(9000).slice(0, 2);
+    out.push(userEntry("u", "migrate the build"));
+    for (let i = 0; i < 3; i++) {
+      const call = toolCall(`m${i}`, "bash", { command: `step ${i}` });
+      out.push(assistantEntry(`ma${i}`, "", [call]));
+      out.push(toolResultEntry(`mt${i}`, call.id, "bash", `line ${i}\n`.repeat(4000)));
+    }
+    out.push(assistantEntry("more", "", [toolCall("m9", "bash", { command: "step 9" })]));
+    return out;
+  }
+  const checkpoint = (midRunExchanges: boolean) => {
+    const plan = planCheckpoint(
+      goingRun(),
+      { ...config, midRunExchanges, midRunBreakEven: false, midRunBatchChars: 0, midRunMinAgeTurns: 1 },
+      { family: "none", lastPromptTokens: 0 } as never,
+    ) as PassPlan;
+    if (plan.status !== "run") throw new Error(plan.reason);
+    return plan;
+  };
+
+  it("lets a checkpoint judge old exchanges by default, and leaves them to the run end when off", () => {
+    expect(DEFAULT_CONFIG.midRunExchanges).toBe(true);
+    expect(checkpoint(true).exchanges.map((x) => x.promptId)).toEqual(["old-u"]);
+    const off = checkpoint(false);
+    expect(off.exchanges).toEqual([]);
+    // The outputs are judged either way.
+    expect(off.candidates.length).toBeGreaterThan(0);
   });
 });
