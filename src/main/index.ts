@@ -3,6 +3,7 @@
 // never open a session (e.g. `pi --list-models`).
 import { registerSessionResourceCleanup } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { traceSwallowed } from "./platform/swallowed.ts";
 import { guardCommand } from "./session/guard-command.ts";
 import { openSessionGuard } from "./session/open-session.ts";
 import { executeRecall, RECALL_TOOL } from "./session/recall-tool.ts";
@@ -35,7 +36,7 @@ export default function contextGuard(pi: ExtensionAPI): void {
     const manager = ctx.sessionManager;
     unregister?.();
     unregister = registerSessionResourceCleanup((sessionId) => {
-      if (sessionId === manager.getSessionId()) void shutdown().catch(() => {});
+      if (sessionId === manager.getSessionId()) void shutdown().catch((error) => traceSwallowed("sdk-cleanup", error));
     });
   });
 

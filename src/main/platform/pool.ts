@@ -178,7 +178,7 @@ class ThreadRunner implements TaskRunner {
         this.#failed.set(pool, error);
         if (!this.#ran) this.#failure = error;
         if (this.#pool === pool) this.#pool = undefined;
-        pool.destroy().catch(() => {});
+        pool.destroy().catch((failure: unknown) => traceSwallowed("pool.destroy-failed", failure));
       }),
     );
     return pool;
