@@ -60,6 +60,8 @@ interface Result {
   turns: number;
   mainCpuMs: number;
   guardMainMs: number;
+  /** Of it, the passes' work (pipeline, pool, classifier client): the rest is the hooks' own. */
+  guardPassMs: number;
   guardThreadsMs: number;
   contextP50: number;
   contextMax: number;
@@ -71,6 +73,8 @@ interface Result {
   loadStart: number;
   /** The guard's costliest functions on Pi's thread (innermost project frame), ms per turn. */
   top: Array<[string, number]>;
+  /** The rest of Pi's thread by innermost frame (Pi, V8, the garbage collector), ms per turn. */
+  rest: Array<[string, number]>;
 }
 
 /** The generated session of this size, kept under bench/out between runs. */
@@ -94,6 +98,15 @@ function threadTimes(): Map<string, number> {
   }
   return out;
 }
+
+/**
+ * A frame of a pass's own work on Pi's thread (approximately: the pipeline, its validation and mirror, the
+ * pool, the classifier's client), not of the hooks' (the footer's snapshot, the context hook, the boundary).
+ */
+const passFrame = (frame: string) =>
+  /src\/(main\/pass\/(run-pass|pass-worker|pass-pipeline|classify-queue|worker-mirror|revalidate|validate)|main\/platform\/(pool|thread-fetch)|main\/session\/background-pass|core\/classifier|core\/distill)/.test(
+    frame,
+  );
 
 function responses(files: number, turns: number): FauxResponse[] {
   return Array.from({ length: turns }, (_, i) => ({
@@ -146,9 +159,16 @@ async function child(mode: "pi" | "guard", entries: number): Promise<Result> {
     )
       .slice(0, 12)
       .map((a): [string, number] => [a.own, Math.round((a.ms / TURNS) * 1000) / 1000]);
+    const rest = attribute(
+      samples.filter((x) => !x.ours),
+      [{ start: 0, end: Number.POSITIVE_INFINITY }],
+    )
+      .slice(0, 12)
+      .map((a): [string, number] => [a.own, Math.round((a.ms / TURNS) * 1000) / 1000]);
     const mainCpuMs = (cpu.user + cpu.system) / 1000;
     const all = samples.reduce((a, x) => a + x.ms, 0);
     const ours = samples.filter((x) => x.ours).reduce((a, x) => a + x.ms, 0);
+    const pass = samples.filter((x) => x.ours && x.stack.some(passFrame)).reduce((a, x) => a + x.ms, 0);
     let guardThreadsNs = 0;
     for (const [tid, t] of threads1) {
       if (before.has(tid) || tid === String(process.pid)) continue;
@@ -169,6 +189,7 @@ async function child(mode: "pi" | "guard", entries: number): Promise<Result> {
       turns: TURNS,
       mainCpuMs: mainCpuMs / TURNS,
       guardMainMs: all > 0 ? (mainCpuMs * ours) / all / TURNS : 0,
+      guardPassMs: all > 0 ? (mainCpuMs * pass) / all / TURNS : 0,
       guardThreadsMs: guardThreadsNs / 1e6 / TURNS,
       contextP50: context.length ? median(context) : 0,
       contextMax: context.length ? Math.max(...context) : 0,
@@ -179,6 +200,7 @@ async function child(mode: "pi" | "guard", entries: number): Promise<Result> {
       heapMiB: Math.round(process.memoryUsage().heapUsed / 1024 ** 2),
       loadStart,
       top,
+      rest,
     };
   } finally {
     await s.dispose();
@@ -194,7 +216,7 @@ function table(rows: Result[]): string {
     "Entries",
     "Pi alone: Pi's thread CPU / turn",
     "Guard: Pi's thread CPU / turn",
-    "… of it the guard's",
+    "… of it the guard's (its hooks / its passes)",
     "Guard's threads CPU / turn",
     "`context` per request p50 · max",
     "Guard's handlers / turn",
@@ -208,7 +230,7 @@ function table(rows: Result[]): string {
     const handlers = g ? Object.values(g.handlersMs).reduce((a, b) => a + b, 0) : undefined;
     lines.push(
       `| ${entries.toLocaleString("en")} | ${pi ? `${f1(pi.mainCpuMs)} ms` : "–"} | ${g ? `${f1(g.mainCpuMs)} ms` : "–"} | ${
-        g ? `${f1(g.guardMainMs)} ms` : "–"
+        g ? `${f1(g.guardMainMs)} ms (${f1(g.guardMainMs - g.guardPassMs)} / ${f1(g.guardPassMs)})` : "–"
       } | ${g ? `${f1(g.guardThreadsMs)} ms` : "–"} | ${g ? `${f2(g.contextP50)} · ${f2(g.contextMax)} ms` : "–"} | ${
         handlers !== undefined ? `${f2(handlers)} ms` : "–"
       } | ${g?.checkpoints.length ? g.checkpoints.map((x) => x.toFixed(0)).join(", ") : "–"} | ${pi?.peakRssMiB ?? "–"} / ${
