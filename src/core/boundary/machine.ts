@@ -66,8 +66,6 @@ export type BoundaryEvent =
   | { type: "orphan" }
   | { type: "restores"; pending: boolean }
   | { type: "turn-start" }
-  /** The turn starting follows a tool turn (told by a holder that keeps the turn's flags itself). */
-  | { type: "tool-turn" }
   /** turn_end: `last` when the turn's reply called no tool. */
   | { type: "turn-end"; last: boolean }
   | { type: "turn-end-landed"; landed: boolean; last: boolean }
@@ -161,9 +159,13 @@ export function boundaryDue(m: Machine, last: boolean): boolean {
 
 /** Whether the next turn_end needs the guard: the boundary's work, the recall signal, a repair, a restore. */
 export function turnEndDue(m: Machine): boolean {
-  if (m.closed) return false;
+  return !m.closed && (m.turn.restoresDue || dueBesideRestores(m));
+}
+
+/** Whether it does for a reason other than a restore (then the restores need not be read). */
+export function dueBesideRestores(m: Machine): boolean {
   const { turn } = m;
-  return turn.recallMaybe || turn.repairDue || turn.restoresDue || boundaryDue(m, turn.lastTurn);
+  return !m.closed && (turn.recallMaybe || turn.repairDue || boundaryDue(m, turn.lastTurn));
 }
 
 export function step(state: Machine, event: BoundaryEvent): Step {
@@ -198,8 +200,6 @@ function apply(m: Machine, e: BoundaryEvent): Step {
       return turned(m, { restoresDue: e.pending });
     case "turn-start":
       return turnStart(m);
-    case "tool-turn":
-      return toolTurn(m);
     case "turn-end":
       return turnEnd(m, e.last);
     case "turn-end-landed":

@@ -12,7 +12,7 @@
 import type { ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import { type BoundaryState, boundaryView, shown } from "../../core/boundary/boundary-state.ts";
 import { type LandingPass, landingOf } from "../../core/boundary/landed-items.ts";
-import { boundaryDue, type Effect, type PassPhase, type Settings } from "../../core/boundary/machine.ts";
+import type { Effect, PassPhase, Settings } from "../../core/boundary/machine.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ClassifierLookup } from "../pass/classifier.ts";
@@ -125,7 +125,7 @@ export class Boundary {
   }
 
   /** The machine decides with the settings as they are now. */
-  #syncSettings(): void {
+  syncSettings(): void {
     const settings = settingsOf(this.#host.config());
     if (!sameSettings(settings, this.machine.state.settings)) this.machine.send({ type: "settings", settings });
   }
@@ -147,7 +147,7 @@ export class Boundary {
    */
   async turnEnd(event: PiBoundary & { toolResults: readonly unknown[] }, ctx: ExtensionContext): Promise<Drafts> {
     if (this.closed) return;
-    this.#syncSettings();
+    this.syncSettings();
     const last = event.toolResults.length === 0;
     const collect = collectIn(this.machine.send({ type: "turn-end", last }));
     if (!collect) return;
@@ -173,29 +173,6 @@ export class Boundary {
   }
 
   /**
-   * Whether the next turn_end has work for this object: drafts of a pass behind the agent to land, a
-   * checkpoint the settings await (`midRunWait`), or, when the turn is the run's last (`last`: its reply
-   * called no tool), one pending that it waits for because the run end waits whole. Otherwise the guard's
-   * turn_end handler is not registered at all.
-   */
-  turnEndDue(last: boolean): boolean {
-    if (this.closed) return false;
-    this.#syncSettings();
-    return boundaryDue(this.machine.state, last);
-  }
-
-  /**
-   * A turn started after a turn that called tools: a checkpoint starts behind the agent on the branch as
-   * the guard projects it (`context`), as turn_end would have started it, unless one is pending, the last
-   * turn_end landed one, or the settings await checkpoints at turn_end.
-   */
-  startCheckpoint(ctx: ExtensionContext, context: () => readonly ProjectedLike[]): void {
-    if (this.closed) return;
-    this.#syncSettings();
-    this.#startCheckpoint(ctx, context, this.machine.send({ type: "tool-turn" }));
-  }
-
-  /**
    * One pass at a boundary: the run-end pass, waited for `settleBudgetMs` (then it goes on in the
    * background and lands at a later boundary), or a mid-run checkpoint with `midRunWait`, awaited.
    * Returns the draft list to hand back to Pi (ours appended to the other extensions'), or undefined to
@@ -203,7 +180,7 @@ export class Boundary {
    */
   async pass(phase: PassPhase, event: PiBoundary, ctx: ExtensionContext): Promise<Drafts> {
     if (this.closed) return;
-    this.#syncSettings();
+    this.syncSettings();
     return this.#pass(phase, this.machine.send({ type: "pass", phase }), event, ctx);
   }
 
@@ -410,9 +387,15 @@ export class Boundary {
     return effects.some((e) => e.type === "draw");
   }
 
-  /** turn_start (after startCheckpoint): a queued prompt has been taken up. */
-  turnStarted(): void {
-    this.machine.send({ type: "turn-start" });
+  /**
+   * turn_start: a queued prompt has been taken up, and after a turn that called tools a checkpoint starts
+   * behind the agent on the branch as the guard projects it (`context`), as turn_end would have started it,
+   * unless one is pending, the last turn_end landed one, or the settings await checkpoints at turn_end.
+   */
+  turnStarted(ctx: ExtensionContext, context: () => readonly ProjectedLike[]): void {
+    if (this.closed) return;
+    this.syncSettings();
+    this.#startCheckpoint(ctx, context, this.machine.send({ type: "turn-start" }));
   }
 
   /** Runs `work` while it holds the boundary: a prompt sent meanwhile stops `stop`. */

@@ -10,6 +10,7 @@ import type {
   ExtensionContext,
   SessionBoundaryDraft,
 } from "@earendil-works/pi-coding-agent";
+import { dueBesideRestores } from "../../core/boundary/machine.ts";
 import type { AnthropicPayload } from "../../core/cache/cache-pin.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { SnapEntry } from "../../core/shared/types.ts";
@@ -40,7 +41,7 @@ import { type Message, PendingRestores, type RestoreHost, restoringDrafts } from
 import type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
 import { projectedEntries, SessionView } from "./session-view.ts";
 import { type GuardState, lookupProblem, workersProblem } from "./status.ts";
-import { TurnWatch } from "./turn-watch.ts";
+import { boundaryDone, branchEvent, messageEvent } from "./turn-watch.ts";
 import { WarmUp } from "./warm-up.ts";
 
 export type { PiBoundary, SessionGuardParts } from "./session-parts.ts";
@@ -70,10 +71,8 @@ export class SessionGuard {
   #unwatch: () => void = () => undefined;
   /** The branch as Pi projects it, kept between boundaries: a checkpoint starts at turn_start from it. */
   readonly #live = new LiveProjection();
-  /** What decides whether the next turn_end needs the guard (#turnEndDue), gathered at cheap events. */
+  /** Where the pending restores are read (the boundary machine is told whether one waits). */
   #sessionManager: ExtensionContext["sessionManager"] | undefined;
-  /** Between boundaries: what makes the next turn_end the guard's (turn-watch.ts). */
-  readonly #turn = new TurnWatch();
   /** The guard's on/off state as the branch records it. */
   readonly #switch: GuardSwitch;
 
@@ -108,6 +107,8 @@ export class SessionGuard {
       exiting: () => this.#exiting(),
       changed: () => this.#syncTurnEnd(),
     });
+    // The machine says when the next turn_end has work for the guard: only then is its handler registered.
+    this.boundary.machine.onHook = (on) => parts.turnEndHook?.(on);
     this.routing = new SessionRouting({
       pi: parts.pi,
       getConfig: () => this.config,
@@ -192,18 +193,14 @@ export class SessionGuard {
    * and whether its last run may hold a recall call: either needs the next turn_end.
    */
   #checkBranch(ctx: ExtensionContext): void {
-    try {
-      const apart = this.#turn.checkBranch(() => projectedEntries(ctx));
-      if (apart.length > 0) warn(ctx, apartNotice(apart));
-    } catch (error) {
-      // The boundaries still check every list they return.
-      traceSwallowed("session.check-branch", error);
-    }
+    const { event, apart } = branchEvent(() => projectedEntries(ctx));
+    this.boundary.machine.send(event);
+    if (apart.length > 0) warn(ctx, apartNotice(apart));
   }
 
   /** agent_start: the HTTP thread boots and the worker is warmed while the main model works. */
   runStarted(ctx: ExtensionContext): void {
-    this.#turn.toolTurn = false;
+    this.boundary.machine.send({ type: "run-start" });
     this.markSwitch(ctx);
     if (this.#warmUp.workerWarm) return;
     const found = this.config.enabled ? this.lookup(ctx) : undefined;
@@ -247,7 +244,7 @@ export class SessionGuard {
   ): { entries: SessionBoundaryDraft[] } | undefined {
     if (this.closed) return result;
     const context = event.context.contextEntries as ProjectedLike[];
-    this.#turn.boundaryDone(context);
+    this.boundary.machine.send(boundaryDone(context));
     const restoring = restoringDrafts(this.restores, this.pipeline.snapshots, event, ctx);
     const whole = this.#live.contextWhole(ctx.sessionManager, context);
     return finishBoundary(event, result, restoring, (repairs) => warn(ctx, repairNotice(repairs)), whole);
@@ -270,7 +267,7 @@ export class SessionGuard {
       // A tool result without its call fails the request at any strict provider: it stays out until a
       // boundary repairs the branch. The messages are read only when the projection cannot vouch for them.
       const whole = !out && this.#live.requestWhole(sm, messages) ? undefined : withoutOrphans(out ?? messages);
-      if (whole) this.#turn.repairDue = true;
+      if (whole) this.boundary.machine.send({ type: "orphan" });
       out = whole ?? out;
     } catch (error) {
       // The request goes as it is.
@@ -308,36 +305,34 @@ export class SessionGuard {
 
   /** turn_start: a queued prompt has been taken up; the footer is redrawn. */
   turnStarted(ctx: ExtensionContext): void {
-    if (this.#turn.takeToolTurn()) {
-      try {
-        this.boundary.startCheckpoint(ctx, () => this.#live.sync(ctx.sessionManager) as unknown as ProjectedLike[]);
-      } catch (error) {
-        // No checkpoint this turn: the run end judges what it would have.
-        traceSwallowed("session.checkpoint-start", error);
-      }
+    try {
+      this.boundary.turnStarted(ctx, () => this.#live.sync(ctx.sessionManager) as unknown as ProjectedLike[]);
+    } catch (error) {
+      // No checkpoint this turn: the run end judges what it would have.
+      traceSwallowed("session.checkpoint-start", error);
     }
-    this.boundary.turnStarted();
     this.#syncTurnEnd();
     if (this.boundary.state.kind !== "asking") this.draw(ctx);
   }
 
-  /** Registers the guard's turn_end handler while the next turn_end has work for it, else removes it. */
-  #syncTurnEnd(): void {
-    const set = this.#parts.turnEndHook;
-    if (set) set(this.#turnEndDue());
-  }
-
   /**
-   * Whether the next turn_end needs the guard: the boundary object's reasons, the recall signal, a repair,
-   * or a restore asked for since the last boundary.
+   * Tells the machine the settings and whether a `/guard restore` waits, which it then weighs with the rest
+   * to register or drop the turn_end handler. The restores are read only when nothing else makes the next
+   * turn_end the guard's.
    */
-  #turnEndDue(): boolean {
-    if (this.closed) return false;
+  #syncTurnEnd(): void {
+    const machine = this.boundary.machine;
+    this.boundary.syncSettings();
+    if (machine.state.closed || dueBesideRestores(machine.state)) return;
     const sm = this.#sessionManager;
-    return this.#turn.due(
-      (last) => this.boundary.turnEndDue(last),
-      () => sm === undefined || this.restores.pending(sm).length > 0,
-    );
+    let pending = true;
+    try {
+      pending = sm === undefined || this.restores.pending(sm).length > 0;
+    } catch (error) {
+      // Counted as pending: the boundary reads the restores again.
+      traceSwallowed("session.restores-read", error);
+    }
+    machine.send({ type: "restores", pending });
   }
 
   /**
@@ -366,7 +361,7 @@ export class SessionGuard {
 
   /** The `recall` tool, with this session's recall pool and time limit. */
   recall(params: unknown, ctx: ExtensionContext, signal?: AbortSignal): ReturnType<typeof executeRecall> {
-    this.#turn.recallMaybe = true;
+    this.boundary.machine.send({ type: "recall" });
     this.#syncTurnEnd();
     return executeRecall(
       params,
@@ -393,7 +388,7 @@ export class SessionGuard {
       content?: unknown;
       usage?: { input?: number; cacheRead?: number; cacheWrite?: number };
     };
-    this.#turn.messageEnd(m);
+    this.boundary.machine.send(messageEvent(m));
     this.#syncTurnEnd();
     if (this.config.pinAnthropicCache && m.role === "assistant" && ctx.model?.api === "anthropic-messages") {
       this.cachePins.onAssistantEnd(m.usage, ctx);
@@ -436,14 +431,12 @@ export class SessionGuard {
   /** The process is going away: a pass in flight stops at once and the session writes nothing more. */
   #exiting(): void {
     this.boundary.close();
-    this.#syncTurnEnd();
     this.#stop.abort(new Error("Pi is exiting"));
   }
 
   /** session_shutdown: stops what is in flight, then the pools, the HTTP thread and the telemetry queue. */
   async shutdown(): Promise<void> {
     this.boundary.close();
-    this.#syncTurnEnd();
     this.#stop.abort();
     this.routing.shutdown();
     this.#unwatch();

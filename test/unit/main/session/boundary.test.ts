@@ -8,7 +8,8 @@ const ctx = {} as ExtensionContext;
 
 function boundary(): { boundary: Boundary; redrawn: () => number } {
   let redrawn = 0;
-  const host = { draw: () => redrawn++ } as unknown as BoundaryHost;
+  const config = { enabled: true, midRun: true, midRunWait: false, settleBudgetMs: 150, timeoutMs: 30_000 };
+  const host = { draw: () => redrawn++, config: () => config } as unknown as BoundaryHost;
   return { boundary: new Boundary(host), redrawn: () => redrawn };
 }
 
@@ -47,7 +48,7 @@ describe("Boundary: the hand-over", () => {
     // Stopped from the start: no prompt waited on this boundary, so the footer had nothing to say.
     expect(b.view).toBe("quiet");
     expect(redrawn()).toBe(0);
-    b.turnStarted();
+    b.turnStarted(ctx, () => []);
     const second = new AbortController();
     await b.hold(second, ctx, async () => undefined);
     expect(second.signal.aborted).toBe(false);
