@@ -32,6 +32,13 @@ export interface LedgerEntry {
   request?: { at: number; model: string; outputChars: number; usage?: Usage };
   /** A guard record: what its classifier cost. */
   record?: { costUsd: number };
+  /** A result of the guard's recall tool: without the guard no note offered it, so guard off has none. */
+  recall?: true;
+  /**
+   * A restore the user (or the model's recalls) asked for: these entries show their originals from here
+   * on, through Pi's context event, before the edit that restores them lands at a boundary.
+   */
+  restore?: string[];
 }
 
 export interface SavedSoFar {
@@ -54,6 +61,10 @@ export interface SavedSoFar {
 }
 
 const SYSTEM: Piece = { id: SYSTEM_ID, key: SYSTEM_ID, chars: 0, origChars: 0, kind: "system" };
+
+/** A restore, or an edit that puts the original back whole (what a restore lands as): the original shows. */
+const restoring = (e: LedgerEntry, originalChars: number) =>
+  e.restore !== undefined || (e.edit !== undefined && e.edit.messages > 0 && e.edit.chars === originalChars);
 
 /** One entry of an arm's prompt: its piece unedited, and the piece it shows (none: omitted). */
 interface Slot {
@@ -95,10 +106,25 @@ class Arm {
       const slot = at === undefined ? undefined : this.#slots[at];
       if (at === undefined || !slot) return;
       slot.shown =
-        e.edit.messages === 0 ? undefined : { ...slot.base, key: `${slot.base.id}@${e.id}`, chars: e.edit.chars };
+        e.edit.messages === 0
+          ? undefined
+          : restoring(e, slot.base.chars)
+            ? slot.base
+            : { ...slot.base, key: `${slot.base.id}@${e.id}`, chars: e.edit.chars };
       this.#changedSlot = Math.min(this.#changedSlot, at);
+    } else if (e.restore) {
+      if (!this.withEdits) return;
+      for (const id of e.restore) {
+        this.#edits.set(id, e);
+        const at = this.#at.get(id);
+        const slot = at === undefined ? undefined : this.#slots[at];
+        if (this.#dirty || at === undefined || !slot) continue;
+        // The original, the same content the provider saw before any edit: the same key.
+        slot.shown = slot.base;
+        this.#changedSlot = Math.min(this.#changedSlot, at);
+      }
     } else if (e.type === "compaction") this.#dirty = true;
-    else if (!this.#dirty && e.messages > 0) {
+    else if (!this.#dirty && e.messages > 0 && !(e.recall && !this.withEdits)) {
       const piece: Piece = { id: e.id, key: e.id, chars: e.chars, origChars: e.chars, kind: e.kind };
       this.#at.set(e.id, this.#slots.length);
       this.#changedSlot = Math.min(this.#changedSlot, this.#slots.length);
@@ -156,15 +182,24 @@ class Arm {
       context.push(...list.slice(compactionAt + 1));
     }
     const edits = new Map<string, LedgerEntry>();
-    if (this.withEdits) for (const e of context) if (e.type === "context_edit" && e.edit) edits.set(e.edit.targetId, e);
+    if (this.withEdits) {
+      for (const e of context) {
+        if (e.type === "context_edit" && e.edit) edits.set(e.edit.targetId, e);
+        for (const id of e.restore ?? []) edits.set(id, e);
+      }
+    }
     const slots: Slot[] = [];
     context.forEach((e, index) => {
       // Only the newest compaction, at the head, shows its summary.
-      if ((e.type === "compaction" && index > 0) || e.messages === 0) return;
+      if ((e.type === "compaction" && index > 0) || e.messages === 0 || (e.recall && !this.withEdits)) return;
       const base: Piece = { id: e.id, key: e.id, chars: e.chars, origChars: e.chars, kind: e.kind };
       const edit = edits.get(e.id);
       if (edit?.edit?.messages === 0) {
         slots.push({ base, shown: undefined });
+        return;
+      }
+      if (edit && restoring(edit, e.chars)) {
+        slots.push({ base, shown: base });
         return;
       }
       const known = this.#edits.get(e.id);

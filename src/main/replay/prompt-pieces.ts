@@ -22,6 +22,12 @@ export function kindOf(messages: readonly unknown[]): PieceKind {
   return "other";
 }
 
+/** A result of the guard's recall tool: the session without the guard has none (no note offered it). */
+const isRecall = (e: SessionEntry): boolean => {
+  const m = e.type === "message" ? (e.message as { role?: string; toolName?: string }) : undefined;
+  return m?.role === "toolResult" && m.toolName === "recall";
+};
+
 /** An edit's entry as one that shows nothing: the list keeps its parent chain, Pi's projection drops it. */
 const inert = (e: SessionEntry): SessionEntry =>
   e.type === "context_edit" ? ({ ...e, type: "custom", customType: "context-guard-inert" } as SessionEntry) : e;
@@ -46,7 +52,7 @@ export class PromptPieces {
       this.#edits.set(entry.targetId, entry.id);
       this.#dirty = true;
     } else if (entry.type === "compaction") this.#dirty = true;
-    else if (!this.#dirty) {
+    else if (!this.#dirty && !(isRecall(entry) && !this.#withEdits)) {
       const messages = sessionEntryToContextMessages(entry);
       if (messages.length === 0) return;
       const chars = sumMessages(messages);
@@ -77,7 +83,7 @@ export class PromptPieces {
       const entries = projected ?? buildSessionProjection(source, last?.id ?? null).entries;
       const pieces = [SYSTEM];
       for (const p of entries) {
-        if (p.messages.length === 0) continue;
+        if (p.messages.length === 0 || (!this.#withEdits && isRecall(p.sourceEntry))) continue;
         const id = p.sourceEntry.id;
         const edit = this.#edits.get(id);
         const chars = sumMessages(p.messages);

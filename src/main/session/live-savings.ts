@@ -14,6 +14,7 @@ import {
   checkRequest,
   MAX_REQUEST_DOLLARS,
 } from "../../core/cache/cache-behaviour.ts";
+import { readPinData } from "../../core/records/pins.ts";
 import { messageChars, sumMessages } from "../../core/replay/replay-metrics.ts";
 import type { LedgerEntry, SavedSoFar } from "../../core/replay/saved-so-far.ts";
 import { RECORD_TYPE } from "../../core/shared/types.ts";
@@ -25,6 +26,9 @@ import type { PriceBook } from "../replay/prices.ts";
 import { kindOf } from "../replay/prompt-pieces.ts";
 
 type EntryLookup = (id: string) => SessionEntry | undefined;
+
+/** The guard's recall tool (recall-tool.ts): its results are the guard's doing, not the session's. */
+const RECALL_TOOL = "recall";
 
 /** A classifier cost as a record states it: a plausible number, else nothing. */
 const cost = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x > 0 && x <= MAX_REQUEST_DOLLARS ? x : 0);
@@ -108,7 +112,11 @@ export class BranchLedger {
       messages: messages.length,
       kind: kindOf(messages),
     };
-    if (entry.type === "message" && (entry.message as { role?: string }).role === "system") ledger.system = true;
+    const message = entry.type === "message" ? (entry.message as { role?: string; toolName?: string }) : undefined;
+    if (message?.role === "system") ledger.system = true;
+    if (message?.role === "toolResult" && message.toolName === RECALL_TOOL) ledger.recall = true;
+    const pin = readPinData(entry);
+    if (pin?.action === "restore") ledger.restore = pin.ids;
     if (entry.type === "compaction") ledger.firstKeptId = entry.firstKeptEntryId;
     if (entry.type === "context_edit") {
       const target = lookup(entry.targetId);
