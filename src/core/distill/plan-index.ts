@@ -8,6 +8,7 @@ import { addToMemo, addTurn, checkpointMemo, noTurns, type RunTurns, runTurns } 
 import { ExchangeSplit } from "../items/exchange-split.ts";
 import { collectImages, type ImageItem, imageItem, isToolResultWithImages } from "../items/images.ts";
 import { type GuardJudgments, JudgmentsFold, readJudgments } from "../items/judged.ts";
+import { SupersededFold, supersededIn } from "../items/superseded.ts";
 import { madeWhileOff, OffSpans } from "../records/off-spans.ts";
 import { addPins, noPins, type Pins, readPins } from "../records/pins.ts";
 import type { RunSpan, SnapEntry, SnapToolCall } from "../shared/types.ts";
@@ -19,6 +20,8 @@ export interface RunReads {
   memo: Set<string>;
   /** The call id behind each tool result of the run. */
   calls: Map<string, string>;
+  /** supersededIn's answer. */
+  superseded: Map<string, string>;
 }
 
 /** The session-wide answers a plan needs. Read them before the snapshot changes; none may be mutated. */
@@ -63,6 +66,7 @@ export function sessionReads(entries: SnapEntry[], index?: PlanIndex): SessionRe
       turns: runTurns(entries, span),
       memo: checkpointMemo(entries, span.startIndex),
       calls: resultCalls(entries, span.startIndex + 1),
+      superseded: supersededIn(entries, span),
     }),
     exchanges: () => undefined,
   };
@@ -123,6 +127,7 @@ class PrefixCounts {
 const isRequest = (e: SnapEntry) => e.visible && e.role === "assistant";
 
 interface RunFolds extends RunReads {
+  supersededFold: SupersededFold;
   promptId: string;
   start: number;
   /** Entries folded so far: the run's are those from start + 1 up to here. */
@@ -219,10 +224,7 @@ export class PlanIndex implements SessionReads {
     if (run && at > run.start && at < run.done) {
       // The run's turns count assistant messages and their calls; a result keeps its call.
       if (was.role === "assistant" || now.role === "assistant") this.#run = undefined;
-      else if (was.toolCallId !== now.toolCallId) {
-        run.calls.delete(was.id);
-        addResultCall(run.calls, now);
-      }
+      else if (was.toolCallId !== now.toolCallId) this.#run = undefined;
     }
     return true;
   }
@@ -277,7 +279,17 @@ export class PlanIndex implements SessionReads {
     let run = this.#run;
     if (run === undefined || run.start !== span.startIndex || run.promptId !== span.promptId) {
       const start = span.startIndex;
-      run = { promptId: span.promptId, start, done: start + 1, turns: noTurns(), memo: new Set(), calls: new Map() };
+      const supersededFold = new SupersededFold();
+      run = {
+        promptId: span.promptId,
+        start,
+        done: start + 1,
+        turns: noTurns(),
+        memo: new Set(),
+        calls: new Map(),
+        supersededFold,
+        superseded: supersededFold.notes,
+      };
       this.#run = run;
     }
     for (; run.done < entries.length; run.done++) {
@@ -285,6 +297,7 @@ export class PlanIndex implements SessionReads {
       addTurn(run.turns, e);
       addToMemo(run.memo, e);
       addResultCall(run.calls, e);
+      run.supersededFold.add(e);
     }
     return run;
   }

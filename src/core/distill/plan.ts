@@ -103,7 +103,7 @@ export function planRunEnd(
   // What the user restored or pinned is never judged again, by any kind of item.
   const pins = pinsAnd(reads, landing);
 
-  const notes = outputNotes(entries, span, diskCheck);
+  const notes = outputNotes(entries, span, diskCheck, reads.run(span).superseded);
   const budget = passBudget(config);
   const positionOf = (id: string) => reads.positionOf(id);
   // An output of this run that a run end judged already (the run started before a resumed crash or a
@@ -285,7 +285,7 @@ export function planCheckpoint(
   const { turns, memo, calls } = reads.run(span);
   const eligible = (item: { entryId: string; tool: string }) =>
     eligibleAtCheckpoint({ ...item, callId: calls.get(item.entryId) }, turns, memo, config.midRunMinAgeTurns);
-  const notes = outputNotes(entries, span, diskCheck);
+  const notes = outputNotes(entries, span, diskCheck, reads.run(span).superseded);
   const superseded = notes.superseded;
   const pins = pinsAnd(reads, landing);
   const free = (item: { entryId: string }) => unpinned(pins, item.entryId);

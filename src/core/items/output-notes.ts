@@ -13,9 +13,15 @@ export interface OutputNotes {
   editTexts: Map<string, string[]>;
 }
 
-export function outputNotes(entries: SnapEntry[], span: RunSpan, diskCheck?: DiskCheck): OutputNotes {
+export function outputNotes(
+  entries: SnapEntry[],
+  span: RunSpan,
+  diskCheck?: DiskCheck,
+  /** supersededIn's answer when the caller keeps it (core/distill/plan-index.ts). */
+  superseded: Map<string, string> = supersededIn(entries, span),
+): OutputNotes {
   return {
-    superseded: withDiskChanges(entries, span, supersededIn(entries, span), diskCheck),
+    superseded: withDiskChanges(entries, span, superseded, diskCheck),
     editTexts: laterEditTexts(entries, span),
   };
 }

@@ -1,7 +1,7 @@
 // Which tool results of the run a later call made out of date: a read of a file that was changed or read
 // the same way again, a command that ran again, or any other call repeated with the same arguments.
-// One forward pass lists the run's calls, one backward pass over them keeps what comes later in maps, so
-// the whole check is linear in the run.
+// Each call settles, as it comes, what it says about the earlier ones, so the check is linear in the run
+// and the pass worker extends it entry by entry (core/distill/plan-index.ts).
 
 import { oneLine } from "../shared/text.ts";
 import type { RunSpan, SnapEntry, SnapToolCall } from "../shared/types.ts";
@@ -10,12 +10,6 @@ import type { RunSpan, SnapEntry, SnapToolCall } from "../shared/types.ts";
 const CHANGING_TOOLS = new Set(["edit", "write"]);
 
 const PATH_LABEL_MAX = 80;
-
-interface PlacedCall {
-  call: SnapToolCall;
-  /** Index of the assistant message that made the call, counted from the run's start. */
-  turn: number;
-}
 
 interface Change {
   tool: string;
@@ -91,71 +85,113 @@ function changedNote(change: Change, readTurn: number): string {
   return `this file was changed after this read (${where}, ${turnsLater(change.turn - readTurn)})`;
 }
 
-/** The run's calls in order, each with the turn that made it, and every tool result of the run. */
-function scanRun(entries: SnapEntry[], span: RunSpan): { calls: PlacedCall[]; results: SnapEntry[] } {
-  const calls: PlacedCall[] = [];
-  const results: SnapEntry[] = [];
-  let turn = 0;
-  for (let i = span.startIndex + 1; i < entries.length; i++) {
-    const e = entries[i];
-    if (!e) continue;
-    if (e.role === "assistant") {
-      turn++;
-      for (const call of e.toolCalls ?? []) calls.push({ call, turn });
-    } else if (e.role === "toolResult" && e.toolCallId !== undefined) {
-      results.push(e);
-    }
-  }
-  return { calls, results };
-}
-
 /**
  * Notes for the tool results of the run that a later call of the run made out of date, by result entry id.
  * Only the nearest later change of a file is named.
  */
 export function supersededIn(entries: SnapEntry[], span: RunSpan): Map<string, string> {
-  const { calls, results } = scanRun(entries, span);
-  // What the calls after the current position did, filled while walking from the end.
-  const laterChange = new Map<string, Change>();
-  const laterReads = new Set<string>();
-  const laterCommands = new Set<string>();
-  const laterCalls = new Set<string>();
-  const noteByCallId = new Map<string, string>();
+  const fold = new SupersededFold();
+  for (let i = span.startIndex + 1; i < entries.length; i++) fold.add(entries[i] as SnapEntry);
+  return fold.notes;
+}
 
-  for (let i = calls.length - 1; i >= 0; i--) {
-    const { call, turn } = calls[i]!;
+/** A call of the run, with what later calls said about it so far. */
+interface Pending {
+  turn: number;
+  /** The nearest later change of the file a read shows. */
+  changed?: string;
+  /** A later call repeated it (read the same way, ran the same command, made the same call). */
+  repeated?: string;
+}
+
+const READ_AGAIN = "the same file was read again later";
+const RAN_AGAIN = "the same command ran again later";
+const MADE_AGAIN = "the same call was made again later";
+
+/**
+ * supersededIn entry by entry, in run order: each call settles what it says about the earlier ones (a
+ * change of their file, a repeat), and `notes` follows. A call id seen twice takes the note of its first
+ * (earliest) occurrence, which is the one its result follows in practice; ids are unique in real sessions.
+ */
+export class SupersededFold {
+  /** The answer for the entries added so far, by result entry id (live). */
+  readonly notes = new Map<string, string>();
+  #turn = 0;
+  /** The earliest call with each id. */
+  readonly #first = new Map<string, Pending>();
+  /** The results of each call id. */
+  readonly #results = new Map<string, string[]>();
+  /** Reads no later call has changed the file of yet, by path. */
+  readonly #unchanged = new Map<string, Pending[]>();
+  /** Calls no later call has repeated yet, by what a repeat would share. */
+  readonly #unrepeated = new Map<string, Pending[]>();
+  /** The call id behind each pending call, to update its results' notes. */
+  readonly #idOf = new Map<Pending, string>();
+
+  add(e: SnapEntry): void {
+    if (e.role === "assistant") {
+      this.#turn++;
+      for (const call of e.toolCalls ?? []) this.#call(call);
+    } else if (e.role === "toolResult" && e.toolCallId !== undefined) {
+      const list = this.#results.get(e.toolCallId);
+      if (list) list.push(e.id);
+      else this.#results.set(e.toolCallId, [e.id]);
+      this.#show(e.toolCallId);
+    }
+  }
+
+  #call(call: SnapToolCall): void {
     const args = call.args ?? {};
-    let note: string | undefined;
+    const mine: Pending = { turn: this.#turn };
+    if (!this.#first.has(call.id)) {
+      this.#first.set(call.id, mine);
+      this.#idOf.set(mine, call.id);
+    }
     if (call.name === "read") {
       const path = callPath(args);
       if (path !== undefined) {
-        const signature = readSignature(path, args);
-        const change = laterChange.get(path);
-        if (change !== undefined) note = changedNote(change, turn);
-        else if (laterReads.has(signature)) note = "the same file was read again later";
-        laterReads.add(signature);
+        this.#repeat(`r\u0000${readSignature(path, args)}`, READ_AGAIN, mine);
+        const reads = this.#unchanged.get(path);
+        if (reads) reads.push(mine);
+        else this.#unchanged.set(path, [mine]);
       }
     } else if (call.name === "bash" && typeof args.command === "string") {
-      const command = normalizeCommand(args.command);
-      if (laterCommands.has(command)) note = "the same command ran again later";
-      laterCommands.add(command);
+      this.#repeat(`b\u0000${normalizeCommand(args.command)}`, RAN_AGAIN, mine);
     } else {
-      const key = `${call.name}\u0000${stableJson(args)}`;
-      if (laterCalls.has(key)) note = "the same call was made again later";
-      laterCalls.add(key);
+      this.#repeat(`c\u0000${call.name}\u0000${stableJson(args)}`, MADE_AGAIN, mine);
       const path = CHANGING_TOOLS.has(call.name) ? callPath(args) : undefined;
-      if (path !== undefined) laterChange.set(path, { tool: call.name, path, turn });
+      if (path !== undefined) {
+        const change: Change = { tool: call.name, path, turn: this.#turn };
+        for (const read of this.#unchanged.get(path) ?? []) {
+          read.changed = changedNote(change, read.turn);
+          this.#settle(read);
+        }
+        this.#unchanged.delete(path);
+      }
     }
-    // A call id seen twice keeps the note of its first (earliest) occurrence, which is the one its result
-    // follows in practice; ids are unique in real sessions.
-    if (note !== undefined) noteByCallId.set(call.id, note);
-    else noteByCallId.delete(call.id);
   }
 
-  const out = new Map<string, string>();
-  for (const r of results) {
-    const note = noteByCallId.get(r.toolCallId!);
-    if (note !== undefined) out.set(r.id, note);
+  /** Marks the earlier calls sharing `key` as repeated, and waits for a repeat of this one. */
+  #repeat(key: string, note: string, mine: Pending): void {
+    for (const earlier of this.#unrepeated.get(key) ?? []) {
+      earlier.repeated = note;
+      this.#settle(earlier);
+    }
+    this.#unrepeated.set(key, [mine]);
   }
-  return out;
+
+  #settle(p: Pending): void {
+    const id = this.#idOf.get(p);
+    if (id !== undefined) this.#show(id);
+  }
+
+  /** Puts the note of the call id's first occurrence on its results. */
+  #show(callId: string): void {
+    const p = this.#first.get(callId);
+    const note = p?.changed ?? p?.repeated;
+    for (const id of this.#results.get(callId) ?? []) {
+      if (note === undefined) this.notes.delete(id);
+      else this.notes.set(id, note);
+    }
+  }
 }

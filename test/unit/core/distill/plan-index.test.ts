@@ -174,7 +174,12 @@ function answers(reads: SessionReads, entries: SnapEntry[]) {
     requests: reads.requests(),
     positions: entries.map((e) => reads.positionOf(e.id)),
     images: reads.images(1, span?.startIndex ?? -1),
-    run: run && { ...run.turns, memo: [...run.memo], calls: [...run.calls] },
+    run: run && {
+      ...run.turns,
+      memo: [...run.memo],
+      calls: [...run.calls],
+      superseded: [...run.superseded].sort(([a], [b]) => a.localeCompare(b)),
+    },
     exchanges: span
       ? collectExchanges(
           entries,

@@ -1,8 +1,17 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { collectRun } from "../../../../src/core/distill/run.ts";
-import { normalizeCommand, normalizePath, stableJson, supersededIn } from "../../../../src/core/items/superseded.ts";
+import {
+  callPath,
+  normalizeCommand,
+  normalizePath,
+  stableJson,
+  supersededIn,
+} from "../../../../src/core/items/superseded.ts";
+import { oneLine } from "../../../../src/core/shared/text.ts";
 import type { RunSpan, SnapEntry, SnapToolCall } from "../../../../src/core/shared/types.ts";
-import { assistantEntry, callResultEntry, toolCall, userEntry } from "../../../kit/snap.ts";
+import { propertyParams } from "../../../kit/arbitraries.ts";
+import { assistantEntry, callResultEntry, toolCall, toolResultEntry, userEntry } from "../../../kit/snap.ts";
 
 let seq = 0;
 const nextId = () => `e${++seq}`;
@@ -180,5 +189,97 @@ describe("supersededIn", () => {
     // The 1,250 edits all differ; nearly every read, command and grep is repeated or changed later.
     expect(notes.size).toBeGreaterThan(3500);
     expect(notes.size).toBeLessThanOrEqual(3750);
+  });
+});
+
+// The backward walk supersededIn was before it became a fold, kept as the reference the fold must equal.
+function referenceSupersededIn(entries: SnapEntry[], span: RunSpan): Map<string, string> {
+  const calls: Array<{ call: SnapToolCall; turn: number }> = [];
+  const results: SnapEntry[] = [];
+  let turn = 0;
+  for (let i = span.startIndex + 1; i < entries.length; i++) {
+    const e = entries[i] as SnapEntry;
+    if (e.role === "assistant") {
+      turn++;
+      for (const call of e.toolCalls ?? []) calls.push({ call, turn });
+    } else if (e.role === "toolResult" && e.toolCallId !== undefined) results.push(e);
+  }
+  const laterChange = new Map<string, { tool: string; path: string; turn: number }>();
+  const laterReads = new Set<string>();
+  const laterCommands = new Set<string>();
+  const laterCalls = new Set<string>();
+  const noteByCallId = new Map<string, string>();
+  const later = (n: number) => (n <= 0 ? "in the same turn" : `${n} ${n === 1 ? "turn" : "turns"} later`);
+  for (let i = calls.length - 1; i >= 0; i--) {
+    const { call, turn } = calls[i] as { call: SnapToolCall; turn: number };
+    const args = call.args ?? {};
+    let note: string | undefined;
+    if (call.name === "read") {
+      const path = callPath(args);
+      if (path !== undefined) {
+        const signature = stableJson([path, args.offset ?? null, args.limit ?? null]);
+        const change = laterChange.get(path);
+        if (change !== undefined)
+          note = `this file was changed after this read (${change.tool} ${oneLine(change.path, 80)}, ${later(change.turn - turn)})`;
+        else if (laterReads.has(signature)) note = "the same file was read again later";
+        laterReads.add(signature);
+      }
+    } else if (call.name === "bash" && typeof args.command === "string") {
+      const command = normalizeCommand(args.command);
+      if (laterCommands.has(command)) note = "the same command ran again later";
+      laterCommands.add(command);
+    } else {
+      const key = `${call.name}\u0000${stableJson(args)}`;
+      if (laterCalls.has(key)) note = "the same call was made again later";
+      laterCalls.add(key);
+      const path = call.name === "edit" || call.name === "write" ? callPath(args) : undefined;
+      if (path !== undefined) laterChange.set(path, { tool: call.name, path, turn });
+    }
+    if (note !== undefined) noteByCallId.set(call.id, note);
+    else noteByCallId.delete(call.id);
+  }
+  const out = new Map<string, string>();
+  for (const r of results) {
+    const note = noteByCallId.get(r.toolCallId as string);
+    if (note !== undefined) out.set(r.id, note);
+  }
+  return out;
+}
+
+describe("supersededIn as a fold", () => {
+  const callArb = fc.record({
+    name: fc.constantFrom("read", "edit", "write", "bash", "grep"),
+    path: fc.constantFrom("a.ts", "./a.ts", "b.ts", undefined),
+    offset: fc.constantFrom(undefined, 1, 40),
+    command: fc.constantFrom("ls", "ls  2>&1", "npm test", 3),
+    id: fc.nat(40),
+  });
+  const stepArb = fc.oneof(
+    fc.array(callArb, { minLength: 0, maxLength: 3 }).map((calls) => ({ kind: "turn" as const, calls })),
+    fc.nat(40).map((id) => ({ kind: "result" as const, id })),
+  );
+
+  it("gives the notes of the backward walk, whatever the calls, repeats and reused ids", () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 1, maxLength: 60 }), (steps) => {
+        const entries: SnapEntry[] = [userEntry("u", "q")];
+        steps.forEach((s, k) => {
+          if (s.kind === "result") entries.push(toolResultEntry(`r${k}`, `c${s.id}`, "bash", "out"));
+          else {
+            const calls = s.calls.map((c) =>
+              toolCall(`c${c.id}`, c.name, {
+                ...(c.path === undefined ? {} : { path: c.path }),
+                ...(c.offset === undefined ? {} : { offset: c.offset }),
+                ...(c.name === "bash" ? { command: c.command } : {}),
+              }),
+            );
+            entries.push(assistantEntry(`a${k}`, "", calls));
+          }
+        });
+        const span = collectRun(entries, 0) as RunSpan;
+        expect(supersededIn(entries, span)).toEqual(referenceSupersededIn(entries, span));
+      }),
+      propertyParams(500),
+    );
   });
 });
