@@ -14,7 +14,6 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { LOCAL_MODEL_REF } from "../src/core/classifier/lexical.ts";
-import { decide } from "../src/core/routing/boundary-decision.ts";
 import {
   boolScore,
   buildRoutingState,
@@ -24,6 +23,7 @@ import {
   stripFrontmatter,
 } from "../src/core/routing/routing.ts";
 import { initialState } from "../src/core/routing/routing-state.ts";
+import { decide } from "../src/core/routing/turn-decision.ts";
 import { DEFAULT_CONFIG } from "../src/core/shared/config.ts";
 import { localClassify } from "../src/main/pass/classifier.ts";
 import type { ClassifyFn } from "../src/main/pass/classify-queue.ts";

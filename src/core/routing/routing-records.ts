@@ -1,10 +1,10 @@
-// The telemetry lines of one routing boundary: a `route` line for skills and a `surface` line for tool
+// The telemetry lines of one routing turn: a `route` line for skills and a `surface` line for tool
 // namespaces, with the scores, the decision and what the model no longer sees.
 import type { ScoreLine, TelemetryInput } from "../records/telemetry-stats.ts";
 import { catalogChars, type Decision } from "./routing.ts";
-import type { BatchResult, BoundaryFacts, BoundaryView, RouterState } from "./routing-state.ts";
+import type { BatchResult, RouterState, TurnFacts, TurnView } from "./routing-state.ts";
 
-export interface BoundaryOutcome {
+export interface TurnOutcome {
   applied?: BatchResult;
   decision?: Decision;
   forced: string[];
@@ -20,12 +20,7 @@ const rounded = (m: Map<string, number | undefined> | undefined): Record<string,
 };
 const roundLines = (l: ScoreLine[]) => l.map((x) => ({ name: x.name, score: Math.round(x.score * 1000) / 1000 }));
 
-export function boundaryRecords(
-  state: RouterState,
-  input: BoundaryFacts,
-  out: BoundaryView,
-  t: BoundaryOutcome,
-): TelemetryInput[] {
+export function turnRecords(state: RouterState, input: TurnFacts, out: TurnView, t: TurnOutcome): TelemetryInput[] {
   const records: TelemetryInput[] = [];
   const a = t.applied;
   const turn = input.userTurn;

@@ -1,5 +1,5 @@
 // The router's state: what the branch persists (the `RoutingSnapshot`) plus the few facts that only live as
-// long as the session (why routing is static, the failure count). boundary-decision.ts moves it from one boundary to
+// long as the session (why routing is static, the failure count). turn-decision.ts moves it from one turn to
 // the next; the footer is read from it here. No Pi, no IO.
 import type { GuardConfig } from "../shared/config.ts";
 import type { BatchHealth, Held } from "./routing.ts";
@@ -73,7 +73,7 @@ export interface BatchResult {
 }
 
 /** What is known before the classifier is asked. */
-export interface BoundaryStart {
+export interface TurnStart {
   kind: "user" | "custom";
   config: RoutingConfig;
   /** The prompt as Pi will send it (user runs). */
@@ -88,18 +88,18 @@ export interface BoundaryStart {
   /** A classifier can be asked; else `unavailable` says why. */
   classifier: boolean;
   unavailable?: { class: string; message: string };
-  /** `/skill:name` typed while a run went on: pinned at this boundary. */
+  /** `/skill:name` typed while a run went on: pinned at this turn. */
   pendingPins?: readonly string[];
-  /** Namespaces the model called a hidden tool of since the last boundary: surfaced now. */
+  /** Namespaces the model called a hidden tool of since the last turn: surfaced now. */
   missed?: readonly string[];
 }
 
-/** The boundary's facts, with what asking the classifier gave. */
-export interface BoundaryFacts extends BoundaryStart {
+/** The turn's facts, with what asking the classifier gave. */
+export interface TurnFacts extends TurnStart {
   /** The main model's prompt cache is warm: decay evictions wait (each one rewrites the cached prompt). */
   cacheWarm?: boolean;
   entryId?: string;
-  /** The batch to apply: this boundary's, or a late one of an earlier boundary. */
+  /** The batch to apply: this turn's, or a late one of an earlier turn. */
   batch?: BatchResult;
   source?: "fresh" | "late" | "none";
   deadlinePassed?: boolean;
@@ -108,11 +108,11 @@ export interface BoundaryFacts extends BoundaryStart {
    * neither is dropped.
    */
   bodies?: ReadonlyMap<string, SkillBody>;
-  /** Time the boundary took so far (for the record). */
+  /** Time the turn took so far (for the record). */
   ms?: number;
 }
 
-export interface BoundaryView {
+export interface TurnView {
   /** Replacement for Pi's skills list (objects of the facts' list); undefined leaves Pi's list. */
   catalog?: SkillInfo[];
   /** The loaded-skills section ("" removes it); undefined leaves the sections alone. */
@@ -139,7 +139,7 @@ export interface RouterState {
   frozen: boolean;
   /** Consecutive failed batches. Not persisted. */
   failures: number;
-  /** What the last boundary could route: model-invocable skills and namespaces with tools. Not persisted. */
+  /** What the last turn could route: model-invocable skills and namespaces with tools. Not persisted. */
   routable: { skills: number; namespaces: number } | undefined;
 }
 
@@ -216,7 +216,7 @@ const NO_CLASSIFIER = new Set(["no-key", "not-found", "bad-model", "unavailable"
 
 /**
  * The routing footer, or nothing when there is nothing to route (no skill installed, no namespace with
- * tools) or the guard is off. Before the session's first boundary only a restored routed state counts.
+ * tools) or the guard is off. Before the session's first turn only a restored routed state counts.
  * README's "what you see" lists every text this returns.
  */
 export function routingStatus(

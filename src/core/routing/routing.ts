@@ -188,7 +188,7 @@ export interface Held {
 
 export interface PolicyConfig {
   loadThreshold: number;
-  /** Most items loaded at one boundary; Infinity for no limit. */
+  /** Most items loaded at one turn; Infinity for no limit. */
   topK: number;
   decayThreshold: number;
 }

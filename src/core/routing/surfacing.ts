@@ -59,7 +59,7 @@ export function namespaceOf(
 }
 
 /**
- * Registered, declarable tools per namespace, recomputed from Pi's tool list at every boundary, so a tool
+ * Registered, declarable tools per namespace, recomputed from Pi's tool list at every turn, so a tool
  * that registers later (an MCP server that connects late) joins its namespace by prefix.
  */
 export function groupTools(

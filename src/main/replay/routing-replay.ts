@@ -165,7 +165,7 @@ export async function replayRouting(file: SessionFile, options: RoutingReplayOpt
           family !== "none" &&
           lastRequestAt !== undefined &&
           at - lastRequestAt < cacheTtlMs(family === "openai" ? "other" : family);
-        const out = await router.boundary({
+        const out = await router.turn({
           kind: "user",
           prompt,
           skills: catalog.skills,

@@ -1,34 +1,35 @@
-// The router: skill routing and tool-namespace surfacing at the user-turn boundary. It holds the state and
-// gathers each boundary's facts; core/routing/boundary-decision.ts decides (session-routing.ts feeds it from the hooks).
+// The router: skill routing and tool-namespace surfacing at each user turn. It holds the state and
+// gathers each turn's facts; core/routing/turn-decision.ts decides (session-routing.ts feeds it from the hooks).
 //
 // - The routing state (latest prompt in its own field + a capped digest of the conversation) is built on
 //   Pi's thread from an already capped history; every not-yet-loaded skill is scored with its full
 //   SKILL.md body, and the namespaces in one batched request (routing-batch.ts).
-// - The boundary waits at most `routingTimeoutMs`. Whatever answers later is kept and used at the next
-//   boundary; until then the previous set stands (routing-deadline.ts).
+// - The turn waits at most `routingTimeoutMs`. Whatever answers later is kept and used at the next
+//   turn; until then the previous set stands (routing-deadline.ts).
 // - The model sees a catalog without the skills it was not given, the loaded skills' bodies in one
 //   section (byte-identical while the set is unchanged), and only the surfaced namespaces' tools.
 // - Without a classifier, or after repeated failures, nothing is changed: Pi's default (fail-static).
-import { decide, type Transition, toAsk } from "../../core/routing/boundary-decision.ts";
+
 import {
   type BatchResult,
-  type BoundaryFacts,
   initialState,
   type RouterState,
   restoreState,
   routingMode,
   routingStatus,
+  type TurnFacts,
   toSnapshot,
 } from "../../core/routing/routing-state.ts";
 import { coreToolSet, detectMiss, namespaceOf } from "../../core/routing/surfacing.ts";
+import { decide, type Transition, toAsk } from "../../core/routing/turn-decision.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { Telemetry } from "../platform/telemetry.ts";
 import { emptyBatch, scoreBatch } from "./routing-batch.ts";
 import { LateBatches, type Settled } from "./routing-deadline.ts";
-import type { BoundaryInput, BoundaryOutput, Notice, RoutingSnapshot, SkillBody } from "./routing-shapes.ts";
+import type { Notice, RoutingSnapshot, SkillBody, TurnInput, TurnOutput } from "./routing-shapes.ts";
 import { SkillBodies } from "./skill-bodies.ts";
 
-export { FAIL_STATIC_AFTER } from "../../core/routing/boundary-decision.ts";
+export { FAIL_STATIC_AFTER } from "../../core/routing/turn-decision.ts";
 
 export interface RouterDeps {
   getConfig(): GuardConfig;
@@ -39,9 +40,9 @@ export class Router {
   #state: RouterState = initialState();
   /** Classifier use of every batch this session, applied or not (for `/guard`). */
   readonly usage = { requests: 0, inputTokens: 0, costUsd: 0 };
-  /** `/skill:name` typed while a run went on: pinned at the next boundary. */
+  /** `/skill:name` typed while a run went on: pinned at the next turn. */
   readonly pendingPins = new Set<string>();
-  /** Namespaces to surface at the next boundary because the model called one of their hidden tools. */
+  /** Namespaces to surface at the next turn because the model called one of their hidden tools. */
   readonly forced = new Set<string>();
   /** Bodies of the loaded skills as they were when loaded, so the section stays byte-identical. */
   #held = new Map<string, SkillBody>();
@@ -112,17 +113,17 @@ export class Router {
     this.#batches.drop();
   }
 
-  /** Records a `/skill:name` typed while a run was going on: it is pinned at the next boundary. */
+  /** Records a `/skill:name` typed while a run was going on: it is pinned at the next turn. */
   pinLater(name: string): void {
     this.pendingPins.add(name);
   }
 
-  /** One boundary: gathers the facts (the classifier's answers, SKILL.md bodies), decides, applies. */
-  async boundary(input: BoundaryInput): Promise<BoundaryOutput> {
+  /** One turn: gathers the facts (the classifier's answers, SKILL.md bodies), decides, applies. */
+  async turn(input: TurnInput): Promise<TurnOutput> {
     const started = performance.now();
     const config = this.#deps.getConfig();
     const user = input.kind === "user" && config.enabled;
-    const facts: BoundaryFacts = {
+    const facts: TurnFacts = {
       kind: input.kind,
       config,
       prompt: input.prompt,
@@ -156,7 +157,7 @@ export class Router {
   }
 
   /** Asks the classifier what toAsk() says, waiting at most `routingTimeoutMs`. */
-  async #ask(input: BoundaryInput, facts: BoundaryFacts, config: GuardConfig, started: number): Promise<Settled> {
+  async #ask(input: TurnInput, facts: TurnFacts, config: GuardConfig, started: number): Promise<Settled> {
     const ask = toAsk(this.#state, facts);
     if (!ask) return { source: "none", deadlinePassed: false };
     const gen = this.#batches.next();
@@ -181,7 +182,7 @@ export class Router {
   }
 
   /** Bodies of the loaded skills: held since their load, or read now for a restored skill. */
-  async #loadedBodies(skills: BoundaryInput["skills"]): Promise<Map<string, SkillBody>> {
+  async #loadedBodies(skills: TurnInput["skills"]): Promise<Map<string, SkillBody>> {
     const bodies = new Map(this.#held);
     const restored = skills.filter((s) => this.#state.loaded.has(s.name) && !this.#held.has(s.name));
     const read = await Promise.all(restored.map((s) => this.#bodies.read(s)));

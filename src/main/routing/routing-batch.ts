@@ -1,7 +1,6 @@
 // One scoring round: every skill not yet loaded (with its full SKILL.md body), the loaded ones when a
 // decay check is due, and the namespaces in one batched request, all through classifyAll.
 
-import type { RoutingAsk } from "../../core/routing/boundary-decision.ts";
 import {
   batchHealth,
   boolScore,
@@ -11,10 +10,11 @@ import {
   skillRequest,
 } from "../../core/routing/routing.ts";
 import type { BatchResult } from "../../core/routing/routing-state.ts";
+import type { RoutingAsk } from "../../core/routing/turn-decision.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
 import type { ClassifierOutcome, ClassifierRequest } from "../../core/shared/types.ts";
 import { type ClassifyFn, classifyAll } from "../pass/classify-queue.ts";
-import type { BoundaryInput, SkillLike } from "./routing-shapes.ts";
+import type { SkillLike, TurnInput } from "./routing-shapes.ts";
 import type { SkillBodies } from "./skill-bodies.ts";
 
 export type { BatchResult };
@@ -50,7 +50,7 @@ export interface BatchPlan extends RoutingAsk {
   signal: AbortSignal;
 }
 
-export async function scoreBatch(input: BoundaryInput, plan: BatchPlan): Promise<BatchResult> {
+export async function scoreBatch(input: TurnInput, plan: BatchPlan): Promise<BatchResult> {
   const { config, gen, due } = plan;
   const classify = input.classify as ClassifyFn;
   // Built here, not in the pool: history() is already capped and this is quick, while the pool's first

@@ -1,5 +1,5 @@
-// The routing deadline: a boundary waits at most `routingTimeoutMs` for its batch. Past it the previous
-// set stands, and the batch that answers late is held for the next boundary (only the newest one, and
+// The routing deadline: a turn waits at most `routingTimeoutMs` for its batch. Past it the previous
+// set stands, and the batch that answers late is held for the next turn (only the newest one, and
 // never one older than what was applied already).
 import { background, callback } from "../platform/callbacks.ts";
 import type { BatchResult } from "./routing-batch.ts";

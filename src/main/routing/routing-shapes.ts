@@ -1,6 +1,6 @@
 // The shapes skill routing and tool surfacing exchange with Pi's hooks and persist on the branch.
 import type { DigestMessage } from "../../core/routing/routing.ts";
-import type { BoundaryView, SkillInfo, ToolDoc } from "../../core/routing/routing-state.ts";
+import type { SkillInfo, ToolDoc, TurnView } from "../../core/routing/routing-state.ts";
 import type { ClassifyFn } from "../pass/classify-queue.ts";
 
 /** Custom entry holding the routing state, so resume and /tree restore what the transcript shows. */
@@ -10,7 +10,7 @@ export type { Notice, RoutingSnapshot, SkillBody } from "../../core/routing/rout
 export type SkillLike = SkillInfo;
 export type ToolLike = ToolDoc;
 
-export interface BoundaryInput {
+export interface TurnInput {
   kind: "user" | "custom";
   /** The prompt as Pi will send it (user runs). */
   prompt?: string;
@@ -34,5 +34,5 @@ export interface BoundaryInput {
   entryId?: string;
 }
 
-/** What the model should see after the boundary (core/routing/boundary-decision.ts). */
-export type BoundaryOutput = BoundaryView;
+/** What the model should see after the turn (core/routing/turn-decision.ts). */
+export type TurnOutput = TurnView;

@@ -1,5 +1,5 @@
 // Routing for one Pi session, called by the session object at Pi's events: restore at session_start and
-// session_tree, a queued `/skill:name` at input, the boundary at before_agent_start, misses at
+// session_tree, a queued `/skill:name` at input, the turn at before_agent_start, misses at
 // message_end, and the end of late requests at session_shutdown.
 import type { BeforeAgentStartEvent, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { LOADED_SKILLS_SECTION } from "../../core/routing/routing.ts";
@@ -50,7 +50,7 @@ export class SessionRouting {
     this.#show(ctx);
   }
 
-  /** A `/skill:name` typed while a run goes on is pinned at the next boundary. */
+  /** A `/skill:name` typed while a run goes on is pinned at the next turn. */
   input(text: string): void {
     if (!text.startsWith("/skill:")) return;
     const space = text.indexOf(" ");
@@ -71,7 +71,7 @@ export class SessionRouting {
       if (!classify) why = unavailable(ctx, config);
     }
     const branch = ctx.sessionManager.getBranch();
-    const out = await r.boundary({
+    const out = await r.turn({
       kind: event.messageType === "user" ? "user" : "custom",
       prompt: event.messageType === "user" ? event.prompt : undefined,
       skills: options.skills,

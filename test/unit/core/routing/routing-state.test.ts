@@ -75,7 +75,7 @@ describe("routingStatus", () => {
     expect(routingStatus({ ...initialState(), routable: { skills: 0, namespaces: 1 } }, config)).toBe("🧭 all tools");
   });
 
-  it("shows nothing while the guard is off or nothing can be routed; before a boundary, a restored state counts", () => {
+  it("shows nothing while the guard is off or nothing can be routed; before a turn, a restored state counts", () => {
     expect(routingStatus(state({ routable }), { ...config, enabled: false })).toBeUndefined();
     expect(routingStatus(state({ routable: { skills: 0, namespaces: 0 } }), config)).toBeUndefined();
     expect(routingStatus(initialState(), config)).toBeUndefined();

@@ -1,4 +1,4 @@
-// The boundary logic of skill routing and tool surfacing, without Pi: a fake classifier, skill files in a
+// The turn logic of skill routing and tool surfacing, without Pi: a fake classifier, skill files in a
 // temp dir, and Pi's tool list as plain data.
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,7 +10,7 @@ import type { ClassifyFn } from "../../../../src/main/pass/classify-queue.ts";
 import { type CallbackSite, setCallbackReporter } from "../../../../src/main/platform/callbacks.ts";
 import { Telemetry } from "../../../../src/main/platform/telemetry.ts";
 import { FAIL_STATIC_AFTER, Router } from "../../../../src/main/routing/router.ts";
-import type { BoundaryInput, SkillLike } from "../../../../src/main/routing/routing-shapes.ts";
+import type { SkillLike, TurnInput } from "../../../../src/main/routing/routing-shapes.ts";
 
 const SKILLS: Record<string, { description: string; body: string; keyword: RegExp }> = {
   "pdf-tools": { description: "Work with PDF files.", body: "# PDF\nUse qpdf to split.", keyword: /pdf/i },
@@ -103,9 +103,9 @@ async function setup(overrides: Partial<GuardConfig> = {}) {
   let active = [...TOOLS];
   let tools = TOOLS.map((name) => ({ name }));
   let turn = 0;
-  const run = async (prompt: string, classify: ClassifyFn | undefined, extra: Partial<BoundaryInput> = {}) => {
+  const run = async (prompt: string, classify: ClassifyFn | undefined, extra: Partial<TurnInput> = {}) => {
     turn++;
-    const out = await router.boundary({
+    const out = await router.turn({
       kind: "user",
       prompt,
       skills,
@@ -142,7 +142,7 @@ async function setup(overrides: Partial<GuardConfig> = {}) {
 
 const names = (list: SkillLike[] | undefined) => list?.map((s) => s.name);
 
-describe("skill routing at the boundary", () => {
+describe("skill routing at the turn", () => {
   it("loads the skill the prompt is about; the catalog loses the others; the body is injected", async () => {
     const t = await setup();
     const calls: ClassifierRequest[] = [];
@@ -161,7 +161,7 @@ describe("skill routing at the boundary", () => {
     expect(t.active()).toEqual(["read", "bash", "edit", "write", "other_tool"]);
   });
 
-  it("is byte-stable between boundaries when nothing changes, and loaded skills are not re-scored", async () => {
+  it("is byte-stable between turns when nothing changes, and loaded skills are not re-scored", async () => {
     const t = await setup();
     const calls: ClassifierRequest[] = [];
     const first = await t.run("Split report.pdf please", fake(calls));
@@ -313,10 +313,10 @@ describe("fail-static, rate limits and the deadline", () => {
     expect(t.router.toolsRouted).toBe(false);
   });
 
-  it("past routingTimeoutMs the previous set stands; the late answers are used at the next boundary", async () => {
+  it("past routingTimeoutMs the previous set stands; the late answers are used at the next turn", async () => {
     const t = await setup({ routingTimeoutMs: 60, timeoutMs: 3000 });
     const slow = tracked(fake([], { delayMs: 250 }));
-    // The boundary did not wait for the answers: nothing yet, Pi's default.
+    // The turn did not wait for the answers: nothing yet, Pi's default.
     const first = await t.run("pdf please", slow.classify);
     expect(first).toEqual({ changed: false });
     await slow.idle();
@@ -341,7 +341,7 @@ describe("routing's timers under a fault", () => {
     }
   }
 
-  it("a throw in the deadline timer is reported, and the boundary waits for its batch instead", async () => {
+  it("a throw in the deadline timer is reported, and the turn waits for its batch instead", async () => {
     const t = await setup({ routingTimeoutMs: 60, timeoutMs: 3000 });
     const first = await armed("routing-deadline", () => t.run("pdf please", fake([], { delayMs: 250 })));
     expect(first.section).toContain('name="pdf-tools"');
@@ -350,7 +350,7 @@ describe("routing's timers under a fault", () => {
     expect(route).toMatchObject({ source: "fresh", mode: "routed" });
   });
 
-  it("a throw while keeping a late batch is reported, and the next boundary has no late batch", async () => {
+  it("a throw while keeping a late batch is reported, and the next turn has no late batch", async () => {
     const t = await setup({ routingTimeoutMs: 60, timeoutMs: 3000 });
     const slow = tracked(fake([], { delayMs: 250 }));
     await armed("routing-late", () => t.run("pdf please", slow.classify));
@@ -385,7 +385,7 @@ describe("tool-namespace surfacing", () => {
     expect(t.router.hidden.has("browser_screenshot")).toBe(true);
   });
 
-  it("a miss surfaces the namespace at the next boundary and is recorded", async () => {
+  it("a miss surfaces the namespace at the next turn and is recorded", async () => {
     const t = await setup();
     await t.run("pdf", fake([]));
     const ns = t.router.noteToolResult(
@@ -399,7 +399,7 @@ describe("tool-namespace surfacing", () => {
       "call_1",
     );
     expect(ns).toBe("browser");
-    // even when the classifier is down at that boundary
+    // even when the classifier is down at that turn
     const out = await t.run("go on", fake([], { fail: () => "fetch failed" }));
     expect(out.activeTools).toContain("browser_open");
     expect(out.activeTools).toContain("browser_click");
@@ -419,7 +419,7 @@ describe("the routing state", () => {
     const telemetry = new Telemetry({ getConfig: () => config });
     const router = new Router({ getConfig: () => config, telemetry });
     const calls: ClassifierRequest[] = [];
-    const out = await router.boundary({
+    const out = await router.turn({
       kind: "user",
       prompt: "docker build please",
       skills,
@@ -441,7 +441,7 @@ describe("custom-message runs and persistence", () => {
     const first = await t.run("pdf", fake([]));
     // A run started by a custom message, with the tools active after the first run.
     const customRun = (router: typeof t.router) =>
-      router.boundary({
+      router.turn({
         kind: "custom",
         skills,
         tools: TOOLS.map((name) => ({ name })),

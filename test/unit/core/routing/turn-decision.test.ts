@@ -1,17 +1,17 @@
-// decide() rule by rule: one routing boundary from a state and its facts to the next state, the view and the
+// decide() rule by rule: one routing turn from a state and its facts to the next state, the view and the
 // events, with no classifier, no files and no Pi.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decide, FAIL_STATIC_AFTER, toAsk } from "../../../../src/core/routing/boundary-decision.ts";
 import type { Held } from "../../../../src/core/routing/routing.ts";
 import {
   type BatchResult,
-  type BoundaryFacts,
   initialState,
   type RouterState,
   type SkillInfo,
+  type TurnFacts,
   toSnapshot,
 } from "../../../../src/core/routing/routing-state.ts";
+import { decide, FAIL_STATIC_AFTER, toAsk } from "../../../../src/core/routing/turn-decision.ts";
 import { DEFAULT_CONFIG } from "../../../../src/core/shared/config.ts";
 
 const skill = (name: string, extra: Partial<SkillInfo> = {}): SkillInfo => ({
@@ -56,7 +56,7 @@ function batch(
 const failed = (error: string): BatchResult =>
   batch({}, {}, { health: "failed", skillHealth: "failed", nsHealth: "failed", error });
 
-function facts(extra: Partial<BoundaryFacts> = {}): BoundaryFacts {
+function facts(extra: Partial<TurnFacts> = {}): TurnFacts {
   return {
     kind: "user",
     config: CONFIG,
@@ -79,7 +79,7 @@ const notices = (events: ReturnType<typeof decide>["events"]) =>
 const record = (events: ReturnType<typeof decide>["events"], type: string) =>
   records(events).find((r) => r.type === type) as Record<string, unknown> | undefined;
 
-/** A state after one boundary that loaded pdf and surfaced browser. */
+/** A state after one turn that loaded pdf and surfaced browser. */
 function routed(): RouterState {
   return decide(initialState(), facts({ batch: batch({ pdf: 0.9, docker: 0.1 }, { browser: 0.9, tavily: 0.1 }) }))
     .state;
@@ -364,7 +364,7 @@ describe("toAsk", () => {
     expect(toAsk(initialState(), facts({ skills: [], tools: [] }))).toBeUndefined();
   });
 
-  it("leaves out the skills pinned at this boundary and asks surfaced namespaces only when decay is due", () => {
+  it("leaves out the skills pinned at this turn and asks surfaced namespaces only when decay is due", () => {
     const ask = toAsk(routed(), facts({ pendingPins: ["docker"], missed: ["tavily"], userTurn: 2 }));
     expect([...(ask?.pinned ?? [])]).toEqual(["docker"]);
     expect(ask?.namespaces.map((n) => n.name)).toEqual([]);
@@ -419,7 +419,7 @@ describe("decide over random states and facts", () => {
       nsDecayScores: scores(["browser", "tavily"]),
     })
     .map((b) => batch({}, {}, { ...b, bodies: new Map(NAMES.map((n) => [n, body(n)])) }));
-  const factsArb: fc.Arbitrary<BoundaryFacts> = fc
+  const factsArb: fc.Arbitrary<TurnFacts> = fc
     .record({
       kind: fc.constantFrom("user", "custom") as fc.Arbitrary<"user" | "custom">,
       enabled: fc.boolean(),

@@ -1,4 +1,4 @@
-// One routing boundary as a pure transition: from the state and the boundary's facts (the prompt, Pi's skills
+// One routing turn as a pure transition: from the state and the turn's facts (the prompt, Pi's skills
 // and tools, whether the cache is warm, what the classifier answered) to the next state, what the model sees
 // and what to report. main/routing/router.ts gathers the facts (asking the classifier, reading SKILL.md files)
 // and applies the view; the replay and the routing eval go through the same function.
@@ -13,16 +13,16 @@ import {
   parseSkillInvocation,
   renderLoadedSkills,
 } from "./routing.ts";
-import { type BoundaryOutcome, boundaryRecords } from "./routing-records.ts";
+import { type TurnOutcome, turnRecords } from "./routing-records.ts";
 import {
   type BatchResult,
-  type BoundaryFacts,
-  type BoundaryStart,
-  type BoundaryView,
   cloneState,
   type Notice,
   type RouterState,
   type SkillInfo,
+  type TurnFacts,
+  type TurnStart,
+  type TurnView,
   toSnapshot,
 } from "./routing-state.ts";
 import { coreToolSet, groupTools, planActiveTools, sameToolSet } from "./surfacing.ts";
@@ -38,11 +38,11 @@ export type RoutingEvent =
 
 export interface Transition {
   state: RouterState;
-  view: BoundaryView;
+  view: TurnView;
   events: RoutingEvent[];
 }
 
-/** What the classifier is asked at this boundary. */
+/** What the classifier is asked at this turn. */
 export interface RoutingAsk {
   skillsOn: boolean;
   /** Namespaces not surfaced yet, and the surfaced ones (asked again only when a decay check is due). */
@@ -61,7 +61,7 @@ interface Scope {
   nsOn: boolean;
 }
 
-function scopeOf(facts: BoundaryStart): Scope {
+function scopeOf(facts: TurnStart): Scope {
   const { config } = facts;
   const core = coreToolSet(config.coreTools);
   const groups = groupTools(facts.tools, config.toolNamespaces, core);
@@ -71,7 +71,7 @@ function scopeOf(facts: BoundaryStart): Scope {
 }
 
 /** Pins (a `/skill:name` prompt or one typed during a run) and misses: they need no classifier. */
-function pinAndForce(s: RouterState, facts: BoundaryStart, scope: Scope, events: RoutingEvent[]): string[] {
+function pinAndForce(s: RouterState, facts: TurnStart, scope: Scope, events: RoutingEvent[]): string[] {
   const invoked = facts.prompt ? parseSkillInvocation(facts.prompt).skill : undefined;
   for (const name of [...(facts.pendingPins ?? []), ...(invoked ? [invoked] : [])]) {
     if (!facts.skills.some((x) => x.name === name) || s.pinned.has(name)) continue;
@@ -84,8 +84,8 @@ function pinAndForce(s: RouterState, facts: BoundaryStart, scope: Scope, events:
   return forced;
 }
 
-/** What to ask the classifier at this boundary; undefined when nothing is asked. */
-export function toAsk(state: RouterState, facts: BoundaryStart): RoutingAsk | undefined {
+/** What to ask the classifier at this turn; undefined when nothing is asked. */
+export function toAsk(state: RouterState, facts: TurnStart): RoutingAsk | undefined {
   if (!facts.config.enabled || facts.kind !== "user" || !facts.classifier) return undefined;
   const scope = scopeOf(facts);
   if (!scope.skillsOn && !scope.nsOn) return undefined;
@@ -132,7 +132,7 @@ const degraded = (cls: string, action: "static" | "freeze", detail?: string): Ro
 function applyBatch(
   s: RouterState,
   r: BatchResult,
-  facts: BoundaryFacts,
+  facts: TurnFacts,
   scope: Scope,
   events: RoutingEvent[],
 ): Decision | undefined {
@@ -203,8 +203,8 @@ function applyBatch(
 }
 
 /** What the model sees: the reduced catalog, the loaded skills' section and the active tools. */
-function viewOf(s: RouterState, facts: BoundaryFacts, scope: Scope): Omit<BoundaryView, "changed"> {
-  const out: Omit<BoundaryView, "changed"> = {};
+function viewOf(s: RouterState, facts: TurnFacts, scope: Scope): Omit<TurnView, "changed"> {
+  const out: Omit<TurnView, "changed"> = {};
   if (s.skillsRouted && scope.skillsOn) {
     const present = new Map(facts.skills.map((x) => [x.name, x]));
     for (const name of [...s.loaded.keys()]) if (!present.has(name)) s.loaded.delete(name);
@@ -235,8 +235,8 @@ function viewOf(s: RouterState, facts: BoundaryFacts, scope: Scope): Omit<Bounda
   return out;
 }
 
-/** One boundary: the next state, what the model sees, and the records and notices to emit. */
-export function decide(state: RouterState, facts: BoundaryFacts): Transition {
+/** One turn: the next state, what the model sees, and the records and notices to emit. */
+export function decide(state: RouterState, facts: TurnFacts): Transition {
   const s = cloneState(state);
   const events: RoutingEvent[] = [];
   const scope = scopeOf(facts);
@@ -261,13 +261,13 @@ export function decide(state: RouterState, facts: BoundaryFacts): Transition {
       decision = applyBatch(s, facts.batch, facts, scope, events);
     }
   }
-  const view: BoundaryView = {
+  const view: TurnView = {
     ...viewOf(s, facts, scope),
     changed: JSON.stringify(toSnapshot(s)) !== JSON.stringify(toSnapshot(state)),
   };
   if (facts.kind === "user" && facts.config.enabled) {
-    const outcome: BoundaryOutcome = { applied: facts.batch, decision, forced, ...scope };
-    for (const record of boundaryRecords(s, facts, view, outcome)) events.push({ kind: "record", record });
+    const outcome: TurnOutcome = { applied: facts.batch, decision, forced, ...scope };
+    for (const record of turnRecords(s, facts, view, outcome)) events.push({ kind: "record", record });
   }
   return { state: s, view, events };
 }
