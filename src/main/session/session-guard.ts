@@ -256,13 +256,7 @@ export class SessionGuard {
    */
   restoreContext(messages: Message[], ctx: ExtensionContext): { messages: Message[] } | undefined {
     const sm = ctx.sessionManager;
-    let out = waitingView(
-      messages,
-      sm,
-      this.restores,
-      () => this.#readyHere(sm),
-      () => this.#live.update(sm),
-    );
+    let out = waitingView(messages, sm, this.restores, () => this.#readyHere(sm), () => this.#live.update(sm));
     try {
       // A tool result without its call fails the request at any strict provider: it stays out until a
       // boundary repairs the branch. The messages are read only when the projection cannot vouch for them.
