@@ -1,5 +1,7 @@
 // The boundary machine driven alone on random event sequences, against the invariants the session relies
 // on, and the cases those sequences reach only rarely, by hand.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { shown } from "../../../../src/core/boundary/boundary-state.ts";
@@ -13,6 +15,7 @@ import {
   turnEndDue,
 } from "../../../../src/core/boundary/machine.ts";
 import { propertyParams } from "../../../kit/arbitraries.ts";
+import { REPO_ROOT } from "../../../kit/pi-agent-dir.ts";
 
 const SETTINGS: Settings = { enabled: true, midRun: true, midRunWait: false, waitsWhole: false };
 
@@ -326,5 +329,29 @@ describe("the boundary machine, case by case", () => {
     run.send({ type: "message", role: "assistant", callsTools: false });
     expect(run.state.hook).toBe(true);
     expect(run.send({ type: "turn-end", last: true })).toContainEqual({ type: "collect", wait: "ended" });
+  });
+});
+
+describe("the design's account of the machine", () => {
+  it("names every effect the machine has, in its section of docs/DESIGN.md", () => {
+    // The compiler holds this list to the Effect union: a new effect must be added here, and so to the doc.
+    const effects = {
+      start: true,
+      retarget: true,
+      queue: true,
+      adopted: true,
+      collect: true,
+      judge: true,
+      land: true,
+      "set-aside": true,
+      drop: true,
+      "stop-hold": true,
+      hook: true,
+      draw: true,
+    } satisfies Record<Effect["type"], true>;
+    const design = readFileSync(join(REPO_ROOT, "docs/DESIGN.md"), "utf8");
+    const section = design.slice(design.indexOf("## The boundary machine"), design.indexOf("## The snapshot builder"));
+    expect(section).toContain("stateDiagram-v2");
+    for (const name of Object.keys(effects)) expect(section).toContain(`\`${name}\``);
   });
 });
