@@ -28,4 +28,20 @@ describe("ProgressLines", () => {
     }
     expect(lines.at(-1)).toMatch(/^context-guard: a\\x1b\]52;c;eA==\\x07\.jsonl 200\/200 entries \(100%\) after /);
   });
+
+  it("says the time left at the pace since the previous line", () => {
+    const { stream, lines } = sink();
+    let now = 0;
+    const progress = new ProgressLines(stream, { minEntries: 100, everyMs: 1000, now: () => now });
+    for (let i = 1; i <= 1000; i++) {
+      // Entries get dearer halfway, as they do in a session that never compacts.
+      now += i <= 500 ? 10 : 20;
+      progress.update("long.jsonl", i, 1000, "entries");
+    }
+    const last = lines.filter((l) => l.includes("left")).at(-1) as string;
+    const done = Number(/ (\d+)\/1000 /.exec(last)?.[1]);
+    expect(done).toBeGreaterThan(500);
+    expect(last).toContain(`about ${(((1000 - done) * 20) / 60_000).toFixed(1)} min left`);
+    expect(lines.at(-1)).not.toContain("left");
+  });
 });
