@@ -21,7 +21,7 @@ import { readOutputRecords } from "../items/skipped-runs.ts";
 import { buildSmallRequests, collectSmall, type SmallItem } from "../items/small.ts";
 import { type DiskCheck, earlierStaleReads, type StaleRead } from "../items/stale-reads.ts";
 import { type Pins, unpinned } from "../records/pins.ts";
-import type { Candidate, ClassifierRequest, RunSpan, SnapEntry } from "../shared/types.ts";
+import type { Candidate, ClassifierRequest, PassPhase, RunSpan, SnapEntry } from "../shared/types.ts";
 import { buildCheckpointRequest } from "./checkpoint-request.ts";
 import { type PassBudget, passBudget, takeNewest } from "./pass-budget.ts";
 import { type PlanIndex, type SessionReads, sessionReads } from "./plan-index.ts";
@@ -43,7 +43,7 @@ import { collectCandidates, collectRun, isUserMessage } from "./run.ts";
 
 export interface RunPlan {
   status: "run";
-  phase: "run-end" | "mid-run";
+  phase: PassPhase;
   promptId: string;
   /** Index of the run's prompt in the snapshot. */
   promptIndex: number;

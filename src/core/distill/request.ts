@@ -10,6 +10,7 @@ import type {
   ClassifierRequest,
   History,
   JsonObject,
+  PassPhase,
   Question,
   RunSpan,
 } from "../shared/types.ts";
@@ -73,7 +74,7 @@ export interface WorkStateOptions {
  * The current work every request carries: the situation, the earlier conversation, the question, and
  * the final answer at run end or the agent's progress mid-run.
  */
-export function workState(span: RunSpan, phase: "run-end" | "mid-run", options: WorkStateOptions): JsonObject {
+export function workState(span: RunSpan, phase: PassPhase, options: WorkStateOptions): JsonObject {
   const withHistory = hasHistory(span.history);
   const state: JsonObject = { situation: withHistory ? options.situation + options.historyNote : options.situation };
   if (withHistory) state.earlier_conversation = earlierConversation(span.history);

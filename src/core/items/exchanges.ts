@@ -19,6 +19,7 @@ import {
   GUARD_MARKER,
   type JsonObject,
   type JsonValue,
+  type PassPhase,
   type Question,
   RECORD_TYPE,
   type RecordResult,
@@ -241,12 +242,12 @@ function item(ex: Exchange): { value: JsonObject; chars: number } {
 }
 
 /** What the current work is, shared by every request of the pass. */
-function currentWork(span: RunSpan, phase: "run-end" | "mid-run"): JsonObject {
+function currentWork(span: RunSpan, phase: PassPhase): JsonObject {
   const situation = phase === "run-end" ? SITUATION_RUN_END : SITUATION_MID_RUN;
   return workState(span, phase, { situation, historyNote: SITUATION_HISTORY, runEndNotes: false });
 }
 
-function exchangeQuestion(n: number, phase: "run-end" | "mid-run", withHistory: boolean): Question {
+function exchangeQuestion(n: number, phase: PassPhase, withHistory: boolean): Question {
   const id = exchangeId(n);
   const work = phase === "run-end" ? "user_question and final_answer" : "user_question and agent_progress";
   const scope = withHistory ? `${work}, and the ongoing task in earlier_conversation` : work;
@@ -265,7 +266,7 @@ function exchangeQuestion(n: number, phase: "run-end" | "mid-run", withHistory: 
 export function buildExchangeRequests(
   exchanges: Exchange[],
   span: RunSpan,
-  phase: "run-end" | "mid-run",
+  phase: PassPhase,
   limits: ExchangeRequestLimits,
 ): ExchangeRequest[] {
   if (exchanges.length === 0) return [];

@@ -7,7 +7,7 @@
 import { isUserMessage, promptText } from "../distill/run.ts";
 import { isWeak, proxyTokens, samePath } from "../replay/proxy-tokens.ts";
 import { basename } from "../shared/tokens.ts";
-import type { RunSpan, SnapEntry, SnapToolCall } from "../shared/types.ts";
+import type { PassPhase, RunSpan, SnapEntry, SnapToolCall } from "../shared/types.ts";
 import { KEEP_RULES, type KeepRule } from "./keep-rule-names.ts";
 import { callPath } from "./superseded.ts";
 
@@ -165,7 +165,7 @@ interface Seen {
 }
 
 interface RuleInput {
-  phase: "run-end" | "mid-run";
+  phase: PassPhase;
   entries: readonly SnapEntry[];
   span: RunSpan;
   facts: RunFacts;
@@ -231,7 +231,7 @@ export function ruleKeeps(
   span: RunSpan,
   items: readonly RuleItem[],
   rules: readonly KeepRule[],
-  phase: "run-end" | "mid-run",
+  phase: PassPhase,
   settings: KeepRuleSettings = DEFAULT_KEEP_RULE_SETTINGS,
 ): Map<string, KeepRule> {
   const out = new Map<string, KeepRule>();

@@ -16,6 +16,7 @@ import {
   type ContextEditDraft,
   GUARD_MARKER,
   type JsonObject,
+  type PassPhase,
   type RecordResult,
   type RunSpan,
   type SnapEntry,
@@ -178,13 +179,13 @@ function itemState(item: SmallItem): JsonObject {
   return out;
 }
 
-function sharedState(span: RunSpan, phase: "run-end" | "mid-run"): JsonObject {
+function sharedState(span: RunSpan, phase: PassPhase): JsonObject {
   const situation = phase === "run-end" ? SITUATION_RUN_END : SITUATION_MID_RUN;
   const state = workState(span, phase, { situation, historyNote: SITUATION_HISTORY, runEndNotes: true });
   return state;
 }
 
-function itemQuestion(id: string, phase: "run-end" | "mid-run", withHistory: boolean): BoolQuestion {
+function itemQuestion(id: string, phase: PassPhase, withHistory: boolean): BoolQuestion {
   let ask: string;
   if (phase === "run-end") {
     const next = withHistory
@@ -205,7 +206,7 @@ function itemQuestion(id: string, phase: "run-end" | "mid-run", withHistory: boo
 export function buildSmallRequests(
   items: SmallItem[],
   span: RunSpan,
-  phase: "run-end" | "mid-run",
+  phase: PassPhase,
   limits: { maxSegmentChars: number; maxItemsPerRequest: number },
 ): SmallRequest[] {
   if (items.length === 0) return [];

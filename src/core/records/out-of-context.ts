@@ -5,7 +5,7 @@
 
 import { isGuardEdit, readJudgments } from "../items/judged.ts";
 import { count, formatCount, oneLine } from "../shared/text.ts";
-import { RECORD_TYPE, type RecordResult, type SnapEntry } from "../shared/types.ts";
+import { type PassPhase, RECORD_TYPE, type RecordResult, type SnapEntry } from "../shared/types.ts";
 import { type Pins, readPins } from "./pins.ts";
 
 /** The parts of a raw branch entry read here (records carry their full results on the raw branch). */
@@ -28,7 +28,7 @@ export interface OutItem {
   afterChars: number;
   /** The run (counted by the user's prompts on the branch) whose pass made the edit; 0 when unknown. */
   run: number;
-  phase: "run-end" | "mid-run";
+  phase: PassPhase;
   /** Why, in words: the reason and the classifier's probabilities. */
   why: string;
   /** The other entries an omitted exchange took out. */
@@ -111,7 +111,7 @@ function startsRun(e: BranchLike, previous: BranchLike | undefined): boolean {
 interface Latest {
   result: Partial<RecordResult>;
   run: number;
-  phase: "run-end" | "mid-run";
+  phase: PassPhase;
   order: number;
 }
 

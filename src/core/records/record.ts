@@ -3,10 +3,10 @@
 
 import { redact, redactDeep, type Secrets } from "../shared/redact.ts";
 import { sizeChange } from "../shared/text.ts";
-import { type CustomDraft, type GuardRecord, RECORD_TYPE, type RecordResult } from "../shared/types.ts";
+import { type CustomDraft, type GuardRecord, type PassPhase, RECORD_TYPE, type RecordResult } from "../shared/types.ts";
 
 export interface RecordInput {
-  phase: "run-end" | "mid-run";
+  phase: PassPhase;
   model: string;
   results: RecordResult[];
   requests: number;

@@ -5,7 +5,7 @@
 
 import type { RoutingReplay } from "../routing/routing-report.ts";
 import { CHARS_PER_TOKEN, imageChars } from "../shared/size.ts";
-import { IMAGE_HEAD_CHARS } from "../shared/types.ts";
+import { IMAGE_HEAD_CHARS, type PassPhase } from "../shared/types.ts";
 import type { SessionMoney } from "./money.ts";
 import { type ProxyRate, proxyRate, type RemovedKind, type Suspect } from "./proxy.ts";
 import type { RecallHarm } from "./recall-harm.ts";
@@ -39,7 +39,7 @@ export interface PassMetrics {
   /** 1-based pass number. */
   n: number;
   /** A run end (agent_before_settle) or a mid-run checkpoint (turn_end). */
-  phase: "run-end" | "mid-run";
+  phase: PassPhase;
   /** Line of the run's final assistant message (run end) or of the turn's last tool result (checkpoint). */
   line: number;
   /** Line of the run's prompt, when found. */

@@ -7,7 +7,7 @@ import type { LandingPass } from "../../core/boundary/landed-items.ts";
 import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
 import type { FinishOutput } from "../../core/distill/finish.ts";
-import type { ClassifierOutcome, ClassifierRequest, SnapEntry } from "../../core/shared/types.ts";
+import type { ClassifierOutcome, ClassifierRequest, PassPhase, SnapEntry } from "../../core/shared/types.ts";
 import { PassWorkerError, unwrapFailure } from "../../workers/pass/failures.ts";
 import { type PackedValues, packedCount, unpackValue } from "../../workers/pass/packed-values.ts";
 import type {
@@ -58,7 +58,7 @@ export interface PlanRequest {
   passId: string;
   /** The settings to plan and finish with; sent to the worker only when they are not the ones it holds. */
   config: PassSettings;
-  phase: "run-end" | "mid-run";
+  phase: PassPhase;
   cache?: CheckpointCacheView;
   /** The session's working directory, for checking the run's reads against the disk (none in a replay). */
   cwd?: string;

@@ -15,7 +15,7 @@ import {
 } from "../../core/records/misses.ts";
 import { recordDraft } from "../../core/records/record.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
-import type { ContextEditDraft, CustomDraft, GuardRecord, SnapEntry } from "../../core/shared/types.ts";
+import type { ContextEditDraft, CustomDraft, GuardRecord, PassPhase, SnapEntry } from "../../core/shared/types.ts";
 import { type ClassifyFn, classifyAll, type QueueProgress, type QueueResult } from "./classify-queue.ts";
 import {
   type ClassifierStats,
@@ -54,7 +54,7 @@ export interface PassDeps {
 }
 
 export interface PassOptions {
-  phase: "run-end" | "mid-run";
+  phase: PassPhase;
   /** Mid-run: what the main model's cache can still read, for the break-even rule. */
   cache?: CheckpointCacheView;
   /** The session's working directory: reads of the run whose file changed on disk since are stale. */

@@ -16,7 +16,7 @@ import type { CacheModel } from "../../core/cache/break-even.ts";
 import type { CheckpointCacheView } from "../../core/cache/checkpoint.ts";
 import type { FinishOutput } from "../../core/distill/finish.ts";
 import type { PlanConfig, RunPlan } from "../../core/distill/plan.ts";
-import type { ClassifierOutcome, SnapEntry } from "../../core/shared/types.ts";
+import type { ClassifierOutcome, PassPhase, SnapEntry } from "../../core/shared/types.ts";
 import type { PackedValues } from "./packed-values.ts";
 
 // What a sync carries: the entries the store lacks and the projection's order (session-store.ts keeps them).
@@ -94,7 +94,7 @@ export interface PlanMessage {
   /** Names the pass in every later message, so the worker finds its plan without receiving it again. */
   passId: string;
   /** A run-end pass (default) or a mid-run checkpoint, which also needs the cache view for break-even. */
-  phase?: "run-end" | "mid-run";
+  phase?: PassPhase;
   cache?: CheckpointCacheView;
   /** The session's working directory: the run's reads are checked against the disk there. */
   cwd?: string;
