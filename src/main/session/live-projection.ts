@@ -7,6 +7,7 @@
 // messages a request built from it carries.
 import type { ExtensionContext, ProjectedSessionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { OrphanIndex, type OrphanMessage } from "../../core/items/orphan-index.ts";
+import { traceSwallowed } from "../platform/swallowed.ts";
 import { BranchProjection } from "../replay/branch-projection.ts";
 
 type SessionView = Pick<ExtensionContext["sessionManager"], "getLeafEntry" | "getEntry" | "getBranch">;
@@ -122,8 +123,9 @@ export class LiveProjection {
         context.length === entries.length &&
         context.at(-1)?.sourceEntry.id === entries.at(-1)?.sourceEntry.id
       );
-    } catch {
+    } catch (error) {
       // The boundary reads its context, as before.
+      traceSwallowed("live-projection.context-whole", error);
       return false;
     }
   }
