@@ -23,8 +23,8 @@ let sending = false;
 /** Leaves a trace of an error caught at `where` that the code goes on past. Never throws. */
 export function traceSwallowed(where: string, error: unknown): void {
   const kind = errorKind(error);
-  const text = error instanceof Error ? error.message : String(error);
-  const message = `${kind}: ${text.replace(/\s+/g, " ").trim()}`.slice(0, MAX_MESSAGE);
+  const text = errorText(error).replace(/\s+/g, " ").trim();
+  const message = (text.startsWith(kind) ? text : `${kind}: ${text}`).slice(0, MAX_MESSAGE);
   const key = `${where}\n${message}`;
   const known = kept.get(key);
   kept.delete(key);
@@ -63,4 +63,13 @@ function errorKind(error: unknown): string {
   if (!(error instanceof Error)) return typeof error;
   const code = (error as NodeJS.ErrnoException).code;
   return typeof code === "string" && /^[A-Z0-9_]+$/.test(code) ? code : error.name || "Error";
+}
+
+function errorText(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    // swallow-ok: a value whose text throws (a null-prototype object) is named by its kind alone.
+    return "(no text)";
+  }
 }

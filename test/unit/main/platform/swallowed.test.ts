@@ -20,12 +20,15 @@ describe("traceSwallowed", () => {
       { where: "warm-up.worker", message: "TypeError: x is undefined", kind: "TypeError", count: 1 },
       {
         where: "replay-cache.write",
-        message: "EACCES: EACCES: permission denied",
+        message: "EACCES: permission denied",
         kind: "EACCES",
         count: 1,
       },
       { where: "somewhere", message: "string: a string", kind: "string", count: 1 },
     ]);
+    // Nothing it is handed makes it throw.
+    traceSwallowed("odd", Object.create(null));
+    expect(swallowedErrors().at(-1)?.message).toBe("object: (no text)");
   });
 
   it("counts a repeat and moves it last; keeps the latest 20 distinct failures", () => {
