@@ -42,17 +42,21 @@ type Command =
   | { kind: "settings"; midRunWait: boolean; waitsWhole: boolean; enabled: boolean };
 
 const which = fc.constantFrom("pending" as const, "second" as const);
+/** Weighted toward the slot's life (a checkpoint starts, begins, ends, lands) so every path is reached often. */
 const commandArb: fc.Arbitrary<Command> = fc.oneof(
-  fc.constant({ kind: "turn-start" as const }),
-  fc.constant({ kind: "tool-turn" as const }),
+  { weight: 4, arbitrary: fc.constant({ kind: "turn-start" as const }) },
+  { weight: 4, arbitrary: fc.constant({ kind: "tool-turn" as const }) },
   fc.record({ kind: fc.constant("reply" as const), tools: fc.boolean(), recall: fc.boolean() }),
-  fc.record({ kind: fc.constant("turn-end" as const), last: fc.boolean(), landed: fc.boolean() }),
-  fc.record({ kind: fc.constant("run-end" as const), landed: fc.boolean() }),
-  fc.record({ kind: fc.constant("begin" as const), which }),
-  fc.record({ kind: fc.constant("asking" as const), which }),
-  fc.record({ kind: fc.constant("end" as const), which, drafts: fc.boolean() }),
-  fc.constant({ kind: "land" as const }),
-  fc.record({ kind: fc.constant("switch" as const), branch: fc.integer({ min: 0, max: 2 }) }),
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant("turn-end" as const), last: fc.boolean(), landed: fc.boolean() }),
+  },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("run-end" as const), landed: fc.boolean() }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("begin" as const), which }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("asking" as const), which }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("end" as const), which, drafts: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.constant({ kind: "land" as const }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("switch" as const), branch: fc.integer({ min: 0, max: 2 }) }) },
   fc.constant({ kind: "prompt" as const }),
   fc.record({ kind: fc.constant("hold" as const), stoppable: fc.boolean() }),
   fc.constant({ kind: "release" as const }),
@@ -113,6 +117,11 @@ class Run {
     if (effect.type === "drop") {
       for (const id of effect.ids) this.records.set(id, (this.records.get(id) ?? 0) + 1);
     }
+    // The boundary's own pass runs only when no pass is in flight behind the agent.
+    if (effect.type === "judge") {
+      const { pending, second } = this.state.slot;
+      expect([pending, second].filter((j) => j && !j.ended)).toEqual([]);
+    }
     // Only a wait that a prompt can stop is stopped, and only once.
     if (effect.type === "stop-hold") expect(event.type === "hold" || before.hold === "open").toBe(true);
   }
@@ -150,7 +159,10 @@ class Run {
         const effects = this.send({ type: "turn-end", last: c.last });
         if (!effects.some((e) => e.type === "collect")) return;
         const landed = this.land();
-        this.send({ type: "turn-end-landed", landed: landed && c.landed, last: c.last });
+        const next = this.send({ type: "turn-end-landed", landed: landed && c.landed, last: c.last });
+        // Checkpoints the settings await: the boundary lands what is pending within its budget first.
+        if (!next.some((e) => e.type === "collect")) return;
+        this.send({ type: "pass-landed", phase: "mid-run", landed: this.land() });
         return;
       }
       case "run-end": {
@@ -231,7 +243,7 @@ class Run {
 describe("the boundary machine on random sequences", () => {
   it("one pass in flight, lands only on its branch, the handler follows what is due, nothing judged goes unrecorded", () => {
     fc.assert(
-      fc.property(fc.array(commandArb, { maxLength: 60 }), (commands) => {
+      fc.property(fc.array(commandArb, { maxLength: 60, size: "max" }), (commands) => {
         const run = new Run();
         for (const c of commands) run.command(c);
         run.send({ type: "close" });
@@ -249,6 +261,22 @@ describe("the boundary machine on random sequences", () => {
 });
 
 describe("the boundary machine, case by case", () => {
+  it("sets aside the drafts of a pass judged on a branch the session has left", () => {
+    const run = new Run();
+    for (const c of [
+      { kind: "tool-turn" },
+      { kind: "turn-start" },
+      { kind: "begin", which: "pending" },
+      { kind: "end", which: "pending", drafts: true },
+      { kind: "switch", branch: 1 },
+    ] as Command[]) {
+      run.command(c);
+    }
+    expect(run.send({ type: "land", onBranch: (leaf) => leaf === "b1" })).toEqual([
+      { type: "set-aside", id: 1, why: "judged on another branch" },
+    ]);
+  });
+
   it("a checkpoint starts at the turn after a tool turn, not after a turn_end that landed one", () => {
     const run = new Run();
     run.send({ type: "message", role: "toolResult" });
