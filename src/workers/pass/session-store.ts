@@ -20,6 +20,8 @@ class Store {
   index = new PlanIndex();
   /** Ids received since the last order: the index looks at their positions for edits. */
   freshSince: string[] = [];
+  /** The entries of the last order, as the last plan received them. */
+  last: SnapEntry[] = [];
   clear(): void {
     this.entries.clear();
     this.parts.clear();
@@ -27,6 +29,7 @@ class Store {
     this.orderVersion = undefined;
     this.index = new PlanIndex();
     this.freshSince = [];
+    this.last = [];
   }
 }
 
@@ -91,6 +94,32 @@ function joined(store: Store, key: string): string | undefined {
   return held?.list.join("");
 }
 
+/** The entries of `ids`, in order; the ids the store lacks go to `missing`. */
+function placed(entries: ReadonlyMap<string, SnapEntry>, ids: readonly string[], missing: string[]): SnapEntry[] {
+  const out: SnapEntry[] = new Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    const e = entries.get(ids[i] as string);
+    if (e) out[i] = e;
+    else missing.push(ids[i] as string);
+  }
+  return out;
+}
+
+/**
+ * The last projection with `tail` after it and the entries received since in their places: what
+ * `placed` gives for the whole order when the order only grew, without looking up every id. A copy, since
+ * a held pass and the index keep the last one.
+ */
+function extended(store: Store, tail: readonly string[], missing: string[]): SnapEntry[] {
+  const out = store.last.slice();
+  for (const id of store.freshSince) {
+    const at = store.index.positionOf(id);
+    if (at >= 0 && at < out.length && out[at]?.id === id) out[at] = store.entries.get(id) as SnapEntry;
+  }
+  for (const e of placed(store.entries, tail, missing)) out.push(e);
+  return out;
+}
+
 function syncEntries(input: SyncInput, store: Store): SyncResult {
   const { entries, parts } = store;
   // The caller counted on entries or an order this store does not have (a replaced worker, a sync the
@@ -136,16 +165,14 @@ function syncEntries(input: SyncInput, store: Store): SyncResult {
   if (!input.order) return { storeId: store.id, entries: [] };
   const { keep, tail, version } = input.order;
   if (keep > store.order.length) return startOver(store, []);
-  const ids = keep === 0 ? tail : store.order.slice(0, keep).concat(tail);
-  const out: SnapEntry[] = new Array(ids.length);
-  for (let i = 0; i < ids.length; i++) {
-    const e = entries.get(ids[i] as string);
-    if (e) out[i] = e;
-    else missing.push(ids[i] as string);
-  }
+  const appended = keep > 0 && keep === store.order.length && store.last.length === keep;
+  const ids = appended ? store.order : keep === 0 ? tail : store.order.slice(0, keep).concat(tail);
+  const out = appended ? extended(store, tail, missing) : placed(entries, ids, missing);
   if (missing.length > 0) return startOver(store, missing);
+  if (appended) for (const id of tail) ids.push(id);
   store.order = ids;
   store.orderVersion = version;
+  store.last = out;
   store.index.update(out, keep, store.freshSince);
   store.freshSince = [];
   return { storeId: store.id, entries: out, index: store.index };
