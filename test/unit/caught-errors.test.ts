@@ -1,6 +1,6 @@
 // No error disappears in src/: every `catch` block uses what it caught (returns it, wraps it, reports
 // it), rethrows, leaves a trace (traceSwallowed, main/platform/swallowed.ts), or says why the failure is
-// the answer in a `// swallow-ok: <reason>` comment.
+// the answer in a `// swallow-ok: <reason>` comment; so does every `.catch(() => …)` that ignores it.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -45,6 +45,19 @@ function keeps(block: CatchBlock): string | undefined {
   return undefined;
 }
 
+/** Promise handlers that take no parameter (`.catch(() => …)`): they cannot use what they catch. */
+function unnamedHandlers(text: string, file = "x.ts"): Array<{ at: string; says: boolean }> {
+  const lines = text.split("\n");
+  const out: Array<{ at: string; says: boolean }> = [];
+  lines.forEach((line, i) => {
+    if (!/\.catch\(\s*(?:async\s*)?\(\s*\)\s*=>/.test(line)) return;
+    // The reason sits on the handler's line or in a comment up to three lines above it.
+    const says = lines.slice(Math.max(0, i - 3), i + 1).some((l) => /\/\/\s*swallow-ok:\s*\S/.test(l));
+    out.push({ at: `${file}:${i + 1}`, says });
+  });
+  return out;
+}
+
 describe("caught errors in src/", () => {
   it("every catch block uses, rethrows or traces its error, or says why not", () => {
     const lost: string[] = [];
@@ -54,6 +67,16 @@ describe("caught errors in src/", () => {
       }
     }
     expect(lost).toEqual([]);
+  });
+
+  it("every promise handler that ignores its error says why", () => {
+    const silent: string[] = [];
+    for (const file of sourceFiles(join(REPO_ROOT, "src"))) {
+      for (const h of unnamedHandlers(readFileSync(file, "utf8"), relative(REPO_ROOT, file))) {
+        if (!h.says) silent.push(h.at);
+      }
+    }
+    expect(silent).toEqual([]);
   });
 
   it("the check tells a lost error from a kept one", () => {
@@ -66,7 +89,11 @@ describe("caught errors in src/", () => {
     expect(verdict("try { a(); } catch (e) { if (x) { y(); } traceSwallowed('site', e); }")).toEqual(["traced"]);
     expect(verdict("try { a(); } catch (error) { return { error }; }")).toEqual(["used"]);
     expect(verdict("try { a(); } catch { throw new Error('no'); }")).toEqual(["rethrown"]);
-    // A promise's .catch is not a catch clause.
+    // A promise's .catch is not a catch clause: it is checked on its own.
     expect(verdict("p.catch(() => {});")).toEqual([]);
+    expect(unnamedHandlers("p.catch(() => {});\nq.catch((e) => log(e));").map((h) => h.says)).toEqual([false]);
+    expect(unnamedHandlers("// swallow-ok: cleanup after the error above\nawait p.close().catch(() => {});")).toEqual([
+      { at: "x.ts:2", says: true },
+    ]);
   });
 });

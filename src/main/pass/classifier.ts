@@ -89,6 +89,7 @@ export function localClassify(): ClassifyFn {
       const answers = sanitizeAnswers(classifyLexical(request));
       return { status: "stop", answers, costUsd: 0, ms: Math.round(performance.now() - began) };
     });
+    // swallow-ok: the chain only orders the calls; each caller gets its own outcome from `run`.
     chain = run.catch(() => undefined);
     return run;
   };

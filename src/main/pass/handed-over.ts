@@ -129,7 +129,7 @@ export async function finishHandedOver(
     const record = partRecord(phase, modelRef, rest.results, outcomes, queued);
     return { edits: rest.drafts, record, classifier: classifierOf(q) };
   });
-  // Whoever takes the rest hears of its failure; until then it is not an unhandled rejection.
+  // swallow-ok: Whoever takes the rest hears of its failure; until then it is not an unhandled rejection.
   waiting.catch(() => undefined);
   // The first part's classifier figures are partial: the breaker hears of the whole pass, from the rest.
   const queued: PartQueue = { sent: sentThen, answered: answeredThen, aborted: true, ms: msThen, timedOut: false };

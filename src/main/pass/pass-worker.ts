@@ -251,7 +251,7 @@ export class PassWorker {
         const list = this.#send({ kind: "requests", passId, from, to });
         const made = { list, taken: new Set<number>() };
         windows.set(from, made);
-        // A failed fetch is tried again by the request's retry.
+        // swallow-ok: A failed fetch is tried again by the request's retry.
         list.catch(() => windows.release(from, made));
         held = made;
       }

@@ -37,6 +37,7 @@ export async function classifierSecretValues(
   const full = "id" in model ? (model as Model<Api>) : undefined;
   const [request, provider, key] = await Promise.all([
     // The model's own request resolution (provider and model headers); a bare provider has only the rest.
+    // swallow-ok: a credential Pi cannot resolve is one fewer to cut out.
     full ? registry.getApiKeyAndHeaders(full).catch(() => undefined) : undefined,
     registry.getProviderAuth(model.provider).catch(() => undefined),
     registry.getApiKeyForProvider(model.provider).catch(() => undefined),

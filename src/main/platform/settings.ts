@@ -131,6 +131,7 @@ async function fileToWrite(path: string): Promise<string> {
   try {
     return await realpath(path);
   } catch (error) {
+    // swallow-ok: a link that cannot be read shows as "?" in the message.
     const to = await readlink(path).catch(() => "?");
     const code = errorCode(error);
     throw new LeftAsItIs(
@@ -229,7 +230,7 @@ export async function saveSetting(key: string, value: unknown, path = settingsPa
     try {
       await handle.writeFile(next, "utf8");
       await handle.chmod(mode);
-      // The replacement keeps the file's owner where this process may set it (root, or the owner itself).
+      // swallow-ok: The replacement keeps the file's owner where this process may set it (root, or the owner itself).
       if (current.kind === "text") await handle.chown(current.uid, current.gid).catch(() => undefined);
       await handle.sync();
     } finally {

@@ -31,6 +31,7 @@ export function workerAccepts(flags: readonly string[]): boolean {
     // A Node that starts the thread before cloning the data gets an empty one, stopped at once.
     void new Worker("", { eval: true, execArgv: [...flags], workerData: UNCLONABLE, stdout: true, stderr: true })
       .terminate()
+      // swallow-ok: the probe thread is stopped unstarted; its end tells nothing.
       .catch(() => undefined);
     return true;
   } catch (error) {

@@ -377,7 +377,7 @@ export async function replaySession(file: SessionFile, options: ReplayOptions): 
     options.onApplied?.(added, metrics);
   }
 
-  // The replay of this file is over: its copy on the pass worker goes (the runner replays more files).
+  // swallow-ok: The replay of this file is over: its copy on the pass worker goes (the runner replays more files).
   // Best effort: a worker that fails here has lost the copy anyway.
   await guard.worker.release().catch(() => {});
 

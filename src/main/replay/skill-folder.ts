@@ -25,6 +25,7 @@ export interface SkillFolderWalk {
 /** What an entry is, following a symlink (undefined: a broken link, or gone meanwhile). */
 async function kindOf(full: string, entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }) {
   if (!entry.isSymbolicLink()) return { directory: entry.isDirectory(), file: entry.isFile() };
+  // swallow-ok: a link that leads nowhere is neither a file nor a folder.
   const info = await stat(full).catch(() => undefined);
   return info ? { directory: info.isDirectory(), file: info.isFile() } : undefined;
 }
@@ -45,12 +46,14 @@ export async function walkSkillFolder(dir: string): Promise<SkillFolderWalk> {
   const files: string[] = [];
   let repeated = false;
   const add = async (file: string) => {
+    // swallow-ok: a path that cannot be resolved counts as itself.
     const real = await realpath(file).catch(() => file);
     if (seenFiles.has(real)) return;
     seenFiles.add(real);
     files.push(file);
   };
   const walk = async (folder: string, isTop: boolean): Promise<void> => {
+    // swallow-ok: a folder that cannot be resolved is not walked.
     const real = await realpath(folder).catch(() => undefined);
     if (real === undefined) return;
     if (seenFolders.has(real)) {
@@ -58,6 +61,7 @@ export async function walkSkillFolder(dir: string): Promise<SkillFolderWalk> {
       return;
     }
     seenFolders.add(real);
+    // swallow-ok: a folder that cannot be read holds no skills.
     const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
     const skillFile = entries.find((e) => e.name === "SKILL.md");
     if (skillFile && (await kindOf(join(folder, skillFile.name), skillFile))?.file) {
@@ -99,6 +103,7 @@ export async function loadSkillFolder(
   const seen = new Set<string>();
   const out: Skill[] = [];
   for (const skill of skills) {
+    // swallow-ok: a path that cannot be resolved counts as itself.
     const real = await realpath(skill.filePath).catch(() => skill.filePath);
     if (seen.has(real)) continue;
     seen.add(real);

@@ -40,6 +40,7 @@ export async function checkWriteTarget(target: string, inputs: readonly string[]
   }
   if (info) {
     for (const input of inputs) {
+      // swallow-ok: an input that is not there cannot be the target.
       const other = await stat(input).catch(() => undefined);
       if (other && other.dev === info.dev && other.ino === info.ino) {
         throw new WriteTargetError(
@@ -98,6 +99,7 @@ export async function writeLinesAtomically(target: WriteTarget, lines: Iterable<
     await file.close();
     await rename(temp, target.path);
   } catch (error) {
+    // swallow-ok: cleanup after the error above, which is what is reported.
     if (!closed) await file.close().catch(() => {});
     await unlink(temp).catch(() => {});
     throw error;

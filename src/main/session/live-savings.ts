@@ -202,9 +202,8 @@ export class LiveSavings {
     this.#running = true;
     this.#again = false;
     this.#price(runner, profiles, host)
-      .catch(() => {
-        // A figure that cannot be computed is not shown; the footer keeps its tokens.
-      })
+      // A figure that cannot be computed is not shown; the footer keeps its tokens.
+      .catch((error: unknown) => traceSwallowed("live-savings.price", error))
       .finally(() => {
         this.#running = false;
         if (this.#again) this.refresh(host);

@@ -207,6 +207,7 @@ export class SessionGuard {
     if (found?.ok && !found.local) {
       this.#parts.http.start();
       // Learnt before anything is written, so every record and notice can be redacted with them.
+      // swallow-ok: a provider without credentials has nothing to redact.
       classifierSecretValues(ctx.modelRegistry, found.model).catch(() => undefined);
     }
     this.#warmUp.startWorker(() => projectedEntries(ctx));
@@ -256,7 +257,13 @@ export class SessionGuard {
    */
   restoreContext(messages: Message[], ctx: ExtensionContext): { messages: Message[] } | undefined {
     const sm = ctx.sessionManager;
-    let out = waitingView(messages, sm, this.restores, () => this.#readyHere(sm), () => this.#live.update(sm));
+    let out = waitingView(
+      messages,
+      sm,
+      this.restores,
+      () => this.#readyHere(sm),
+      () => this.#live.update(sm),
+    );
     try {
       // A tool result without its call fails the request at any strict provider: it stays out until a
       // boundary repairs the branch. The messages are read only when the projection cannot vouch for them.
@@ -437,6 +444,7 @@ export class SessionGuard {
     // The session's settings and copy on the pass worker go first: with the inline backend they live on
     // Pi's thread, and a pool shared with other sessions outlives this one. A release that fails leaves
     // nothing to undo: the pool is shut down next, with its threads.
+    // swallow-ok: a release that fails leaves nothing to undo.
     await this.pipeline.worker.release(RELEASE_TIMEOUT_MS).catch(() => undefined);
     await Promise.allSettled([this.pipeline.runner.destroy(), this.recallRunner?.destroy(), this.#parts.http.close()]);
     await this.telemetry.flush();

@@ -44,6 +44,7 @@ export async function readCapped(response: Response, limit = MAX_ANSWER_BYTES): 
   const encoded = (response.headers.get("content-encoding") ?? "identity") !== "identity";
   // A compressed body's length says nothing about the inflated size, but it cannot be larger than it.
   if (Number.isFinite(declared) && declared > limit && !encoded) {
+    // swallow-ok: the answer is refused either way; a stream that will not cancel changes nothing.
     await response.body?.cancel().catch(() => undefined);
     throw new AnswerTooLarge(limit);
   }
@@ -56,6 +57,7 @@ export async function readCapped(response: Response, limit = MAX_ANSWER_BYTES): 
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
+      // swallow-ok: the answer is refused either way; a stream that will not cancel changes nothing.
       await reader.cancel().catch(() => undefined);
       throw new AnswerTooLarge(limit);
     }
