@@ -1,12 +1,13 @@
-// Times every handler an extension registers: the thread's CPU time until each call returns (for an async
-// handler, its first synchronous stretch), which is what it costs Pi's thread at that event. CPU time, not
-// wall time: on a loaded machine a call can wait for a core for tens of milliseconds. The extension is
-// loaded inline through a copy of Pi's API whose `on` wraps the handler; everything else is Pi's own.
+// Times every handler an extension registers: the time until each call returns (for an async handler,
+// its first synchronous stretch), which is the time it holds Pi's thread at that event. Wall time: Linux
+// accounts a thread's CPU time too coarsely for a call of a fraction of a millisecond, so on a loaded
+// machine the longest calls include waits for a core. The extension is loaded inline through a copy of
+// Pi's API whose `on` wraps the handler; everything else is Pi's own.
 import type { ExtensionAPI, InlineExtension } from "@earendil-works/pi-coding-agent";
 
 export interface TimedExtension {
   extension: InlineExtension;
-  /** CPU milliseconds per call, by event, while `recording`. */
+  /** Milliseconds per call, by event, while `recording`. */
   readonly windows: Map<string, number[]>;
   recording: boolean;
 }
@@ -23,13 +24,12 @@ export function timedExtension(factory: (pi: ExtensionAPI) => void): TimedExtens
           return (event: string, handler: (...args: unknown[]) => unknown) =>
             on(event, (...args: unknown[]) => {
               if (!timed.recording) return handler(...args);
-              const start = process.threadCpuUsage();
+              const start = performance.now();
               try {
                 return handler(...args);
               } finally {
-                const used = process.threadCpuUsage(start);
                 const list = timed.windows.get(event) ?? [];
-                list.push((used.user + used.system) / 1000);
+                list.push(performance.now() - start);
                 timed.windows.set(event, list);
               }
             });
