@@ -4,8 +4,8 @@
 // estimate scaled so that every request's total matches the recorded one: the pieces new since the
 // previous request share what the prompt grew by, and the first request's excess over its messages is the
 // system prompt and tools (which the session file does not hold). A piece keeps its count once assigned,
-// so the cache model sees stable blocks. An edited piece (guard on) is its original's count scaled by
-// its characters.
+// so the cache model sees stable blocks. An edited piece (guard on) is its original's count, shrunk by
+// the characters it lost or grown by the estimate of those it gained.
 import { CHARS_PER_TOKEN } from "../shared/size.ts";
 
 export type PieceKind = "system" | "question" | "toolResult" | "other";
@@ -102,10 +102,14 @@ export class TokenCalibrator {
     return (this.#known(p) ?? estimate(p.chars)) + (p.lead ?? 0);
   }
 
-  /** A known piece's tokens, an edited one's scaled by its characters (a recorded prompt may hold edits). */
+  /**
+   * A known piece's tokens; an edited one's (a recorded prompt may hold edits) shrink with the characters
+   * kept and grow only by the estimate of the characters added: a short question's count may hold a
+   * growth the host made beside it, which a longer stub in its place must not multiply.
+   */
   #known(p: Piece): number | undefined {
     const t = this.#tokens.get(p.id);
-    if (t === undefined || p.chars === p.origChars || p.origChars === 0) return t;
-    return Math.round((t * p.chars) / p.origChars);
+    if (t === undefined || p.chars === p.origChars) return t;
+    return p.chars < p.origChars ? Math.round((t * p.chars) / p.origChars) : t + estimate(p.chars - p.origChars);
   }
 }
