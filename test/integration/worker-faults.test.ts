@@ -75,7 +75,9 @@ async function settled<T>(promise: Promise<T>, ms: number): Promise<PromiseSettl
   return out;
 }
 
-const config: GuardConfig = { ...DEFAULT_CONFIG, timeoutMs: 2000 };
+// A far classifier deadline: a replaced worker loading its modules on a busy machine must not turn the
+// next pass into "timeout, everything kept".
+const config: GuardConfig = { ...DEFAULT_CONFIG, timeoutMs: 30_000 };
 let baseline = 0;
 
 failOnUnhandledRejections();

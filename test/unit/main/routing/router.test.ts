@@ -314,7 +314,8 @@ describe("fail-static, rate limits and the deadline", () => {
   });
 
   it("past routingTimeoutMs the previous set stands; the late answers are used at the next turn", async () => {
-    const t = await setup({ routingTimeoutMs: 60, timeoutMs: 3000 });
+    // The classifier deadline is far: only routingTimeoutMs may expire, however loaded the machine.
+    const t = await setup({ routingTimeoutMs: 60, timeoutMs: 60_000 });
     const slow = tracked(fake([], { delayMs: 250 }));
     // The turn did not wait for the answers: nothing yet, Pi's default.
     const first = await t.run("pdf please", slow.classify);
@@ -342,7 +343,8 @@ describe("routing's timers under a fault", () => {
   }
 
   it("a throw in the deadline timer is reported, and the turn waits for its batch instead", async () => {
-    const t = await setup({ routingTimeoutMs: 60, timeoutMs: 3000 });
+    // The classifier deadline is far: only routingTimeoutMs may expire, however loaded the machine.
+    const t = await setup({ routingTimeoutMs: 60, timeoutMs: 60_000 });
     const first = await armed("routing-deadline", () => t.run("pdf please", fake([], { delayMs: 250 })));
     expect(first.section).toContain('name="pdf-tools"');
     expect(reported.some((m) => m.includes("internal error in routing-deadline"))).toBe(true);
@@ -351,7 +353,8 @@ describe("routing's timers under a fault", () => {
   });
 
   it("a throw while keeping a late batch is reported, and the next turn has no late batch", async () => {
-    const t = await setup({ routingTimeoutMs: 60, timeoutMs: 3000 });
+    // The classifier deadline is far: only routingTimeoutMs may expire, however loaded the machine.
+    const t = await setup({ routingTimeoutMs: 60, timeoutMs: 60_000 });
     const slow = tracked(fake([], { delayMs: 250 }));
     await armed("routing-late", () => t.run("pdf please", slow.classify));
     await slow.idle();
