@@ -63,13 +63,36 @@ describe("a run end skipped for a pending checkpoint (RPC, strict)", () => {
       args: ["--session-dir", join(agentDir, "sessions")],
       env: { PI_CONTEXT_GUARD_CONFIG: "" },
     });
-    for (const prompt of [...RUNS, "later", "last"]) {
-      // Once the classifier is quiet: "later" lands the last checkpoint and its run end judges what the
-      // skipped run ends left (over the budget, so behind the agent), and "last" lands that.
-      if (!RUNS.includes(prompt)) await sleep(4 * CLASSIFIER_MS);
-      await promptSettled(rpc, prompt, 30_000);
-    }
+    // Every request the classifier got is answered, and no new one came in two of its latencies.
+    const quiet = async () => {
+      let seen = -1;
+      while (seen !== classifier.requests.length || classifier.answeredAt.length < classifier.requests.length) {
+        seen = classifier.requests.length;
+        await sleep(2 * CLASSIFIER_MS);
+      }
+    };
+    for (const prompt of RUNS) await promptSettled(rpc, prompt, 30_000);
+    // Once the classifier is quiet: "later" lands the last checkpoint and its run end judges what the
+    // skipped run ends left (over the budget, so behind the agent), and "last" lands that. On a busy
+    // machine that pass can still be asking at "last": each further prompt lands what is ready then.
     const file = await sessionFileOf(rpc);
+    const unjudged = async () => {
+      const entries = (await readFile(file, "utf8"))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as WireJson);
+      const named = new Set(
+        entries
+          .filter((e) => e.type === "custom" && e.customType === "context-guard")
+          .flatMap((e) => e.data.results.map((r: { entryId: string }) => r.entryId)),
+      );
+      return entries.filter((e) => e.type === "message" && e.message.role === "toolResult" && !named.has(e.id));
+    };
+    for (const prompt of ["later", "last", "again", "once more"]) {
+      await quiet();
+      await promptSettled(rpc, prompt, 30_000);
+      if (prompt !== "later" && (await unjudged()).length === 0) break;
+    }
     rpc.child.stdin.end();
     exit = await rpc.exited;
     lines = (await readFile(file, "utf8"))

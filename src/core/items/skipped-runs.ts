@@ -26,8 +26,8 @@ export interface OutputRecords {
   /** Outputs a checkpoint record names as a large or small item (a checkpoint judges only its own run's). */
   atCheckpoint: Set<string>;
   /**
-   * Where the guard was at work from: its first record, or the first output a checkpoint judged if that
-   * comes earlier (a checkpoint's record can land runs later). The entries' length when there is none.
+   * Where the guard was at work from: its first record, or the first output a record judged if that comes
+   * earlier (a record can land runs later). The entries' length when there is none.
    */
   since: number;
 }
@@ -54,8 +54,11 @@ export function readOutputRecords(entries: readonly SnapEntry[]): OutputRecords 
       if (kind === undefined || kind === "large" || kind === "small") outputs?.add(entryId);
     }
   }
+  // A pass handed over or queued behind a pending one lands its record runs later: the first output any
+  // record judged says when the guard was at work.
   for (let i = 0; i < out.since; i++) {
-    if (!out.atCheckpoint.has((entries[i] as SnapEntry).id)) continue;
+    const id = (entries[i] as SnapEntry).id;
+    if (!out.atCheckpoint.has(id) && !out.atRunEnd.has(id)) continue;
     out.since = i;
     break;
   }
@@ -65,7 +68,7 @@ export function readOutputRecords(entries: readonly SnapEntry[]): OutputRecords 
 /**
  * The first run (an index into `starts`, the prompts of the runs before the current one, which starts
  * at `end`) that the guard was at work in: the run before the one holding its first record or
- * checkpoint-judged output, since a pass pending at a run end lands a run later at the earliest, and
+ * judged output, since a pass pending at a run end lands a run later at the earliest, and
  * at most MAX_SKIPPED_RUNS back. Runs before it are history from before the guard (installed on an
  * older session), or too old, and stay as they are.
  */
