@@ -16,7 +16,7 @@
 // The score becomes a probability through a logistic curve; choice questions spread probability over
 // `whole`, `none` and the pieces, and always sum to 1.
 
-import { parseModelRef } from "../shared/config.ts";
+import { parseModelRef } from "../shared/model-ref.ts";
 import { distinctiveTokens, errorLines, type TokenKind, wordCounts } from "../shared/tokens.ts";
 import type { Answer, ChoiceQuestion, ClassifierRequest, JsonObject, JsonValue } from "../shared/types.ts";
 import { classifyRouting } from "./lexical-routing.ts";

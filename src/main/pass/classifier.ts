@@ -5,7 +5,7 @@ import type { ClassifierApi, ClassifierModel, ClassifierResult } from "@earendil
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { sanitizeAnswers } from "../../core/classifier/answers.ts";
 import { classifyLexical, isLocalModelRef } from "../../core/classifier/lexical.ts";
-import { parseModelRef } from "../../core/shared/config.ts";
+import { parseModelRef } from "../../core/shared/model-ref.ts";
 import { redact } from "../../core/shared/redact.ts";
 import type { ClassifierOutcome } from "../../core/shared/types.ts";
 import { nextTurn } from "../platform/pace.ts";

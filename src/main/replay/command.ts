@@ -9,7 +9,7 @@ import { DEFAULT_WAVE_MS } from "../../core/replay/handover-timing.ts";
 import { REMOVAL_CENSUS, removalRates } from "../../core/replay/removal-rates.ts";
 import type { ReplayReport, SessionMetrics } from "../../core/replay/replay-metrics.ts";
 import type { GuardConfig } from "../../core/shared/config.ts";
-import { parseModelRef } from "../../core/shared/config.ts";
+import { parseModelRef } from "../../core/shared/model-ref.ts";
 import { redact, redactDeep, type SecretSet, secretSet } from "../../core/shared/redact.ts";
 import { oneLine } from "../../core/shared/text.ts";
 import { classifierFor, findClassifier, localClassify } from "../pass/classifier.ts";

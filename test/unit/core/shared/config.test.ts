@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CONFIG_KEYS, DEFAULT_CONFIG, normalizeConfig, parseModelRef } from "../../../../src/core/shared/config.ts";
+import { CONFIG_KEYS, DEFAULT_CONFIG, normalizeConfig } from "../../../../src/core/shared/config.ts";
+import { parseModelRef } from "../../../../src/core/shared/model-ref.ts";
 
 describe("normalizeConfig", () => {
   it("returns the defaults for nothing", () => {
