@@ -4,6 +4,7 @@
 // from its result, or touch an entry pinned meanwhile, are dropped whole and the record says why; what
 // is broken on the branch already is repaired with edits appended last, and the user is told.
 import type { SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
+import { stepOpen } from "../../core/items/orphan-index.ts";
 import {
   callIdsOf,
   type PairEntry,
@@ -64,6 +65,24 @@ export function branchBreaks(context: readonly ProjectedLike[]): ShapeBreak[] {
 type Message = { role?: string; content?: unknown; toolCallId?: string; stopReason?: string };
 
 /**
+ * The request (`shown`, else `messages`) without its orphan tool results, or undefined when it needs no
+ * repair. The messages are read only when `vouched` (the projection) cannot say they are whole; a failure
+ * leaves the request as it is.
+ */
+export function repairedRequest<M>(
+  messages: readonly M[],
+  shown: M[] | undefined,
+  vouched: () => boolean,
+): M[] | undefined {
+  try {
+    return !shown && vouched() ? undefined : withoutOrphans(shown ?? messages);
+  } catch (error) {
+    traceSwallowed("session.context-repair", error);
+    return undefined;
+  }
+}
+
+/**
  * The messages of one request without the tool results no call before them answers (Pi's `context`
  * event): a branch written that way fails every request until a boundary repairs it.
  */
@@ -94,22 +113,10 @@ export function withoutOrphans<M>(messages: readonly M[]): M[] | undefined {
 function hasOrphan(messages: readonly Message[]): boolean {
   let open: string[] | undefined = [];
   for (const m of messages) {
-    open = stillOpen(open, m);
+    open = stepOpen(open, m);
     if (!open) return true;
   }
   return false;
-}
-
-/** The calls still open after one message of the walk, or undefined at a result apart from its call. */
-function stillOpen(open: string[], m: Message): string[] | undefined {
-  if (m.role === "toolResult") {
-    const k = open.indexOf(String(m.toolCallId ?? ""));
-    if (k < 0) return undefined;
-    open[k] = "";
-    return open;
-  }
-  if (m.role === "assistant") return m.stopReason === "error" || m.stopReason === "aborted" ? [] : callIdsOf(m.content);
-  return m.role === "system" ? open : [];
 }
 
 /**
@@ -126,7 +133,7 @@ export function needsShapeCheckIn(drafts: readonly SessionBoundaryDraft[], conte
   let open: string[] | undefined = [];
   for (const entry of context) {
     for (const m of entry.messages) {
-      open = stillOpen(open, m as Message);
+      open = stepOpen(open, m as Message);
       if (!open) return true;
     }
   }

@@ -31,7 +31,7 @@ import { Telemetry } from "../platform/telemetry.ts";
 import { warn } from "../platform/warn.ts";
 import { SessionRouting } from "../routing/session-routing.ts";
 import { Boundary, configForMode } from "./boundary.ts";
-import { apartNotice, finishBoundary, repairNotice, withoutOrphans } from "./boundary-shape.ts";
+import { apartNotice, finishBoundary, repairedRequest, repairNotice } from "./boundary-shape.ts";
 import { CachePins } from "./cache-pins.ts";
 import { GuardSwitch } from "./guard-switch.ts";
 import { LiveProjection } from "./live-projection.ts";
@@ -264,16 +264,11 @@ export class SessionGuard {
       () => this.#readyHere(sm),
       () => this.#live.update(sm),
     );
-    try {
-      // A tool result without its call fails the request at any strict provider: it stays out until a
-      // boundary repairs the branch. The messages are read only when the projection cannot vouch for them.
-      const whole = !out && this.#live.requestWhole(sm, messages) ? undefined : withoutOrphans(out ?? messages);
-      if (whole) this.boundary.machine.send({ type: "orphan" });
-      out = whole ?? out;
-    } catch (error) {
-      // The request goes as it is.
-      traceSwallowed("session.context-repair", error);
-    }
+    // A tool result without its call fails the request at any strict provider: it stays out until a
+    // boundary repairs the branch.
+    const repaired = repairedRequest(messages, out, () => this.#live.requestWhole(sm, messages));
+    if (repaired) this.boundary.machine.send({ type: "orphan" });
+    out = repaired ?? out;
     this.#syncTurnEnd();
     return out ? { messages: out } : undefined;
   }
